@@ -1,0 +1,158 @@
+//! Commit and rollback of an attempt.
+//!
+//! # Protocol: commit of an attempt that wrote
+//! 1. The design locks every written record (commit-time locking does it now).
+//! 2. CAS the own status `Active → Committing`: the point of no return. Losing the CAS
+//!    means a contention manager killed the attempt.
+//! 3. If another descriptor holds the commit gate (an irrevocable transaction runs),
+//!    roll back and wait for it before restarting.
+//! 4. Take the write timestamp `wv` from the clock (fetch-add). Unless `wv = rv + 1`
+//!    (no commit happened since the snapshot) or the attempt is irrevocable, validate
+//!    the read set.
+//! 5. Release fence, then write back every buffered word (merging masked writes with
+//!    memory) and retire the boxed values it replaces.
+//! 6. Release every record with version `wv`, go idle, wake `retry` waiters of the
+//!    written records, retire freed blocks through the epochs.
+//!
+//! A read-only attempt commits by going idle: it writes no shared metadata.
+//!
+//! # Protocol: rollback
+//! Release every held record with the version it had before (no commit happened, so
+//! readers holding that version stay valid), hand back what the attempt allocated,
+//! forget its writes and frees, go idle.
+
+use crate::abort::{Abort, AbortReason};
+use crate::descriptor::Core;
+use crate::epoch::Retired;
+use crate::orec::LockWord;
+use crate::registry::TxState;
+use crate::sets::WordMap;
+use crate::stm::StmInner;
+use crate::sync::{Ordering, fence};
+use std::sync::atomic::AtomicUsize;
+
+impl Core {
+    pub(crate) fn commit(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        if let Err(abort) = self.check_usable(stm) {
+            self.rollback(stm, abort.reason());
+            return Err(abort);
+        }
+        if self.writes.is_empty() {
+            self.release_unpublished_values(&WordMap::default());
+            self.finish(stm, Ok(()));
+            return Ok(());
+        }
+        match self.commit_update(stm) {
+            Ok(()) => Ok(()),
+            Err(abort) => {
+                self.rollback(stm, abort.reason());
+                Err(abort)
+            }
+        }
+    }
+
+    fn commit_update(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        stm.design.lock_write_set(stm, self)?;
+        let shared = stm.registry.get(self.slot);
+        let committing = self.status.with_state(TxState::Committing);
+        if shared
+            .status
+            .compare_exchange(
+                self.status.encode(),
+                committing.encode(),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_err()
+        {
+            return Err(self.doom(AbortReason::Killed));
+        }
+        self.status = committing;
+        if !self.irrevocable && stm.gate.closed_by_other(self.slot) {
+            return Err(self.doom(AbortReason::Irrevocable));
+        }
+        let write_version = stm.clock.fetch_add(1, Ordering::SeqCst) + 1;
+        if write_version != self.rv + 1 && !self.irrevocable && !self.validate(stm) {
+            return Err(self.doom(AbortReason::Validation));
+        }
+        self.write_back(stm);
+        for held in self.locks.held() {
+            stm.orecs
+                .record(held.orec)
+                .store(LockWord::unlocked(write_version), Ordering::Release);
+        }
+        let written: Vec<usize> = self.locks.held().iter().map(|held| held.orec).collect();
+        let frees = std::mem::take(&mut self.frees);
+        self.finish(stm, Ok(()));
+        stm.waits.notify_writes(written.into_iter());
+        if !frees.is_empty() {
+            let epoch = stm.epochs.current_for_retire();
+            self.limbo.extend(frees.into_iter().map(|block| Retired {
+                epoch,
+                addr: block.addr,
+                size: block.size,
+                release: block.release,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Step 5: writes every buffered word to memory.
+    fn write_back(&mut self, stm: &StmInner) {
+        // ORDERING: pairs with the acquire fence of the read protocol in `access.rs`:
+        // a reader that loads a written value also sees this attempt's lock.
+        fence(Ordering::Release);
+        let mut published = WordMap::default();
+        let mut replaced = Vec::new();
+        for entry in self.writes.entries() {
+            // SAFETY: the program vouched for every written address when it stored to
+            // it, and this attempt holds the record guarding it.
+            let word = unsafe { &*(entry.addr as *const AtomicUsize) };
+            let old = word.load(Ordering::Relaxed);
+            word.store(entry.merged_with(old), Ordering::Relaxed);
+            if let Some(release) = entry.retire_old {
+                published.insert(entry.value, ());
+                replaced.push((old, release));
+            }
+        }
+        self.release_unpublished_values(&published);
+        if !replaced.is_empty() {
+            let epoch = stm.epochs.current_for_retire();
+            self.limbo
+                .extend(replaced.into_iter().map(|(addr, release)| Retired {
+                    epoch,
+                    addr,
+                    size: 0,
+                    release,
+                }));
+        }
+    }
+
+    /// Hands back the boxed `TVar` values this attempt allocated but did not publish
+    /// (overwritten by a later write of the same attempt).
+    fn release_unpublished_values(&mut self, published: &WordMap<()>) {
+        for block in self.allocations.iter().filter(|block| block.tvar_value) {
+            if !published.contains_key(&block.addr) {
+                // SAFETY: allocated by this attempt and never made visible to others.
+                unsafe { (block.release)(block.addr, block.size) };
+            }
+        }
+    }
+
+    pub(crate) fn rollback(&mut self, stm: &StmInner, reason: AbortReason) {
+        if !self.active {
+            return;
+        }
+        for held in self.locks.held() {
+            stm.orecs
+                .record(held.orec)
+                .store(LockWord::unlocked(held.version), Ordering::Release);
+        }
+        for block in &self.allocations {
+            // SAFETY: allocated by this attempt; its writes are discarded, so nothing
+            // committed refers to the block.
+            unsafe { (block.release)(block.addr, block.size) };
+        }
+        self.finish(stm, Err(reason));
+    }
+}

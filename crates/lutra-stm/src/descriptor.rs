@@ -1,0 +1,592 @@
+//! Transaction descriptors: the state of one transaction and its lifecycle.
+//!
+//! A [`TxDescriptor`] belongs to a thread or a task (never to both at once; it can move
+//! between threads between attempts). It runs one attempt at a time:
+//! `begin` → loads and stores → `commit`, or `rollback`; `restart` begins the next
+//! attempt of the same transaction, keeping its age and priority.
+//!
+//! The access protocols (reads, writes, conflicts, validation) are in `access.rs`; the
+//! commit and rollback in `commit.rs`; becoming irrevocable in `irrevocable.rs`.
+//!
+//! # Invariants
+//! - While an attempt is active, the own status word is `Active` (or `Killed` by
+//!   another transaction, or `Committing` inside `commit`) with this attempt's serial,
+//!   and the own epoch is announced.
+//! - Outside attempts, the descriptor holds no lock, no gate, no epoch announcement.
+//! - Every entry of the read set records a version no newer than the snapshot `rv`.
+
+use crate::abort::{Abort, AbortReason};
+use crate::epoch::{self, Release, Retired};
+use crate::hooks::{Decision, TxEvent};
+use crate::registry::{SharedDescriptor, Status, TxState};
+use crate::sets::{Block, LockSet, ReadEntry, WriteSet};
+use crate::stats::Counters;
+use crate::stm::{Stm, StmInner};
+use crate::sync::{Ordering, lock};
+use crate::waiting::Watched;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How a transaction runs: its statistics site, its contention priority, and whether
+/// it starts irrevocable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TxOptions {
+    /// The transaction site: an id the caller chooses (for example one per code
+    /// location), used to group statistics and by scheduling policies.
+    pub site: u32,
+    /// Contention priority for the [`Priority`](crate::cm::Priority) manager; higher
+    /// wins. Fixed for all attempts of the transaction.
+    pub priority: i64,
+    /// Start irrevocable: the transaction will not abort (at most one at a time).
+    pub irrevocable: bool,
+}
+
+impl TxOptions {
+    /// Options with this site.
+    pub fn site(site: u32) -> Self {
+        Self {
+            site,
+            ..Self::default()
+        }
+    }
+}
+
+/// More descriptors are alive than [`Config::max_descriptors`](crate::Config) allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegistryFull;
+
+impl fmt::Display for RegistryFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("too many transaction descriptors alive (raise Config::max_descriptors)")
+    }
+}
+
+impl std::error::Error for RegistryFull {}
+
+/// The per-attempt state, separate from the engine so both can be borrowed at once.
+pub(crate) struct Core {
+    pub(crate) slot: usize,
+    /// Own status word as last set by this descriptor.
+    pub(crate) status: Status,
+    pub(crate) active: bool,
+    /// Snapshot timestamp: every read is consistent with the memory at `rv`.
+    pub(crate) rv: u64,
+    pub(crate) reads: Vec<ReadEntry>,
+    pub(crate) writes: WriteSet,
+    pub(crate) locks: LockSet,
+    pub(crate) allocations: Vec<Block>,
+    pub(crate) frees: Vec<Block>,
+    pub(crate) limbo: Vec<Retired>,
+    pub(crate) doomed: Option<AbortReason>,
+    pub(crate) options: TxOptions,
+    pub(crate) age: u64,
+    pub(crate) aborts_in_row: u32,
+    pub(crate) irrevocable: bool,
+    pub(crate) holds_gate: bool,
+    /// The next attempt must be irrevocable (becoming so failed validation).
+    pub(crate) restart_irrevocable: bool,
+    pub(crate) last_abort: Option<AbortReason>,
+    pub(crate) started_at: Option<Instant>,
+    pub(crate) reads_since_publish: u32,
+}
+
+/// A transaction descriptor: the low-level interface to the engine, for the C ABI and
+/// for schedulers. Rust programs normally use [`Stm::atomically`] instead.
+///
+/// ```
+/// use lutra_stm::{Stm, TxDescriptor, TxOptions};
+/// let stm = Stm::default();
+/// let mut word: usize = 5;
+/// let mut tx = TxDescriptor::new(&stm).unwrap();
+/// tx.begin(TxOptions::default());
+/// // SAFETY: `word` is an aligned word that outlives the transaction.
+/// unsafe {
+///     let seen = tx.load(&word).unwrap();
+///     tx.store(&mut word, seen + 1, usize::MAX).unwrap();
+/// }
+/// tx.commit().unwrap();
+/// assert_eq!(word, 6);
+/// ```
+pub struct TxDescriptor {
+    pub(crate) stm: Arc<StmInner>,
+    pub(crate) core: Core,
+}
+
+// SAFETY: the raw addresses a descriptor keeps are only numbers until it dereferences
+// them inside an attempt, under the engine's protocol; nothing in it is tied to the
+// thread that created it (the epoch announcement lives in the registry slot).
+unsafe impl Send for TxDescriptor {}
+
+impl fmt::Debug for TxDescriptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TxDescriptor")
+            .field("slot", &self.core.slot)
+            .field("active", &self.core.active)
+            .field("irrevocable", &self.core.irrevocable)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TxDescriptor {
+    /// A new descriptor for `stm`, taking one registry slot until dropped.
+    ///
+    /// Fails with [`RegistryFull`] when `max_descriptors` descriptors are alive.
+    pub fn new(stm: &Stm) -> Result<Self, RegistryFull> {
+        let slot = stm.inner.registry.acquire().ok_or(RegistryFull)?;
+        let status = stm.inner.registry.get(slot).status();
+        let core = Core {
+            slot,
+            status,
+            active: false,
+            rv: 0,
+            reads: Vec::new(),
+            writes: WriteSet::default(),
+            locks: LockSet::default(),
+            allocations: Vec::new(),
+            frees: Vec::new(),
+            limbo: Vec::new(),
+            doomed: None,
+            options: TxOptions::default(),
+            age: 0,
+            aborts_in_row: 0,
+            irrevocable: false,
+            holds_gate: false,
+            restart_irrevocable: false,
+            last_abort: None,
+            started_at: None,
+            reads_since_publish: 0,
+        };
+        Ok(Self {
+            stm: stm.inner.clone(),
+            core,
+        })
+    }
+
+    /// The engine this descriptor belongs to.
+    pub fn stm(&self) -> Stm {
+        Stm {
+            inner: self.stm.clone(),
+        }
+    }
+
+    /// Asks the engine's hooks whether the next attempt may start. The caller acts on
+    /// the answer (see [`Decision`]) and asks again unless it is `Proceed` or
+    /// `Serialize` (then begin with `irrevocable` set).
+    pub fn start_decision(&self) -> Decision {
+        self.stm.config.hooks.on_start(&self.event(None))
+    }
+
+    /// Reports the abort of the last attempt to the hooks and returns their decision
+    /// for the next one.
+    pub fn abort_decision(&self, reason: AbortReason) -> Decision {
+        self.stm.config.hooks.on_abort(&self.event(Some(reason)))
+    }
+
+    pub(crate) fn event(&self, reason: Option<AbortReason>) -> TxEvent {
+        TxEvent {
+            site: self.core.options.site,
+            slot: self.core.slot,
+            aborts: self.core.aborts_in_row,
+            reason,
+        }
+    }
+
+    /// Begins the first attempt of a new transaction.
+    ///
+    /// # Panics
+    /// If an attempt is already active (a programming error; the C ABI checks first).
+    pub fn begin(&mut self, options: TxOptions) {
+        self.core.options = options;
+        self.core.age = self.stm.clock.load(Ordering::SeqCst);
+        self.core.aborts_in_row = 0;
+        self.core.restart_irrevocable = false;
+        self.core.last_abort = None;
+        self.core.start_attempt(&self.stm);
+    }
+
+    /// Begins the next attempt of the current transaction (after a rollback): keeps its
+    /// age, priority and site. Waits first if the last attempt gave way to an
+    /// irrevocable transaction.
+    ///
+    /// # Panics
+    /// If an attempt is already active.
+    pub fn restart(&mut self) {
+        self.core.start_attempt(&self.stm);
+    }
+
+    /// Whether an attempt is running.
+    pub fn is_active(&self) -> bool {
+        self.core.active
+    }
+
+    /// Whether the running attempt is irrevocable.
+    pub fn is_irrevocable(&self) -> bool {
+        self.core.irrevocable
+    }
+
+    /// The reason the running attempt is doomed, if it is.
+    pub fn doomed(&self) -> Option<AbortReason> {
+        self.core.doomed
+    }
+
+    /// The options of the current transaction.
+    pub fn options(&self) -> TxOptions {
+        self.core.options
+    }
+
+    /// Attempts of the current transaction aborted so far.
+    pub fn aborts_in_row(&self) -> u32 {
+        self.core.aborts_in_row
+    }
+
+    /// This descriptor's registry slot.
+    pub fn slot(&self) -> usize {
+        self.core.slot
+    }
+
+    /// This descriptor's own statistics.
+    pub fn stats(&self) -> Counters {
+        lock(&self.shared().stats).total
+    }
+
+    fn shared(&self) -> &SharedDescriptor {
+        self.stm.registry.get(self.core.slot)
+    }
+
+    /// Reads the word at `addr` in the running attempt.
+    ///
+    /// # Errors
+    /// The abort that dooms the attempt (it stays doomed: commit will fail too), or
+    /// [`AbortReason::Misuse`] when no attempt is active.
+    ///
+    /// # Safety
+    /// `addr` must be aligned and valid for reads for as long as any transaction may
+    /// access it, and must only be written by transactions of this engine while
+    /// transactions may access it.
+    pub unsafe fn load(&mut self, addr: *const usize) -> Result<usize, Abort> {
+        self.core.load(&self.stm, addr as usize)
+    }
+
+    /// Buffers a write of the bits of `value` selected by `mask` to the word at `addr`
+    /// (`usize::MAX` writes the whole word).
+    ///
+    /// # Errors
+    /// As [`TxDescriptor::load`].
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::load`], and `addr` must be valid for writes.
+    pub unsafe fn store(
+        &mut self,
+        addr: *mut usize,
+        value: usize,
+        mask: usize,
+    ) -> Result<(), Abort> {
+        self.core.store(&self.stm, addr as usize, value, mask, None)
+    }
+
+    /// Buffers a write that replaces a boxed value: once committed, the replaced word
+    /// is handed to `retire_old` after no transaction can read it any more.
+    pub(crate) fn store_replacing(
+        &mut self,
+        addr: usize,
+        value: usize,
+        retire_old: Release,
+    ) -> Result<(), Abort> {
+        self.core
+            .store(&self.stm, addr, value, usize::MAX, Some(retire_old))
+    }
+
+    /// Records memory allocated by the running attempt: it is handed to `release` if
+    /// the attempt aborts.
+    pub fn record_allocation(&mut self, addr: usize, size: usize, release: Release) {
+        self.core.record_allocation(addr, size, release, false);
+    }
+
+    pub(crate) fn record_tvar_value(&mut self, addr: usize, release: Release) {
+        self.core.record_allocation(addr, 0, release, true);
+    }
+
+    /// Frees `size` bytes at `addr` if the running attempt commits, once no
+    /// transaction can still read them; the words are written (unchanged) so that
+    /// concurrent transactions using them conflict with this one.
+    ///
+    /// # Errors
+    /// As [`TxDescriptor::load`].
+    ///
+    /// # Safety
+    /// The block must be owned by the program, valid for `size` bytes, word-aligned,
+    /// freed only once, and `release` must be the way to free it.
+    pub unsafe fn free_on_commit(
+        &mut self,
+        addr: usize,
+        size: usize,
+        release: Release,
+    ) -> Result<(), Abort> {
+        let word = std::mem::size_of::<usize>();
+        for at in (addr..addr + size.div_ceil(word) * word).step_by(word) {
+            self.core.store(&self.stm, at, 0, 0, None)?;
+        }
+        self.core.frees.push(Block {
+            addr,
+            size,
+            release,
+            tvar_value: false,
+        });
+        Ok(())
+    }
+
+    /// Makes the running attempt irrevocable: it will not abort, and other updating
+    /// transactions cannot commit until it ends.
+    ///
+    /// # Errors
+    /// The attempt is doomed (with [`AbortReason::Irrevocable`] when something it read
+    /// has changed: its next attempt then starts irrevocable), or not active.
+    pub fn become_irrevocable(&mut self) -> Result<(), Abort> {
+        self.core.become_irrevocable(&self.stm)
+    }
+
+    /// Dooms the running attempt with `reason` (an explicit abort, a retry).
+    pub fn doom(&mut self, reason: AbortReason) -> Abort {
+        self.core.doom(reason)
+    }
+
+    /// Commits the running attempt.
+    ///
+    /// # Errors
+    /// The abort that prevented the commit; the attempt has then been rolled back.
+    pub fn commit(&mut self) -> Result<(), Abort> {
+        let result = self.core.commit(&self.stm);
+        if result.is_ok() {
+            self.stm.config.hooks.on_commit(&self.event(None));
+        }
+        result
+    }
+
+    /// Rolls the running attempt back (no effect if none is active): releases its locks
+    /// and the memory it allocated, forgets its writes.
+    pub fn rollback(&mut self, reason: AbortReason) {
+        self.core.rollback(&self.stm, reason);
+    }
+
+    /// For a transaction that called `retry`: rolls the attempt back and blocks through
+    /// the engine's parking until a location it read is changed by a commit.
+    ///
+    /// # Errors
+    /// [`AbortReason::Misuse`] if the attempt read nothing (nothing could ever wake it)
+    /// or is irrevocable; the attempt is rolled back either way.
+    pub fn wait_for_change(&mut self) -> Result<(), Abort> {
+        let watched: Vec<Watched> = self
+            .core
+            .reads
+            .iter()
+            .map(|r| Watched {
+                orec: r.orec,
+                version: r.version,
+            })
+            .collect();
+        let irrevocable = self.core.irrevocable;
+        self.core.rollback(&self.stm, AbortReason::Retry);
+        if watched.is_empty() || irrevocable {
+            return Err(Abort::new(AbortReason::Misuse));
+        }
+        self.stm
+            .waits
+            .wait(&self.stm.orecs, &watched, &*self.stm.config.parking);
+        Ok(())
+    }
+
+    /// Runs `body` with a checkpoint of the write set: if it returns a `Retry` abort,
+    /// its writes and allocations are undone and `None` is returned; otherwise its
+    /// result.
+    pub(crate) fn with_checkpoint<T>(
+        &mut self,
+        body: impl FnOnce(&mut Self) -> Result<T, Abort>,
+    ) -> Option<Result<T, Abort>> {
+        let checkpoint = self.core.writes.checkpoint();
+        let allocations = self.core.allocations.len();
+        let frees = self.core.frees.len();
+        let result = body(self);
+        if matches!(&result, Err(abort) if abort.reason() == AbortReason::Retry)
+            && self.core.doomed == Some(AbortReason::Retry)
+        {
+            self.core.writes.roll_back_to(checkpoint);
+            for block in self.core.allocations.drain(allocations..) {
+                // SAFETY: allocated by this attempt inside the branch being undone;
+                // nothing committed can refer to it.
+                unsafe { (block.release)(block.addr, block.size) };
+            }
+            self.core.frees.truncate(frees);
+            self.core.doomed = None;
+            None
+        } else {
+            self.core.writes.keep(checkpoint);
+            Some(result)
+        }
+    }
+}
+
+impl Drop for TxDescriptor {
+    fn drop(&mut self) {
+        self.core.rollback(&self.stm, AbortReason::Panic);
+        self.stm.epochs.adopt(&mut self.core.limbo);
+        self.stm.registry.release(self.core.slot);
+    }
+}
+
+impl Core {
+    fn shared<'s>(&self, stm: &'s StmInner) -> &'s SharedDescriptor {
+        stm.registry.get(self.slot)
+    }
+
+    pub(crate) fn start_attempt(&mut self, stm: &StmInner) {
+        assert!(
+            !self.active,
+            "a transaction attempt is already active on this descriptor"
+        );
+        if self.last_abort == Some(AbortReason::Irrevocable) && !self.restart_irrevocable {
+            let mut round = 0;
+            while stm.gate.closed_by_other(self.slot) {
+                stm.pause(round);
+                round += 1;
+            }
+        }
+        let shared = self.shared(stm);
+        shared
+            .priority
+            .store(self.options.priority as u64, Ordering::Relaxed);
+        shared.age.store(self.age, Ordering::Relaxed);
+        shared.size.store(0, Ordering::Relaxed);
+        self.status = Status {
+            state: TxState::Active,
+            irrevocable: false,
+            serial: self.status.serial + 1,
+        };
+        shared.status.store(self.status.encode(), Ordering::SeqCst);
+        stm.epochs.announce(&stm.registry, self.slot);
+        self.doomed = None;
+        self.active = true;
+        self.reads_since_publish = 0;
+        if stm.config.stats {
+            self.started_at = Some(Instant::now());
+            lock(&shared.stats).record(self.options.site, |c| c.starts += 1);
+        }
+        self.rv = stm.clock.load(Ordering::SeqCst);
+        if self.options.irrevocable || self.restart_irrevocable {
+            self.start_irrevocable(stm);
+        }
+    }
+
+    pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
+        if self.doomed.is_none() {
+            self.doomed = Some(reason);
+        }
+        Abort::new(self.doomed.unwrap_or(reason))
+    }
+
+    /// Fails if the attempt is doomed, was killed, or is not running.
+    #[inline]
+    pub(crate) fn check_usable(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        if let Some(reason) = self.doomed {
+            return Err(Abort::new(reason));
+        }
+        if !self.active {
+            return Err(Abort::new(AbortReason::Misuse));
+        }
+        if self.shared(stm).status.load(Ordering::Acquire) != self.status.encode() {
+            return Err(self.doom(AbortReason::Killed));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn record_allocation(
+        &mut self,
+        addr: usize,
+        size: usize,
+        release: Release,
+        tvar_value: bool,
+    ) {
+        self.allocations.push(Block {
+            addr,
+            size,
+            release,
+            tvar_value,
+        });
+    }
+
+    /// Ends the attempt: clears the sets, goes idle and quiescent, counts it.
+    pub(crate) fn finish(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
+        self.reads.clear();
+        self.writes.clear();
+        self.locks.clear();
+        self.allocations.clear();
+        self.frees.clear();
+        let shared = self.shared(stm);
+        self.status = Status {
+            state: TxState::Idle,
+            irrevocable: false,
+            serial: self.status.serial,
+        };
+        shared.status.store(self.status.encode(), Ordering::SeqCst);
+        stm.epochs.quiesce(&stm.registry, self.slot);
+        let keep_gate = outcome == Err(AbortReason::Irrevocable) && self.restart_irrevocable;
+        if self.holds_gate && !keep_gate {
+            stm.gate.open(self.slot);
+            self.holds_gate = false;
+        }
+        let was_irrevocable = std::mem::replace(&mut self.irrevocable, false);
+        self.active = false;
+        self.record_outcome(stm, outcome, was_irrevocable);
+        if self.limbo.len() >= epoch::COLLECT_THRESHOLD {
+            stm.epochs.collect(&stm.registry, &mut self.limbo);
+        }
+    }
+
+    fn record_outcome(
+        &mut self,
+        stm: &StmInner,
+        outcome: Result<(), AbortReason>,
+        irrevocable: bool,
+    ) {
+        let aborts_in_row = u64::from(self.aborts_in_row);
+        match outcome {
+            Ok(()) => {
+                self.restart_irrevocable = false;
+                self.last_abort = None;
+            }
+            Err(AbortReason::Retry) => {}
+            Err(reason) => {
+                self.aborts_in_row += 1;
+                self.last_abort = Some(reason);
+            }
+        }
+        let Some(started_at) = self.started_at.take().filter(|_| stm.config.stats) else {
+            return;
+        };
+        let elapsed = started_at.elapsed();
+        let mut book = lock(&self.shared(stm).stats);
+        book.record(self.options.site, |c| match outcome {
+            Ok(()) => {
+                c.commits += 1;
+                c.irrevocable_commits += u64::from(irrevocable);
+                c.max_retries = c.max_retries.max(aborts_in_row);
+            }
+            Err(AbortReason::Retry) => c.retry_waits += 1,
+            Err(reason) => {
+                c.aborts[reason as usize] += 1;
+                c.wasted += elapsed;
+            }
+        });
+    }
+}
+
+impl StmInner {
+    /// The engine's wait step: spin briefly, then yield through the parking interface.
+    pub(crate) fn pause(&self, round: u32) {
+        if round < 64 {
+            std::hint::spin_loop();
+        } else {
+            self.config.parking.yield_now();
+        }
+    }
+}

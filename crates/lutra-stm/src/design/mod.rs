@@ -1,0 +1,33 @@
+//! STM designs: when write locks are taken. Each design is a file offering the same
+//! two operations; everything else (reads, validation, commit, rollback) is shared.
+//!
+//! | design | file | locks a written location |
+//! |--------|------|--------------------------|
+//! | `WriteBackCtl` | `wb_ctl.rs` | at commit (commit-time locking, TL2-style) |
+//! | `WriteBackEtl` | `wb_etl.rs` | at its first write (encounter-time locking, tinySTM's default) |
+
+mod wb_ctl;
+mod wb_etl;
+
+use crate::abort::Abort;
+use crate::config::DesignKind;
+use crate::descriptor::Core;
+use crate::stm::StmInner;
+
+/// The operations in which designs differ.
+pub(crate) trait Design: Sync {
+    /// Before the first buffered write to a word guarded by record `orec`.
+    fn before_first_write(&self, stm: &StmInner, tx: &mut Core, orec: usize) -> Result<(), Abort>;
+
+    /// At commit, before the point of no return: afterwards every record guarding a
+    /// written word is locked by `tx`.
+    fn lock_write_set(&self, stm: &StmInner, tx: &mut Core) -> Result<(), Abort>;
+}
+
+/// The design object of a configured kind.
+pub(crate) fn of(kind: DesignKind) -> &'static dyn Design {
+    match kind {
+        DesignKind::WriteBackCtl => &wb_ctl::WriteBackCtl,
+        DesignKind::WriteBackEtl => &wb_etl::WriteBackEtl,
+    }
+}

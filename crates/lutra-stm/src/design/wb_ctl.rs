@@ -1,0 +1,29 @@
+//! Write-back with commit-time locking: writes are only buffered while the transaction
+//! runs; the commit locks every written record (so locks are held only by committing
+//! transactions, briefly), then validates and writes back.
+
+use super::Design;
+use crate::abort::Abort;
+use crate::descriptor::Core;
+use crate::stm::StmInner;
+
+pub(crate) struct WriteBackCtl;
+
+impl Design for WriteBackCtl {
+    fn before_first_write(
+        &self,
+        _stm: &StmInner,
+        _tx: &mut Core,
+        _orec: usize,
+    ) -> Result<(), Abort> {
+        Ok(())
+    }
+
+    fn lock_write_set(&self, stm: &StmInner, tx: &mut Core) -> Result<(), Abort> {
+        for at in 0..tx.writes.len() {
+            let orec = stm.orecs.index_of(tx.writes.entries()[at].addr);
+            tx.acquire(stm, orec)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,118 @@
+//! Epoch-based reclamation: memory unlinked by a commit is released only once no
+//! transaction that could still read it is running.
+//!
+//! A descriptor announces the global epoch in its registry slot when an attempt begins
+//! and clears it (0, quiescent) when the attempt ends; threads outside transactions
+//! are therefore quiescent, and announcing writes only the descriptor's own slot.
+//!
+//! # Protocol
+//! 1. Begin: load the global epoch `e`, store it in the own slot, full fence; only then
+//!    read transactional data.
+//! 2. Commit: write back, release the records, full fence, then load the global epoch
+//!    `r` and retire each unlinked block with `r`.
+//! 3. Collect: scan the slots. A block retired at `r` is released when every announced
+//!    epoch is greater than `r`; the global epoch advances when every announcement has
+//!    caught up with it.
+//!
+//! # Invariants
+//! - A reader that could have loaded a pointer before the commit that unlinked it
+//!   announced an epoch `≤ r` and stays announced until its attempt ends.
+
+use crate::registry::Registry;
+use crate::sync::{AtomicU64, Mutex, Ordering, fence, lock};
+
+/// How to give a block back: called with the block's address and size.
+pub type Release = unsafe fn(usize, usize);
+
+/// A block waiting to be released.
+pub(crate) struct Retired {
+    pub(crate) epoch: u64,
+    pub(crate) addr: usize,
+    pub(crate) size: usize,
+    pub(crate) release: Release,
+}
+
+impl Retired {
+    fn release_now(self) {
+        // SAFETY: a block is retired once, by the commit that unlinked it, with the
+        // release function that matches its allocation; collection hands it back only
+        // when no transaction can still read it.
+        unsafe { (self.release)(self.addr, self.size) }
+    }
+}
+
+/// Blocks retired per descriptor before it tries to collect.
+pub(crate) const COLLECT_THRESHOLD: usize = 64;
+
+pub(crate) struct Epochs {
+    global: AtomicU64,
+    /// Blocks left behind by dropped descriptors.
+    orphans: Mutex<Vec<Retired>>,
+}
+
+impl Epochs {
+    pub(crate) fn new() -> Self {
+        Self {
+            global: AtomicU64::new(1),
+            orphans: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Step 1 of the protocol, for the descriptor in `slot`.
+    pub(crate) fn announce(&self, registry: &Registry, slot: usize) {
+        let epoch = self.global.load(Ordering::SeqCst);
+        registry.get(slot).epoch.store(epoch, Ordering::SeqCst);
+        // ORDERING: pairs with the fence in `current_for_retire`; the announcement is
+        // visible to collectors before this attempt reads any data.
+        fence(Ordering::SeqCst);
+    }
+
+    /// Ends the announcement of `slot`.
+    pub(crate) fn quiesce(&self, registry: &Registry, slot: usize) {
+        registry.get(slot).epoch.store(0, Ordering::Release);
+    }
+
+    /// The epoch to retire blocks unlinked by a commit that has just written back.
+    pub(crate) fn current_for_retire(&self) -> u64 {
+        // ORDERING: pairs with the fence in `announce`: a reader announcing a later
+        // epoch sees the unlinking writes.
+        fence(Ordering::SeqCst);
+        self.global.load(Ordering::SeqCst)
+    }
+
+    /// Step 3: releases what `limbo` may release, advancing the epoch if possible.
+    pub(crate) fn collect(&self, registry: &Registry, limbo: &mut Vec<Retired>) {
+        let global = self.global.load(Ordering::SeqCst);
+        let oldest = registry
+            .in_use()
+            .map(|(_, shared)| shared.epoch.load(Ordering::SeqCst))
+            .filter(|&epoch| epoch != 0)
+            .min();
+        if oldest.is_none_or(|oldest| oldest >= global) {
+            let _ = self.global.compare_exchange(
+                global,
+                global + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+        }
+        let safe_below = oldest.unwrap_or(u64::MAX);
+        if let Ok(mut orphans) = self.orphans.try_lock() {
+            limbo.append(&mut orphans);
+        }
+        let (ready, waiting): (Vec<_>, Vec<_>) =
+            limbo.drain(..).partition(|block| block.epoch < safe_below);
+        *limbo = waiting;
+        ready.into_iter().for_each(Retired::release_now);
+    }
+
+    /// Hands the blocks of a dropped descriptor to whoever collects next.
+    pub(crate) fn adopt(&self, limbo: &mut Vec<Retired>) {
+        lock(&self.orphans).append(limbo);
+    }
+
+    /// Releases everything: only when no transaction can run any more.
+    pub(crate) fn release_all(&self) {
+        lock(&self.orphans).drain(..).for_each(Retired::release_now);
+    }
+}

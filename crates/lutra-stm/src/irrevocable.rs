@@ -1,0 +1,87 @@
+//! Irrevocable attempts: attempts that will not abort, for work that cannot be undone.
+//!
+//! The attempt closes the commit gate (see `gate.rs`), waits until no other descriptor
+//! is committing, and re-validates what it read at the current clock. From then on no
+//! update can commit but its own, so nothing it read can change, and it wins every
+//! conflict: it kills lock holders and waits for them to release. Its status word
+//! carries the irrevocable bit, which makes the kill CAS of others fail.
+//!
+//! # Invariants
+//! - At most one attempt per engine is irrevocable (the gate holder).
+//! - An irrevocable attempt is never killed and never fails validation; it ends by
+//!   committing, or by rolling back only on a panic or an explicit abort.
+
+use crate::abort::{Abort, AbortReason};
+use crate::descriptor::Core;
+use crate::stm::StmInner;
+use crate::sync::Ordering;
+
+impl Core {
+    /// Makes the running attempt irrevocable (see the module header).
+    pub(crate) fn become_irrevocable(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        self.check_usable(stm)?;
+        if self.irrevocable {
+            return Ok(());
+        }
+        let mut round = 0;
+        while !stm.gate.try_close(self.slot) {
+            self.check_usable(stm)?;
+            stm.pause(round);
+            round += 1;
+        }
+        self.holds_gate = true;
+        stm.gate
+            .drain(&stm.registry, self.slot, |round| stm.pause(round));
+        let now = stm.clock.load(Ordering::SeqCst);
+        if !self.validate(stm) {
+            self.restart_irrevocable = true;
+            return Err(self.doom(AbortReason::Irrevocable));
+        }
+        self.rv = now;
+        self.mark_irrevocable(stm)
+    }
+
+    /// Makes a fresh attempt irrevocable before it has read anything: waits for the
+    /// gate instead of failing.
+    pub(crate) fn start_irrevocable(&mut self, stm: &StmInner) {
+        let mut round = 0;
+        while !stm.gate.try_close(self.slot) {
+            stm.pause(round);
+            round += 1;
+        }
+        self.holds_gate = true;
+        stm.gate
+            .drain(&stm.registry, self.slot, |round| stm.pause(round));
+        self.rv = stm.clock.load(Ordering::SeqCst);
+        let marked = self.mark_irrevocable(stm);
+        debug_assert!(
+            marked.is_ok(),
+            "a fresh attempt holding no locks cannot have been killed"
+        );
+    }
+
+    /// Sets the irrevocable bit of the own status by CAS; fails if already killed.
+    fn mark_irrevocable(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        let marked = crate::registry::Status {
+            irrevocable: true,
+            ..self.status
+        };
+        let shared = stm.registry.get(self.slot);
+        if shared
+            .status
+            .compare_exchange(
+                self.status.encode(),
+                marked.encode(),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_err()
+        {
+            self.restart_irrevocable = true;
+            return Err(self.doom(AbortReason::Killed));
+        }
+        self.status = marked;
+        self.irrevocable = true;
+        Ok(())
+    }
+}

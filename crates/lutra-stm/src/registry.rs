@@ -1,0 +1,217 @@
+//! The registry of transaction descriptors: what other transactions may know of one.
+//!
+//! Each descriptor owns one slot for its lifetime; slots are reused after the
+//! descriptor is dropped. The owner slot is what a locked ownership record names, so a
+//! conflicting transaction can find its enemy's status, priority, size and age.
+//!
+//! # Status word
+//!
+//! | bits 0..2 | state | meaning | who moves it out |
+//! |-----------|-------|---------|------------------|
+//! | 0 | `Idle` | no attempt running | the owner, to `Active` (with serial + 1) |
+//! | 1 | `Active` | an attempt runs and may still abort | the owner (to `Committing` by CAS, or `Idle`); a contention manager (to `Killed` by CAS) |
+//! | 2 | `Killed` | doomed by another transaction; may still hold locks until the owner notices | the owner, to `Idle` after releasing everything |
+//! | 3 | `Committing` | past the point of no return; cannot be killed | the owner, to `Idle` |
+//!
+//! Bit 2 is set while the attempt is irrevocable: such an attempt is never killed (the
+//! kill CAS expects the bit clear). Bits 3..64 hold the attempt serial, so a kill aimed
+//! at one attempt can never hit the next one (the CAS expects the serial it read).
+//!
+//! # Invariants
+//! - Only the owner changes the word, except the `Active → Killed` CAS.
+//! - `Active → Committing` and `Active → Killed` race on one CAS: exactly one wins.
+//! - `epoch` is 0 (quiescent) whenever no attempt runs; otherwise it is the global
+//!   epoch the attempt announced when it began (see `epoch.rs`).
+
+use crate::stats::StatsBook;
+use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering, lock};
+use crossbeam_utils::CachePadded;
+
+/// The state part of a status word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TxState {
+    Idle = 0,
+    Active = 1,
+    Killed = 2,
+    Committing = 3,
+}
+
+/// A decoded status word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Status {
+    pub(crate) state: TxState,
+    pub(crate) irrevocable: bool,
+    pub(crate) serial: u64,
+}
+
+impl Status {
+    pub(crate) fn decode(word: u64) -> Self {
+        let state = match word & 3 {
+            0 => TxState::Idle,
+            1 => TxState::Active,
+            2 => TxState::Killed,
+            _ => TxState::Committing,
+        };
+        Self {
+            state,
+            irrevocable: word & 4 != 0,
+            serial: word >> 3,
+        }
+    }
+
+    pub(crate) fn encode(self) -> u64 {
+        (self.serial << 3) | (u64::from(self.irrevocable) << 2) | self.state as u64
+    }
+
+    pub(crate) fn with_state(self, state: TxState) -> Self {
+        Self { state, ..self }
+    }
+}
+
+/// What other transactions can see of one descriptor.
+pub(crate) struct SharedDescriptor {
+    pub(crate) status: AtomicU64,
+    /// Contention priority, fixed for the whole transaction (all its attempts).
+    pub(crate) priority: AtomicU64,
+    /// Clock value when the transaction's first attempt began: smaller is older.
+    pub(crate) age: AtomicU64,
+    /// Read set plus write set entries, published from time to time.
+    pub(crate) size: AtomicUsize,
+    /// Announced reclamation epoch, 0 when quiescent.
+    pub(crate) epoch: AtomicU64,
+    pub(crate) stats: Mutex<StatsBook>,
+}
+
+impl SharedDescriptor {
+    fn new() -> Self {
+        Self {
+            status: AtomicU64::new(0),
+            priority: AtomicU64::new(0),
+            age: AtomicU64::new(0),
+            size: AtomicUsize::new(0),
+            epoch: AtomicU64::new(0),
+            stats: Mutex::new(StatsBook::default()),
+        }
+    }
+
+    pub(crate) fn status(&self) -> Status {
+        Status::decode(self.status.load(Ordering::SeqCst))
+    }
+
+    /// Dooms the attempt `expected` if it is still active. Returns whether this call
+    /// (or an earlier kill of the same attempt) doomed it.
+    pub(crate) fn kill(&self, expected: Status) -> bool {
+        debug_assert!(expected.state == TxState::Active && !expected.irrevocable);
+        let killed = expected.with_state(TxState::Killed);
+        match self.status.compare_exchange(
+            expected.encode(),
+            killed.encode(),
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        ) {
+            Ok(_) => true,
+            Err(now) => now == killed.encode(),
+        }
+    }
+}
+
+/// The slots of one engine instance.
+pub(crate) struct Registry {
+    slots: Box<[CachePadded<SharedDescriptor>]>,
+    free: Mutex<Vec<usize>>,
+    /// One past the highest slot ever handed out: scans stop here.
+    high_water: AtomicUsize,
+}
+
+impl Registry {
+    pub(crate) fn new(capacity: usize) -> Self {
+        let slots = (0..capacity)
+            .map(|_| CachePadded::new(SharedDescriptor::new()))
+            .collect();
+        Self {
+            slots,
+            free: Mutex::new(Vec::new()),
+            high_water: AtomicUsize::new(0),
+        }
+    }
+
+    /// Takes a free slot, or `None` when all `capacity` slots are in use.
+    pub(crate) fn acquire(&self) -> Option<usize> {
+        let mut free = lock(&self.free);
+        if let Some(slot) = free.pop() {
+            return Some(slot);
+        }
+        let next = self.high_water.load(Ordering::Relaxed);
+        if next == self.slots.len() {
+            return None;
+        }
+        self.high_water.store(next + 1, Ordering::SeqCst);
+        Some(next)
+    }
+
+    /// Gives `slot` back; its owner must be idle and quiescent.
+    pub(crate) fn release(&self, slot: usize) {
+        lock(&self.free).push(slot);
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, slot: usize) -> &SharedDescriptor {
+        &self.slots[slot]
+    }
+
+    /// Every slot handed out so far (some may be free again, hence idle).
+    pub(crate) fn in_use(&self) -> impl Iterator<Item = (usize, &SharedDescriptor)> {
+        let end = self.high_water.load(Ordering::SeqCst);
+        self.slots[..end]
+            .iter()
+            .enumerate()
+            .map(|(index, slot)| (index, &**slot))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_words_round_trip() {
+        let status = Status {
+            state: TxState::Committing,
+            irrevocable: true,
+            serial: 99,
+        };
+        assert_eq!(Status::decode(status.encode()), status);
+    }
+
+    #[test]
+    fn kill_hits_only_the_attempt_it_aims_at() {
+        let shared = SharedDescriptor::new();
+        let first = Status {
+            state: TxState::Active,
+            irrevocable: false,
+            serial: 1,
+        };
+        shared.status.store(first.encode(), Ordering::SeqCst);
+        let second = Status {
+            state: TxState::Active,
+            irrevocable: false,
+            serial: 2,
+        };
+        shared.status.store(second.encode(), Ordering::SeqCst);
+        assert!(!shared.kill(first));
+        assert!(shared.kill(second));
+        assert!(shared.kill(second), "killing twice reports the kill");
+        assert_eq!(shared.status().state, TxState::Killed);
+    }
+
+    #[test]
+    fn slots_are_reused_and_bounded() {
+        let registry = Registry::new(2);
+        let a = registry.acquire().unwrap();
+        let b = registry.acquire().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(registry.acquire(), None);
+        registry.release(a);
+        assert_eq!(registry.acquire(), Some(a));
+    }
+}

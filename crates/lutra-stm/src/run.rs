@@ -1,0 +1,296 @@
+//! The transaction loop behind [`Stm::atomically`]: begin, run the closure, commit;
+//! on abort roll back, wait as the contention manager and the hooks say, and run
+//! again; on `retry` wait for a change first.
+//!
+//! # Invariants
+//! - A panic in the closure rolls the attempt back (the lease's `Drop`), releasing
+//!   every lock and allocation, and then propagates.
+//! - No thread-local address is held across the retry wait: the descriptor is taken
+//!   from the thread's cache when the transaction starts and given back to the cache of
+//!   whichever thread finishes it.
+
+use crate::abort::{Abort, AbortReason};
+use crate::descriptor::{TxDescriptor, TxOptions};
+use crate::hooks::Decision;
+use crate::stm::Stm;
+use crate::sync::thread_local;
+use crate::transaction::Transaction;
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// Descriptors kept per thread for reuse.
+const CACHED_DESCRIPTORS: usize = 4;
+
+thread_local! {
+    static CACHE: RefCell<Vec<TxDescriptor>> = const { RefCell::new(Vec::new()) };
+    static RUNNING: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Whether the current thread is running a transaction's closure.
+///
+/// Blocking operations (channels, locks) call this to refuse to block inside a
+/// transaction, where waiting could never end (see [`ensure_may_block`]).
+pub fn in_transaction() -> bool {
+    RUNNING.with(|running| running.get() > 0)
+}
+
+/// Blocking inside a transaction was attempted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockingInTransaction;
+
+impl fmt::Display for BlockingInTransaction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "cannot block inside a transaction: use retry to wait for a transactional condition",
+        )
+    }
+}
+
+impl std::error::Error for BlockingInTransaction {}
+
+/// Returns an error when called inside a transaction: what a blocking operation (a
+/// lock, a channel) calls before it blocks.
+///
+/// ```
+/// use lutra_stm::{Stm, ensure_may_block};
+/// assert!(ensure_may_block().is_ok());
+/// Stm::default().atomically(|_| { assert!(ensure_may_block().is_err()); Ok(()) });
+/// ```
+pub fn ensure_may_block() -> Result<(), BlockingInTransaction> {
+    if in_transaction() {
+        Err(BlockingInTransaction)
+    } else {
+        Ok(())
+    }
+}
+
+/// Marks the thread as running a transaction closure while alive.
+struct RunningGuard;
+
+impl RunningGuard {
+    fn enter() -> Self {
+        RUNNING.with(|running| {
+            assert!(
+                running.get() == 0,
+                "nested atomically: pass the outer Transaction to the inner code instead \
+                 (nested transactions flatten into the outer one)"
+            );
+            running.set(1);
+        });
+        RunningGuard
+    }
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        RUNNING.with(|running| running.set(0));
+    }
+}
+
+/// A descriptor borrowed from the thread cache; rolls back on unwind and returns to
+/// the cache when dropped.
+struct Lease(Option<TxDescriptor>);
+
+impl Lease {
+    fn take(stm: &Stm) -> Self {
+        let cached = CACHE.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            let at = cache.iter().position(|desc| desc.stm.id == stm.inner.id)?;
+            Some(cache.swap_remove(at))
+        });
+        let desc = cached
+            .unwrap_or_else(|| TxDescriptor::new(stm).unwrap_or_else(|full| panic!("{full}")));
+        Self(Some(desc))
+    }
+
+    fn desc(&mut self) -> &mut TxDescriptor {
+        self.0
+            .as_mut()
+            .expect("a lease holds its descriptor until dropped")
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let Some(mut desc) = self.0.take() else {
+            return;
+        };
+        desc.rollback(AbortReason::Panic);
+        let _ = CACHE.try_with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if cache.len() >= CACHED_DESCRIPTORS {
+                cache.remove(0);
+            }
+            cache.push(desc);
+        });
+    }
+}
+
+/// Configures one transaction before running it: see [`Stm::transaction`].
+#[must_use = "a transaction builder does nothing until `run`"]
+pub struct TxBuilder<'s> {
+    stm: &'s Stm,
+    options: TxOptions,
+}
+
+impl TxBuilder<'_> {
+    /// Groups the statistics of this transaction under `site`.
+    pub fn site(mut self, site: u32) -> Self {
+        self.options.site = site;
+        self
+    }
+
+    /// Sets the contention priority (higher wins under the priority manager).
+    pub fn priority(mut self, priority: i64) -> Self {
+        self.options.priority = priority;
+        self
+    }
+
+    /// Starts the transaction irrevocable.
+    pub fn irrevocable(mut self) -> Self {
+        self.options.irrevocable = true;
+        self
+    }
+
+    /// Runs `body` as a transaction until it commits, and returns its result.
+    ///
+    /// # Panics
+    /// If `body` panics (after rolling back), if called inside another transaction on
+    /// this thread, or on a misuse the engine detects (`retry` inside an irrevocable
+    /// transaction or in one that read nothing).
+    pub fn run<T>(self, mut body: impl FnMut(&mut Transaction<'_>) -> Result<T, Abort>) -> T {
+        let stm = self.stm;
+        let mut lease = Lease::take(stm);
+        let mut options = self.options;
+        let mut first = true;
+        loop {
+            let desc = lease.desc();
+            if act_on_start(stm, desc) == Decision::Serialize {
+                options.irrevocable = true;
+                desc.core.restart_irrevocable = !first;
+            }
+            if first {
+                desc.begin(options)
+            } else {
+                desc.restart()
+            }
+            first = false;
+            let outcome = {
+                let _running = RunningGuard::enter();
+                body(&mut Transaction { desc })
+            };
+            let outcome = match outcome {
+                Ok(value) => desc.commit().map(|()| value),
+                Err(abort) => Err(Abort::new(desc.doomed().unwrap_or(abort.reason()))),
+            };
+            let reason = match outcome {
+                Ok(value) => return value,
+                Err(abort) => abort.reason(),
+            };
+            match reason {
+                AbortReason::Retry => {
+                    if desc.wait_for_change().is_err() {
+                        panic!("retry() in a transaction that read nothing can never be woken");
+                    }
+                }
+                AbortReason::Misuse => {
+                    desc.rollback(reason);
+                    panic!("retry() inside an irrevocable transaction: it cannot wait");
+                }
+                _ => {
+                    desc.rollback(reason);
+                    wait(
+                        stm,
+                        stm.config().manager.restart_delay(desc.aborts_in_row()),
+                    );
+                    act_on(stm, desc.abort_decision(reason));
+                }
+            }
+        }
+    }
+}
+
+/// Asks the hooks until they let the attempt start; returns the final decision.
+fn act_on_start(stm: &Stm, desc: &TxDescriptor) -> Decision {
+    loop {
+        match desc.start_decision() {
+            decision @ (Decision::Proceed | Decision::Serialize) => return decision,
+            other => act_on(stm, other),
+        }
+    }
+}
+
+fn act_on(stm: &Stm, decision: Decision) {
+    match decision {
+        Decision::Wait => wait(stm, Duration::from_micros(1)),
+        Decision::SwitchAway => stm.config().parking.yield_now(),
+        Decision::Proceed | Decision::Serialize => {}
+    }
+}
+
+/// Waits `delay` without blocking the worker: spins, yielding now and then.
+fn wait(stm: &Stm, delay: Duration) {
+    if delay.is_zero() {
+        return;
+    }
+    let until = Instant::now() + delay;
+    let mut round = 0u32;
+    while Instant::now() < until {
+        stm.inner.pause(round);
+        round = round.wrapping_add(1);
+    }
+}
+
+impl Stm {
+    /// Runs `body` as a transaction until it commits, and returns its result.
+    ///
+    /// `body` may run several times (after conflicts, and after
+    /// [`Transaction::retry`]); nested calls on the same thread are not allowed: pass
+    /// the [`Transaction`] down instead, so the inner code joins the outer transaction.
+    ///
+    /// # Panics
+    /// As [`TxBuilder::run`].
+    ///
+    /// ```
+    /// let stm = lutra_stm::Stm::default();
+    /// let counter = lutra_stm::TVar::new(0u64);
+    /// let value = stm.atomically(|tx| {
+    ///     tx.modify(&counter, |n| n + 1)?;
+    ///     tx.read(&counter)
+    /// });
+    /// assert_eq!(value, 1);
+    /// ```
+    pub fn atomically<T>(&self, body: impl FnMut(&mut Transaction<'_>) -> Result<T, Abort>) -> T {
+        self.transaction().run(body)
+    }
+
+    /// A builder for a transaction with a site, a priority or irrevocability.
+    ///
+    /// ```
+    /// let stm = lutra_stm::Stm::default();
+    /// let log = lutra_stm::TVar::new(Vec::<String>::new());
+    /// stm.transaction().site(7).irrevocable().run(|tx| {
+    ///     println!("irrevocable: runs exactly once");
+    ///     tx.modify(&log, |mut lines| { lines.push("done".into()); lines })
+    /// });
+    /// assert_eq!(stm.stats().by_site[&7].irrevocable_commits, 1);
+    /// ```
+    pub fn transaction(&self) -> TxBuilder<'_> {
+        TxBuilder {
+            stm: self,
+            options: TxOptions::default(),
+        }
+    }
+}
+
+/// Runs `body` as a transaction of the process-wide engine ([`Stm::global`]).
+///
+/// ```
+/// let hits = lutra_stm::TVar::new(0u32);
+/// lutra_stm::atomically(|tx| tx.modify(&hits, |n| n + 1));
+/// assert_eq!(lutra_stm::atomically(|tx| tx.read(&hits)), 1);
+/// ```
+pub fn atomically<T>(body: impl FnMut(&mut Transaction<'_>) -> Result<T, Abort>) -> T {
+    Stm::global().atomically(body)
+}

@@ -1,0 +1,168 @@
+//! An engine instance: the global version clock, the ownership records, the
+//! descriptor registry, the commit gate, the `retry` wait table and the reclamation
+//! epochs, with the configuration that chose its design and contention manager.
+//!
+//! # Invariants
+//! - The clock only grows; a commit that wrote takes a unique timestamp from it.
+//! - A `TVar` or word must be accessed through one engine instance only: two engines
+//!   have two record tables and do not see each other's locks.
+
+use crate::config::Config;
+use crate::design::{self, Design};
+use crate::epoch::Epochs;
+use crate::gate::CommitGate;
+use crate::orec::OrecTable;
+use crate::registry::{Registry, TxState};
+use crate::stats::{Counters, Stats, StatsBook};
+use crate::sync::{AtomicU64, Ordering, lock};
+use crate::waiting::WaitTable;
+use crossbeam_utils::CachePadded;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64 as IdCounter;
+
+pub(crate) struct StmInner {
+    pub(crate) config: Config,
+    pub(crate) design: &'static dyn Design,
+    pub(crate) clock: CachePadded<AtomicU64>,
+    pub(crate) orecs: OrecTable,
+    pub(crate) registry: Registry,
+    pub(crate) waits: WaitTable,
+    pub(crate) gate: CommitGate,
+    pub(crate) epochs: Epochs,
+    pub(crate) id: u64,
+}
+
+impl Drop for StmInner {
+    fn drop(&mut self) {
+        // Every descriptor holds an `Arc` to the engine: none is left, so no
+        // transaction can read retired memory any more.
+        self.epochs.release_all();
+    }
+}
+
+/// A transactional memory engine. Cheap to clone (all clones share one engine).
+///
+/// ```
+/// use lutra_stm::{Stm, TVar};
+/// let stm = Stm::default();
+/// let from = TVar::new(100u64);
+/// let to = TVar::new(0u64);
+/// stm.atomically(|tx| {
+///     let amount = 30;
+///     tx.modify(&from, |balance| balance - amount)?;
+///     tx.modify(&to, |balance| balance + amount)
+/// });
+/// assert_eq!(stm.atomically(|tx| Ok(tx.read(&from)? + tx.read(&to)?)), 100);
+/// ```
+#[derive(Clone)]
+pub struct Stm {
+    pub(crate) inner: Arc<StmInner>,
+}
+
+impl Default for Stm {
+    fn default() -> Self {
+        Self::new(Config::default())
+    }
+}
+
+impl std::fmt::Debug for Stm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stm")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Stm {
+    /// A new engine with its own clock and ownership-record table.
+    pub fn new(config: Config) -> Self {
+        static NEXT_ID: IdCounter = IdCounter::new(1);
+        let orecs = OrecTable::new(config.orec_bits);
+        let inner = StmInner {
+            design: design::of(config.design),
+            clock: CachePadded::new(AtomicU64::new(0)),
+            waits: WaitTable::new(orecs.len()),
+            orecs,
+            registry: Registry::new(config.max_descriptors),
+            gate: CommitGate::new(),
+            epochs: Epochs::new(),
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            config,
+        };
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The process-wide engine used by [`atomically`](crate::atomically), created with
+    /// `Config::default()` on first use unless [`Stm::init_global`] came first.
+    pub fn global() -> &'static Stm {
+        GLOBAL.get_or_init(Stm::default)
+    }
+
+    /// Configures the process-wide engine. Returns `false` (and changes nothing) if it
+    /// was already created.
+    pub fn init_global(config: Config) -> bool {
+        GLOBAL.set(Stm::new(config)).is_ok()
+    }
+
+    /// The configuration this engine was built with.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// The global version clock (number of update commits so far).
+    pub fn clock(&self) -> u64 {
+        self.inner.clock.load(Ordering::SeqCst)
+    }
+
+    /// A snapshot of the statistics (empty when statistics are off).
+    pub fn stats(&self) -> Stats {
+        let mut total = StatsBook::default();
+        let mut by_descriptor = Vec::new();
+        for (slot, shared) in self.inner.registry.in_use() {
+            let book = lock(&shared.stats);
+            if book.total != Counters::default() {
+                by_descriptor.push((slot, book.total));
+            }
+            total.merge(&book);
+        }
+        Stats {
+            total: total.total,
+            by_site: total.by_site,
+            by_descriptor,
+        }
+    }
+
+    /// Waits until every transaction attempt running when this is called has ended.
+    ///
+    /// After privatizing data (making it unreachable from shared locations in a
+    /// committed transaction), call this before freeing or reusing the data without
+    /// transactions: no attempt that could still read it is running afterwards. Must
+    /// not be called inside a transaction (it would wait for itself).
+    pub fn quiesce(&self) {
+        let running: Vec<(usize, u64)> = self
+            .inner
+            .registry
+            .in_use()
+            .filter_map(|(slot, shared)| {
+                let status = shared.status();
+                (status.state != TxState::Idle).then_some((slot, status.serial))
+            })
+            .collect();
+        for (slot, serial) in running {
+            let shared = self.inner.registry.get(slot);
+            let mut round = 0;
+            loop {
+                let status = shared.status();
+                if status.state == TxState::Idle || status.serial != serial {
+                    break;
+                }
+                self.inner.pause(round);
+                round += 1;
+            }
+        }
+    }
+}
+
+static GLOBAL: std::sync::OnceLock<Stm> = std::sync::OnceLock::new();

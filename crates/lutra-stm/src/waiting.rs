@@ -1,0 +1,124 @@
+//! Blocking `retry`: a transaction that retried sleeps until a commit writes a
+//! location it read (Harris et al.'s `retry`; seed 001 shows what busy-waiting costs).
+//!
+//! Waiters register in buckets hashed from the ownership records they read; a commit
+//! wakes the waiters of the buckets of the records it wrote.
+//!
+//! # Protocol (no lost wake-up)
+//! Waiter:
+//! 1. Register in every bucket of its read set; bump the bucket and global counts.
+//! 2. Full fence, then re-read every record: if one no longer holds the version that
+//!    was read, it has already changed: unregister and run again.
+//! 3. Otherwise park until notified; then unregister.
+//!
+//! Committer (after releasing its records with the new version):
+//! 1. Full fence; if the global count is 0, stop.
+//! 2. For every written record whose bucket count is non-zero, notify that bucket's
+//!    waiters.
+//!
+//! Either the waiter's step 2 sees the new version, or the committer's step 1 sees the
+//! waiter's registration: the two full fences forbid both from missing each other.
+
+use crate::orec::{LockWord, OrecTable};
+use crate::parking::Parking;
+use crate::sync::{AtomicBool, AtomicUsize, Mutex, Ordering, fence, lock};
+use std::sync::Arc;
+use std::task::Waker;
+
+/// One record read before a `retry`, with the version seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Watched {
+    pub(crate) orec: usize,
+    pub(crate) version: u64,
+}
+
+struct Waiter {
+    notified: AtomicBool,
+    waker: Waker,
+}
+
+impl Waiter {
+    fn notify(&self) {
+        self.notified.store(true, Ordering::SeqCst);
+        self.waker.wake_by_ref();
+    }
+}
+
+#[derive(Default)]
+struct Bucket {
+    count: AtomicUsize,
+    waiters: Mutex<Vec<Arc<Waiter>>>,
+}
+
+pub(crate) struct WaitTable {
+    buckets: Box<[Bucket]>,
+    total: AtomicUsize,
+}
+
+impl WaitTable {
+    pub(crate) fn new(orecs: usize) -> Self {
+        let size = orecs.clamp(1, 1024);
+        Self {
+            buckets: (0..size).map(|_| Bucket::default()).collect(),
+            total: AtomicUsize::new(0),
+        }
+    }
+
+    fn bucket_of(&self, orec: usize) -> usize {
+        orec % self.buckets.len()
+    }
+
+    /// Blocks the current task until one of `watched` changes (the waiter's side).
+    pub(crate) fn wait(&self, orecs: &OrecTable, watched: &[Watched], parking: &dyn Parking) {
+        let waiter = Arc::new(Waiter {
+            notified: AtomicBool::new(false),
+            waker: parking.waker(),
+        });
+        let mut buckets: Vec<usize> = watched.iter().map(|w| self.bucket_of(w.orec)).collect();
+        buckets.sort_unstable();
+        buckets.dedup();
+        self.total.fetch_add(1, Ordering::SeqCst);
+        for &bucket in &buckets {
+            let bucket = &self.buckets[bucket];
+            lock(&bucket.waiters).push(waiter.clone());
+            bucket.count.fetch_add(1, Ordering::SeqCst);
+        }
+        // ORDERING: pairs with the fence in `notify_writes`.
+        fence(Ordering::SeqCst);
+        let changed = watched.iter().any(|w| {
+            match LockWord::decode(orecs.record(w.orec).load(Ordering::SeqCst)) {
+                LockWord::Unlocked { version } => version != w.version,
+                // Its owner notifies after releasing, if it commits at all.
+                LockWord::Locked { .. } => false,
+            }
+        });
+        if !changed {
+            while !waiter.notified.load(Ordering::SeqCst) {
+                parking.park();
+            }
+        }
+        for &bucket in &buckets {
+            let bucket = &self.buckets[bucket];
+            lock(&bucket.waiters).retain(|other| !Arc::ptr_eq(other, &waiter));
+            bucket.count.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.total.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Wakes the waiters of the records a commit wrote (the committer's side).
+    pub(crate) fn notify_writes(&self, written: impl Iterator<Item = usize>) {
+        // ORDERING: pairs with the fence in `wait`.
+        fence(Ordering::SeqCst);
+        if self.total.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        for orec in written {
+            let bucket = &self.buckets[self.bucket_of(orec)];
+            if bucket.count.load(Ordering::SeqCst) > 0 {
+                lock(&bucket.waiters)
+                    .iter()
+                    .for_each(|waiter| waiter.notify());
+            }
+        }
+    }
+}
