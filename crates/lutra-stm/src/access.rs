@@ -149,13 +149,16 @@ impl Core {
     }
 
     /// Locks record `orec` for this attempt (waiting or aborting as the contention
-    /// manager decides when another holds it).
-    pub(crate) fn acquire(&mut self, stm: &StmInner, orec: usize) -> Result<(), Abort> {
+    /// manager decides when another holds it). Returns the version the record had
+    /// when this attempt locked it.
+    pub(crate) fn acquire(&mut self, stm: &StmInner, orec: usize) -> Result<u64, Abort> {
         let record = stm.orecs.record(orec);
         loop {
             let current = record.load(Ordering::Acquire);
             match LockWord::decode(current) {
-                LockWord::Locked { owner } if owner == self.slot => return Ok(()),
+                LockWord::Locked { owner } if owner == self.slot => {
+                    return Ok(self.locks.version_before(orec).unwrap_or(0));
+                }
                 LockWord::Locked { owner } => {
                     self.resolve_conflict(stm, owner, orec, Access::Write)?
                 }
@@ -166,7 +169,7 @@ impl Core {
                         .is_ok()
                     {
                         self.locks.push(orec, version);
-                        return Ok(());
+                        return Ok(version);
                     }
                 }
             }

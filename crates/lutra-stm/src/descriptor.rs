@@ -429,6 +429,11 @@ impl TxDescriptor {
 impl Drop for TxDescriptor {
     fn drop(&mut self) {
         self.core.rollback(&self.stm, AbortReason::Panic);
+        if self.core.holds_gate {
+            // Kept for an irrevocable restart that will never come.
+            self.stm.gate.open(self.core.slot);
+            self.core.holds_gate = false;
+        }
         self.stm.epochs.adopt(&mut self.core.limbo);
         self.stm.registry.release(self.core.slot);
     }

@@ -1,6 +1,10 @@
 //! Write-back with encounter-time locking: a record is locked at the first write to a
 //! word it guards and stays locked until commit or rollback, so write-write conflicts
 //! are found at once; the commit only validates and writes back.
+//!
+//! # Invariants
+//! - The snapshot `rv` is never older than the version a held record had when it was
+//!   locked: reads of words under held records (straight from memory) stay opaque.
 
 use super::Design;
 use crate::abort::Abort;
@@ -11,7 +15,13 @@ pub(crate) struct WriteBackEtl;
 
 impl Design for WriteBackEtl {
     fn before_first_write(&self, stm: &StmInner, tx: &mut Core, orec: usize) -> Result<(), Abort> {
-        tx.acquire(stm, orec)
+        let version = tx.acquire(stm, orec)?;
+        // Words under a record this attempt holds are read straight from memory, so
+        // memory must belong to the snapshot: move the snapshot past the version found.
+        if version > tx.rv {
+            tx.extend(stm)?;
+        }
+        Ok(())
     }
 
     fn lock_write_set(&self, _stm: &StmInner, _tx: &mut Core) -> Result<(), Abort> {
