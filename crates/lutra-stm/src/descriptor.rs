@@ -20,13 +20,13 @@ use crate::epoch::{self, Release, Retired};
 use crate::hooks::{Decision, TxEvent};
 use crate::registry::{SharedDescriptor, Status, TxState};
 use crate::sets::{Block, LockSet, ReadEntry, WriteSet};
-use crate::stats::Counters;
+use crate::stats::{Counters, Outcome};
 use crate::stm::{Stm, StmInner};
-use crate::sync::{Ordering, lock};
+use crate::sync::Ordering;
+use crate::ticks::Stamp;
 use crate::waiting::Watched;
 use std::fmt;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// How a transaction runs: its statistics site, its contention priority, and whether
 /// it starts irrevocable.
@@ -87,7 +87,7 @@ pub(crate) struct Core {
     /// The next attempt must be irrevocable (becoming so failed validation).
     pub(crate) restart_irrevocable: bool,
     pub(crate) last_abort: Option<AbortReason>,
-    pub(crate) started_at: Option<Instant>,
+    pub(crate) started_at: Option<Stamp>,
     pub(crate) reads_since_publish: u32,
 }
 
@@ -247,7 +247,7 @@ impl TxDescriptor {
 
     /// This descriptor's own statistics.
     pub fn stats(&self) -> Counters {
-        lock(&self.shared().stats).total
+        self.shared().stats.total()
     }
 
     fn shared(&self) -> &SharedDescriptor {
@@ -467,14 +467,16 @@ impl Core {
             irrevocable: false,
             serial: self.status.serial + 1,
         };
-        shared.status.store(self.status.encode(), Ordering::SeqCst);
+        // ORDERING: the full fence in `announce` orders this store before the
+        // attempt's first read; killers find the attempt through a record it locked
+        // later (a CAS), which publishes this store to them.
+        shared.status.store(self.status.encode(), Ordering::Release);
         stm.epochs.announce(&stm.registry, self.slot);
         self.doomed = None;
         self.active = true;
         self.reads_since_publish = 0;
         if stm.config.stats {
-            self.started_at = Some(Instant::now());
-            lock(&shared.stats).record(self.options.site, |c| c.starts += 1);
+            self.started_at = Some(Stamp::now());
         }
         self.rv = stm.clock.load(Ordering::SeqCst);
         if self.options.irrevocable || self.restart_irrevocable {
@@ -532,7 +534,7 @@ impl Core {
             irrevocable: false,
             serial: self.status.serial,
         };
-        shared.status.store(self.status.encode(), Ordering::SeqCst);
+        shared.status.store(self.status.encode(), Ordering::Release);
         stm.epochs.quiesce(&stm.registry, self.slot);
         let keep_gate = outcome == Err(AbortReason::Irrevocable) && self.restart_irrevocable;
         if self.holds_gate && !keep_gate {
@@ -553,7 +555,7 @@ impl Core {
         outcome: Result<(), AbortReason>,
         irrevocable: bool,
     ) {
-        let aborts_in_row = u64::from(self.aborts_in_row);
+        let aborts_before = self.aborts_in_row;
         match outcome {
             Ok(()) => {
                 self.restart_irrevocable = false;
@@ -565,23 +567,16 @@ impl Core {
                 self.last_abort = Some(reason);
             }
         }
-        let Some(started_at) = self.started_at.take().filter(|_| stm.config.stats) else {
+        let Some(started_at) = self.started_at.take() else {
             return;
         };
-        let elapsed = started_at.elapsed();
-        let mut book = lock(&self.shared(stm).stats);
-        book.record(self.options.site, |c| match outcome {
-            Ok(()) => {
-                c.commits += 1;
-                c.irrevocable_commits += u64::from(irrevocable);
-                c.max_retries = c.max_retries.max(aborts_in_row);
-            }
-            Err(AbortReason::Retry) => c.retry_waits += 1,
-            Err(reason) => {
-                c.aborts[reason as usize] += 1;
-                c.wasted += elapsed;
-            }
-        });
+        let outcome = Outcome {
+            result: outcome,
+            irrevocable,
+            aborts_before,
+            elapsed: started_at.elapsed(),
+        };
+        self.shared(stm).stats.count(self.options.site, &outcome);
     }
 }
 

@@ -61,7 +61,7 @@ impl Epochs {
     /// Step 1 of the protocol, for the descriptor in `slot`.
     pub(crate) fn announce(&self, registry: &Registry, slot: usize) {
         let epoch = self.global.load(Ordering::SeqCst);
-        registry.get(slot).epoch.store(epoch, Ordering::SeqCst);
+        registry.get(slot).epoch.store(epoch, Ordering::Relaxed);
         // ORDERING: pairs with the fence in `current_for_retire`; the announcement is
         // visible to collectors before this attempt reads any data.
         fence(Ordering::SeqCst);

@@ -60,6 +60,7 @@ mod sets;
 mod stats;
 mod stm;
 mod sync;
+mod ticks;
 mod transaction;
 #[doc(hidden)]
 pub mod tvar;

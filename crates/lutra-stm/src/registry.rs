@@ -23,7 +23,7 @@
 //! - `epoch` is 0 (quiescent) whenever no attempt runs; otherwise it is the global
 //!   epoch the attempt announced when it began (see `epoch.rs`).
 
-use crate::stats::StatsBook;
+use crate::stats::SlotStats;
 use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering, lock};
 use crossbeam_utils::CachePadded;
 
@@ -79,7 +79,7 @@ pub(crate) struct SharedDescriptor {
     pub(crate) size: AtomicUsize,
     /// Announced reclamation epoch, 0 when quiescent.
     pub(crate) epoch: AtomicU64,
-    pub(crate) stats: Mutex<StatsBook>,
+    pub(crate) stats: SlotStats,
 }
 
 impl SharedDescriptor {
@@ -90,7 +90,7 @@ impl SharedDescriptor {
             age: AtomicU64::new(0),
             size: AtomicUsize::new(0),
             epoch: AtomicU64::new(0),
-            stats: Mutex::new(StatsBook::default()),
+            stats: SlotStats::default(),
         }
     }
 

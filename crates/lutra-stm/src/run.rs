@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 const CACHED_DESCRIPTORS: usize = 4;
 
 thread_local! {
-    static CACHE: RefCell<Vec<TxDescriptor>> = const { RefCell::new(Vec::new()) };
+    static CACHE: RefCell<Vec<Box<TxDescriptor>>> = const { RefCell::new(Vec::new()) };
     static RUNNING: Cell<u32> = const { Cell::new(0) };
 }
 
@@ -90,7 +90,7 @@ impl Drop for RunningGuard {
 
 /// A descriptor borrowed from the thread cache; rolls back on unwind and returns to
 /// the cache when dropped.
-struct Lease(Option<TxDescriptor>);
+struct Lease(Option<Box<TxDescriptor>>);
 
 impl Lease {
     fn take(stm: &Stm) -> Self {
@@ -99,8 +99,9 @@ impl Lease {
             let at = cache.iter().position(|desc| desc.stm.id == stm.inner.id)?;
             Some(cache.swap_remove(at))
         });
-        let desc = cached
-            .unwrap_or_else(|| TxDescriptor::new(stm).unwrap_or_else(|full| panic!("{full}")));
+        let desc = cached.unwrap_or_else(|| {
+            Box::new(TxDescriptor::new(stm).unwrap_or_else(|full| panic!("{full}")))
+        });
         Self(Some(desc))
     }
 

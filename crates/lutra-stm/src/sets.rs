@@ -166,8 +166,11 @@ impl WriteSet {
     }
 
     pub(crate) fn clear(&mut self) {
-        self.entries.clear();
-        self.index.clear();
+        // An empty map would still wipe its whole table: skip it.
+        if !self.entries.is_empty() {
+            self.entries.clear();
+            self.index.clear();
+        }
         self.undo.clear();
         self.checkpoints.clear();
     }
@@ -196,8 +199,10 @@ impl LockSet {
     }
 
     pub(crate) fn clear(&mut self) {
-        self.held.clear();
-        self.index.clear();
+        if !self.held.is_empty() {
+            self.held.clear();
+            self.index.clear();
+        }
     }
 }
 

@@ -1,10 +1,18 @@
 //! Transaction statistics: per descriptor (so per thread or task), per transaction
 //! site, and in total.
 //!
-//! Counting costs one uncontended lock of the descriptor's own book at the end of each
-//! attempt, and nothing at all when [`Config::stats`](crate::Config) is off.
+//! Each descriptor counts in its registry slot: totals in atomics that only the owner
+//! writes (a plain load and store, no lock, no barrier), transactions with a non-zero
+//! site also in a per-site map under an uncontended lock. Nothing is counted when
+//! [`Config::stats`](crate::Config) is off.
+//!
+//! # Invariants
+//! - Only the descriptor owning a slot writes its counters; the slot changes owner only
+//!   through the registry's lock.
+//! - The counters of site 0 are the totals minus every other site's.
 
 use crate::abort::AbortReason;
+use crate::sync::{AtomicU64, Mutex, Ordering, lock};
 use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
@@ -86,23 +94,128 @@ impl fmt::Display for Counters {
     }
 }
 
-/// The counters one descriptor keeps: a total and one per site.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct StatsBook {
-    pub(crate) total: Counters,
-    pub(crate) by_site: HashMap<u32, Counters>,
+/// How one attempt ended, for the counters.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Outcome {
+    pub(crate) result: Result<(), AbortReason>,
+    pub(crate) irrevocable: bool,
+    /// Aborted attempts before this one, in the same transaction.
+    pub(crate) aborts_before: u32,
+    pub(crate) elapsed: Duration,
 }
 
-impl StatsBook {
-    pub(crate) fn record(&mut self, site: u32, change: impl Fn(&mut Counters)) {
-        change(&mut self.total);
-        change(self.by_site.entry(site).or_default());
+impl Counters {
+    fn count(&mut self, outcome: &Outcome) {
+        self.starts += 1;
+        match outcome.result {
+            Ok(()) => {
+                self.commits += 1;
+                self.irrevocable_commits += u64::from(outcome.irrevocable);
+                self.max_retries = self.max_retries.max(u64::from(outcome.aborts_before));
+            }
+            Err(AbortReason::Retry) => self.retry_waits += 1,
+            Err(reason) => {
+                self.aborts[reason as usize] += 1;
+                self.wasted += outcome.elapsed;
+            }
+        }
     }
 
-    pub(crate) fn merge(&mut self, other: &StatsBook) {
-        self.total.merge(&other.total);
-        for (site, counters) in &other.by_site {
-            self.by_site.entry(*site).or_default().merge(counters);
+    fn minus(mut self, other: &Counters) -> Counters {
+        self.starts -= other.starts;
+        self.commits -= other.commits;
+        for (mine, theirs) in self.aborts.iter_mut().zip(other.aborts) {
+            *mine -= theirs;
+        }
+        self.retry_waits -= other.retry_waits;
+        self.irrevocable_commits -= other.irrevocable_commits;
+        self.wasted = self.wasted.saturating_sub(other.wasted);
+        self
+    }
+}
+
+/// `Counters` in atomics written by one owner.
+#[derive(Default)]
+struct AtomicCounters {
+    starts: AtomicU64,
+    commits: AtomicU64,
+    aborts: [AtomicU64; AbortReason::COUNT],
+    retry_waits: AtomicU64,
+    irrevocable_commits: AtomicU64,
+    max_retries: AtomicU64,
+    wasted_nanos: AtomicU64,
+}
+
+/// Adds `amount` to a counter only its owner writes.
+fn bump(counter: &AtomicU64, amount: u64) {
+    counter.store(counter.load(Ordering::Relaxed) + amount, Ordering::Relaxed);
+}
+
+impl AtomicCounters {
+    fn count(&self, outcome: &Outcome) {
+        bump(&self.starts, 1);
+        match outcome.result {
+            Ok(()) => {
+                bump(&self.commits, 1);
+                bump(&self.irrevocable_commits, u64::from(outcome.irrevocable));
+                let retries = u64::from(outcome.aborts_before);
+                if retries > self.max_retries.load(Ordering::Relaxed) {
+                    self.max_retries.store(retries, Ordering::Relaxed);
+                }
+            }
+            Err(AbortReason::Retry) => bump(&self.retry_waits, 1),
+            Err(reason) => {
+                bump(&self.aborts[reason as usize], 1);
+                bump(&self.wasted_nanos, outcome.elapsed.as_nanos() as u64);
+            }
+        }
+    }
+
+    fn snapshot(&self) -> Counters {
+        Counters {
+            starts: self.starts.load(Ordering::Relaxed),
+            commits: self.commits.load(Ordering::Relaxed),
+            aborts: std::array::from_fn(|at| self.aborts[at].load(Ordering::Relaxed)),
+            retry_waits: self.retry_waits.load(Ordering::Relaxed),
+            irrevocable_commits: self.irrevocable_commits.load(Ordering::Relaxed),
+            max_retries: self.max_retries.load(Ordering::Relaxed),
+            wasted: Duration::from_nanos(self.wasted_nanos.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// The counters kept in one registry slot.
+#[derive(Default)]
+pub(crate) struct SlotStats {
+    total: AtomicCounters,
+    sites: Mutex<HashMap<u32, Counters>>,
+}
+
+impl SlotStats {
+    /// Counts one attempt of a transaction of `site` (owner only).
+    pub(crate) fn count(&self, site: u32, outcome: &Outcome) {
+        self.total.count(outcome);
+        if site != 0 {
+            lock(&self.sites).entry(site).or_default().count(outcome);
+        }
+    }
+
+    pub(crate) fn total(&self) -> Counters {
+        self.total.snapshot()
+    }
+
+    /// Adds this slot's counters into `total` and `by_site`.
+    pub(crate) fn add_to(&self, total: &mut Counters, by_site: &mut HashMap<u32, Counters>) {
+        let mine = self.total();
+        total.merge(&mine);
+        let sites = lock(&self.sites);
+        let mut site_zero = mine;
+        for (site, counters) in sites.iter() {
+            by_site.entry(*site).or_default().merge(counters);
+            site_zero = site_zero.minus(counters);
+        }
+        if site_zero.starts > 0 {
+            by_site.entry(0).or_default().merge(&site_zero);
         }
     }
 }

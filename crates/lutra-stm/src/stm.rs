@@ -13,8 +13,8 @@ use crate::epoch::Epochs;
 use crate::gate::CommitGate;
 use crate::orec::OrecTable;
 use crate::registry::{Registry, TxState};
-use crate::stats::{Counters, Stats, StatsBook};
-use crate::sync::{AtomicU64, Ordering, lock};
+use crate::stats::{Counters, Stats};
+use crate::sync::{AtomicU64, Ordering};
 use crate::waiting::WaitTable;
 use crossbeam_utils::CachePadded;
 use std::sync::Arc;
@@ -118,20 +118,15 @@ impl Stm {
 
     /// A snapshot of the statistics (empty when statistics are off).
     pub fn stats(&self) -> Stats {
-        let mut total = StatsBook::default();
-        let mut by_descriptor = Vec::new();
+        let mut stats = Stats::default();
         for (slot, shared) in self.inner.registry.in_use() {
-            let book = lock(&shared.stats);
-            if book.total != Counters::default() {
-                by_descriptor.push((slot, book.total));
+            let mine = shared.stats.total();
+            if mine != Counters::default() {
+                stats.by_descriptor.push((slot, mine));
             }
-            total.merge(&book);
+            shared.stats.add_to(&mut stats.total, &mut stats.by_site);
         }
-        Stats {
-            total: total.total,
-            by_site: total.by_site,
-            by_descriptor,
-        }
+        stats
     }
 
     /// Waits until every transaction attempt running when this is called has ended.
