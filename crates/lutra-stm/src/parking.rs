@@ -20,6 +20,11 @@ pub trait Parking: Send + Sync {
     fn park(&self);
     /// Lets other tasks run for a moment.
     fn yield_now(&self);
+    /// Runs another task instead of the current one if there is one, preferably one
+    /// whose next transaction differs (LUTS's `luts_switch`); the default yields.
+    fn switch_away(&self) {
+        self.yield_now();
+    }
 }
 
 /// Parks the OS thread: [`std::thread::park`] and `unpark`.
