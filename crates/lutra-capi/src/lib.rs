@@ -1,1 +1,84 @@
+//! The C ABI of Lutra's STM engine: tinySTM's core API (`stm.h`, `wrappers.h`,
+//! `mod_mem.h`, `mod_stats.h`) with its names and meaning, plus a few Lutra extensions
+//! (`stm_atomically`, status-returning accessors, `stm_quiesce`, error reporting).
+//! The headers are hand-written in `include/lutra/`; this crate builds `liblutra.so`
+//! (soname `liblutra.so.0`) and `liblutra.a`.
+//!
+//! # Shape
+//! - Every function of the ABI is a Rust `extern "C"` function. Those that may abort
+//!   a transaction are thin trampolines: they call the engine through `boundary.rs`
+//!   (which catches panics and records errors) and get back a status; only then,
+//!   owning nothing, do they hand an abort status to the C shim (`c/shim.c`), which
+//!   performs the `siglongjmp`.
+//! - The shim holds the thread's `sigjmp_buf` (C thread-local storage), decodes
+//!   `stm_tx_attr_t` (a union of bit-fields, whose layout only a C compiler knows), and
+//!   runs the loop of [`stm_atomically`](atomically::stm_atomically).
+//! - Each thread that called `stm_init_thread` owns a [`lutra_stm::TxDescriptor`] in
+//!   a Rust thread-local (`thread.rs`); the engine instance is process-wide
+//!   (`engine.rs`), created by `stm_init` (design and contention manager from
+//!   `LUTRA_STM_DESIGN` / `LUTRA_STM_CM`) or `lutra_stm_init_with`.
+//!
+//! | file | job |
+//! |------|-----|
+//! | `lifecycle.rs` | `stm_init`, `stm_exit`, threads, `stm_quiesce` |
+//! | `txn.rs` | `stm_start`, `stm_commit`, `stm_abort`, irrevocability, flags |
+//! | `access.rs` | word and byte-range loads and stores, both abort styles |
+//! | `wrappers.rs` | `wrappers.h`: typed loads and stores |
+//! | `memory.rs` | `mod_mem.h`: `stm_malloc`, `stm_free` |
+//! | `stats.rs`, `params.rs` | statistics and parameters by tinySTM name |
+//! | `atomically.rs` | `stm_atomically`, the jump-free entry point |
+//! | `attempt.rs` | begin, and the abort path: roll back, wait, restart or end |
+//! | `thread.rs`, `engine.rs` | per-thread state; the process-wide engine |
+//! | `status.rs`, `last_error.rs`, `boundary.rs` | codes, last error, panic guard |
+//! | `shim.rs` | the C shim seen from Rust |
+//!
+//! # Protocol: an abort (jump style, tinySTM's)
+//! 1. An access, `stm_commit`, `stm_abort`, `stm_set_irrevocable` or `stm_free` meets
+//!    an abort inside the engine.
+//! 2. Rust rolls the attempt back (locks, allocations, buffered writes), counts it,
+//!    waits the contention manager's restart delay, asks the scheduler hooks, and
+//!    begins the next attempt of the same transaction
+//!    (`TxDescriptor::restart`), with flat nesting reset to one level.
+//! 3. Rust returns the tinySTM abort code with `STM_PATH_INSTRUMENTED` (bit 0) set;
+//!    every Rust frame has returned except the trampoline, which holds only integers.
+//! 4. The trampoline calls the shim, which `siglongjmp`s to the buffer that
+//!    `stm_start` returned, so the code after the caller's `sigsetjmp` runs inside the
+//!    fresh attempt. `stm_start` is not called again, as in tinySTM.
+//!
+//! With the `no_retry` attribute, or `stm_abort(STM_ABORT_NO_RETRY)`, step 2 ends the
+//! transaction instead of restarting it and step 4 does not happen: the call returns
+//! (bit 0 of the status is clear), as in tinySTM.
+//!
+//! # Protocol: an abort (status style, Lutra's)
+//! The `lutra_stm_load` / `lutra_stm_store` accessors never jump: they return the
+//! abort code (positive, bit 0 clear) and leave the attempt doomed (every later access
+//! reports the same abort). The function run by `stm_atomically` returns that code;
+//! `stm_atomically` then performs steps 2 and 3 and calls the function again.
+//!
+//! # Invariants
+//! - On a registered thread, `nesting > 0` exactly when the descriptor has an attempt
+//!   running (possibly doomed).
+//! - No Rust frame that owns anything is ever jumped over: the only frames between a
+//!   `siglongjmp` and its `sigsetjmp` are C frames and trampolines holding integers.
+//! - No panic leaves a function of the ABI: each catches it, discards the thread's
+//!   transaction state (rolling back), and returns `LUTRA_EPANIC`.
 
+pub mod access;
+pub mod atomically;
+mod attempt;
+mod boundary;
+mod engine;
+pub mod last_error;
+pub mod lifecycle;
+pub mod memory;
+pub mod params;
+mod shim;
+pub mod stats;
+pub mod status;
+mod thread;
+pub mod txn;
+pub mod wrappers;
+
+pub use lifecycle::StmTx;
+pub use shim::{SigJmpBuf, StmAtomicFn};
+pub use txn::StmTxAttr;

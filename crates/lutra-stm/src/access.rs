@@ -18,14 +18,17 @@
 //! way to an irrevocable holder by waiting. Otherwise the contention manager decides:
 //! abort self, kill the holder (CAS of its status word, then wait for the record), or
 //! wait. Waiting re-checks the own status each round, so a waiter that is killed
-//! aborts and releases what it holds.
+//! aborts and releases what it holds. A wait is for the holder's attempt seen when the
+//! conflict was settled: it ends when the record is released or when the holder's slot
+//! moves to another attempt (which may have locked the record again, for a transaction
+//! the manager would judge differently); the conflict is then settled afresh.
 
 use crate::abort::{Abort, AbortReason};
 use crate::cm::{Resolution, TxView};
 use crate::descriptor::Core;
 use crate::epoch::Release;
 use crate::orec::LockWord;
-use crate::registry::TxState;
+use crate::registry::{Status, TxState};
 use crate::sets::{ReadEntry, WriteEntry};
 use crate::stm::StmInner;
 use crate::sync::{Ordering, fence};
@@ -208,11 +211,11 @@ impl Core {
             Resolution::AbortSelf => Err(self.doom(access.abort_reason())),
             Resolution::KillOther => {
                 if enemy_status.state == TxState::Active && !enemy_status.irrevocable {
-                    enemy.kill(enemy_status);
+                    enemy.kill(enemy_status, (self.slot, self.status.serial));
                 }
-                self.wait_for_release(stm, orec, owner)
+                self.wait_for_release(stm, orec, owner, enemy_status)
             }
-            Resolution::Wait => self.wait_for_release(stm, orec, owner),
+            Resolution::Wait => self.wait_for_release(stm, orec, owner, enemy_status),
         }
     }
 
@@ -226,10 +229,24 @@ impl Core {
     }
 
     /// Waits until `owner` no longer holds `orec`, aborting if this attempt is killed.
-    fn wait_for_release(&mut self, stm: &StmInner, orec: usize, owner: usize) -> Result<(), Abort> {
+    /// Stops waiting as soon as `owner` is in another attempt than `seen` (its status
+    /// when the conflict was settled): the record may have been released and locked
+    /// again by the same slot for another transaction, which the caller must settle
+    /// afresh. Waiting on it blindly deadlocks when that transaction waits for this
+    /// one (say a younger one under `Timestamp`).
+    fn wait_for_release(
+        &mut self,
+        stm: &StmInner,
+        orec: usize,
+        owner: usize,
+        seen: Status,
+    ) -> Result<(), Abort> {
         let record = stm.orecs.record(orec);
+        let enemy = stm.registry.get(owner);
         let mut round = 0;
-        while record.load(Ordering::Acquire) == LockWord::locked(owner) {
+        while record.load(Ordering::Acquire) == LockWord::locked(owner)
+            && enemy.status().serial == seen.serial
+        {
             self.check_usable(stm)?;
             stm.pause(round);
             round += 1;

@@ -449,12 +449,16 @@ impl Core {
             !self.active,
             "a transaction attempt is already active on this descriptor"
         );
-        if self.last_abort == Some(AbortReason::Irrevocable) && !self.restart_irrevocable {
-            let mut round = 0;
-            while stm.gate.closed_by_other(self.slot) {
-                stm.pause(round);
-                round += 1;
+        match self.last_abort {
+            Some(AbortReason::Irrevocable) if !self.restart_irrevocable => {
+                let mut round = 0;
+                while stm.gate.closed_by_other(self.slot) {
+                    stm.pause(round);
+                    round += 1;
+                }
             }
+            Some(AbortReason::Killed) => self.wait_for_killer(stm),
+            _ => {}
         }
         let shared = self.shared(stm);
         shared
@@ -481,6 +485,26 @@ impl Core {
         self.rv = stm.clock.load(Ordering::SeqCst);
         if self.options.irrevocable || self.restart_irrevocable {
             self.start_irrevocable(stm);
+        }
+    }
+
+    /// After being killed, waits until the killer's attempt has ended. Restarting at
+    /// once would re-lock (under encounter-time locking) the record the killer waits
+    /// for before it can take it, and be killed again, forever: the killer wins by
+    /// the contention manager's order, so let it finish. Holds nothing while waiting.
+    fn wait_for_killer(&self, stm: &StmInner) {
+        let shared = self.shared(stm);
+        let killer_slot = shared.killer_slot.load(Ordering::Relaxed);
+        let killer_serial = shared.killer_serial.load(Ordering::Relaxed);
+        let killer = stm.registry.get(killer_slot);
+        let mut round = 0;
+        loop {
+            let status = killer.status();
+            if status.serial != killer_serial || status.state == TxState::Idle {
+                return;
+            }
+            stm.pause(round);
+            round += 1;
         }
     }
 

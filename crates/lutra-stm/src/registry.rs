@@ -77,6 +77,9 @@ pub(crate) struct SharedDescriptor {
     pub(crate) age: AtomicU64,
     /// Read set plus write set entries, published from time to time.
     pub(crate) size: AtomicUsize,
+    /// The slot and attempt serial of the transaction that last killed this one.
+    pub(crate) killer_slot: AtomicUsize,
+    pub(crate) killer_serial: AtomicU64,
     /// Announced reclamation epoch, 0 when quiescent.
     pub(crate) epoch: AtomicU64,
     pub(crate) stats: SlotStats,
@@ -89,6 +92,8 @@ impl SharedDescriptor {
             priority: AtomicU64::new(0),
             age: AtomicU64::new(0),
             size: AtomicUsize::new(0),
+            killer_slot: AtomicUsize::new(0),
+            killer_serial: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
             stats: SlotStats::default(),
         }
@@ -98,10 +103,15 @@ impl SharedDescriptor {
         Status::decode(self.status.load(Ordering::SeqCst))
     }
 
-    /// Dooms the attempt `expected` if it is still active. Returns whether this call
+    /// Dooms the attempt `expected` if it is still active, naming `killer` (slot and
+    /// attempt serial) as the one its restart must wait for. Returns whether this call
     /// (or an earlier kill of the same attempt) doomed it.
-    pub(crate) fn kill(&self, expected: Status) -> bool {
+    pub(crate) fn kill(&self, expected: Status, killer: (usize, u64)) -> bool {
         debug_assert!(expected.state == TxState::Active && !expected.irrevocable);
+        // ORDERING: published by the SeqCst CAS below; the victim reads them after
+        // seeing its status `Killed`.
+        self.killer_slot.store(killer.0, Ordering::Relaxed);
+        self.killer_serial.store(killer.1, Ordering::Relaxed);
         let killed = expected.with_state(TxState::Killed);
         match self.status.compare_exchange(
             expected.encode(),
@@ -198,9 +208,13 @@ mod tests {
             serial: 2,
         };
         shared.status.store(second.encode(), Ordering::SeqCst);
-        assert!(!shared.kill(first));
-        assert!(shared.kill(second));
-        assert!(shared.kill(second), "killing twice reports the kill");
+        assert!(!shared.kill(first, (5, 1)));
+        assert!(shared.kill(second, (5, 1)));
+        assert!(
+            shared.kill(second, (5, 1)),
+            "killing twice reports the kill"
+        );
+        assert_eq!(shared.killer_slot.load(Ordering::Relaxed), 5);
         assert_eq!(shared.status().state, TxState::Killed);
     }
 

@@ -1,6 +1,7 @@
 //! The transaction loop behind [`Stm::atomically`]: begin, run the closure, commit;
-//! on abort roll back, wait as the contention manager and the hooks say, and run
-//! again; on `retry` wait for a change first.
+//! on abort roll back, give way (spin, then yield as aborts pile up: see `give_way`),
+//! wait as the contention manager and the hooks say, and run again; on `retry` wait
+//! for a change first.
 //!
 //! # Invariants
 //! - A panic in the closure rolls the attempt back (the lease's `Drop`), releasing
@@ -73,6 +74,9 @@ pub fn ensure_may_block() -> Result<(), BlockingInTransaction> {
     }
 }
 
+const NESTED: &str = "nested atomically: pass the outer Transaction to the inner code \
+                      instead (nested transactions flatten into the outer one)";
+
 /// Marks the thread as running a transaction closure while alive.
 struct RunningGuard;
 
@@ -80,11 +84,7 @@ impl RunningGuard {
     #[inline(never)]
     fn enter() -> Self {
         RUNNING.with(|running| {
-            assert!(
-                running.get() == 0,
-                "nested atomically: pass the outer Transaction to the inner code instead \
-                 (nested transactions flatten into the outer one)"
-            );
+            assert!(running.get() == 0, "{NESTED}");
             running.set(1);
         });
         RunningGuard
@@ -174,6 +174,9 @@ impl TxBuilder<'_> {
     /// transaction or in one that read nothing).
     pub fn run<T>(self, mut body: impl FnMut(&mut Transaction<'_>) -> Result<T, Abort>) -> T {
         let stm = self.stm;
+        // Checked before the first attempt begins: a nested irrevocable start would
+        // wait for the commit gate its own outer transaction holds.
+        assert!(!in_transaction(), "{NESTED}");
         let mut lease = Lease::take(stm);
         let mut options = self.options;
         let mut first = true;
@@ -193,9 +196,14 @@ impl TxBuilder<'_> {
                 let _running = RunningGuard::enter();
                 body(&mut Transaction { desc })
             };
-            let outcome = match outcome {
-                Ok(value) => desc.commit().map(|()| value),
-                Err(abort) => Err(Abort::new(desc.doomed().unwrap_or(abort.reason()))),
+            let outcome = match (outcome, desc.doomed()) {
+                // Aborts are sticky: a doomed attempt whose closure ignored the error
+                // and returned `Ok` is handled as that abort (after `retry`, it waits
+                // on what it read instead of committing, or of losing its read set in
+                // a failed commit).
+                (_, Some(reason)) => Err(Abort::new(reason)),
+                (Ok(value), None) => desc.commit().map(|()| value),
+                (Err(abort), None) => Err(abort),
             };
             let reason = match outcome {
                 Ok(value) => return value,
@@ -213,6 +221,7 @@ impl TxBuilder<'_> {
                 }
                 _ => {
                     desc.rollback(reason);
+                    give_way(stm, desc.aborts_in_row());
                     wait(
                         stm,
                         stm.config().manager.restart_delay(desc.aborts_in_row()),
@@ -222,6 +231,15 @@ impl TxBuilder<'_> {
             }
         }
     }
+}
+
+/// Lets the transaction that caused an abort finish before restarting. Restarting at
+/// once, abort after abort, is a spin on the conflict (`Suicide` never waits): while
+/// threads outnumber cores, the holder of the record may need this core to release it.
+/// So spin at first, then yield, as the engine's other waits do. (A killed attempt
+/// also waits for its killer when it restarts: `Core::start_attempt`.)
+fn give_way(stm: &Stm, aborts_in_row: u32) {
+    stm.inner.pause(aborts_in_row);
 }
 
 /// Asks the hooks until they let the attempt start; returns the final decision.

@@ -1,0 +1,249 @@
+//! Transactional loads and stores of any byte range: tinySTM's `stm_load`,
+//! `stm_store`, `stm_store2`, and Lutra's status-returning `lutra_stm_load`,
+//! `lutra_stm_store`, `lutra_stm_store2`. The typed accessors (`wrappers.rs`) use the
+//! same core.
+//!
+//! The engine works on aligned machine words. A range is covered word by word: a load
+//! reads each word and keeps the bytes in range; a store writes each word with a mask
+//! selecting the bytes in range (the engine merges the rest with memory at commit).
+//!
+//! # Invariants
+//! - Only whole aligned words are handed to the engine; an aligned word never crosses
+//!   a page, so reading the word around a valid byte never faults.
+
+use crate::attempt::Style;
+use crate::boundary;
+use crate::shim;
+use crate::status::{CapiError, CapiResult, LUTRA_OK, Site};
+use crate::thread::with_thread;
+use lutra_stm::{AbortReason, TxDescriptor};
+use std::ffi::c_int;
+
+/// Bytes in a machine word (`stm_word_t`).
+pub(crate) const WORD: usize = std::mem::size_of::<usize>();
+
+/// Fails for a NULL address or a range that wraps around the address space.
+fn check_range(addr: usize, len: usize) -> CapiResult<()> {
+    if addr == 0 {
+        return Err(CapiError::invalid("address is NULL"));
+    }
+    if addr.checked_add(len).is_none() {
+        return Err(CapiError::invalid("range wraps around the address space"));
+    }
+    Ok(())
+}
+
+/// Reads `out.len()` bytes at `addr` in the running attempt. Returns `LUTRA_OK` or the
+/// status of the abort path.
+pub(crate) fn load(addr: usize, out: &mut [u8], style: Style) -> CapiResult<c_int> {
+    check_range(addr, out.len())?;
+    with_thread(|state| {
+        state.require_transaction()?;
+        Ok(match read_range(&mut state.desc, addr, out) {
+            Ok(()) => LUTRA_OK,
+            Err(reason) => state.after_abort(reason, Site::Read, style),
+        })
+    })
+}
+
+/// Writes `len` bytes at `addr` in the running attempt, byte `i` being `byte_at(i)`.
+/// Returns `LUTRA_OK` or the status of the abort path.
+pub(crate) fn store(
+    addr: usize,
+    len: usize,
+    byte_at: impl Fn(usize) -> u8,
+    style: Style,
+) -> CapiResult<c_int> {
+    check_range(addr, len)?;
+    with_thread(|state| {
+        state.require_transaction()?;
+        Ok(match write_range(&mut state.desc, addr, len, byte_at) {
+            Ok(()) => LUTRA_OK,
+            Err(reason) => state.after_abort(reason, Site::Write, style),
+        })
+    })
+}
+
+/// Writes the bits of `value` selected by `mask` to the aligned word at `addr`.
+pub(crate) fn store_masked(
+    addr: usize,
+    value: usize,
+    mask: usize,
+    style: Style,
+) -> CapiResult<c_int> {
+    check_range(addr, WORD)?;
+    if !addr.is_multiple_of(WORD) {
+        return Err(CapiError::invalid("address is not aligned to a word"));
+    }
+    with_thread(|state| {
+        state.require_transaction()?;
+        // SAFETY: `addr` is aligned and, by the C caller's contract, a valid word that
+        // is only written by transactions while transactions may access it.
+        let written = unsafe { state.desc.store(addr as *mut usize, value, mask) };
+        Ok(match written {
+            Ok(()) => LUTRA_OK,
+            Err(abort) => state.after_abort(abort.reason(), Site::Write, style),
+        })
+    })
+}
+
+/// The aligned words covering `[addr, addr + len)`: `(word address, first byte in
+/// the word, bytes taken, offset in the range)`.
+fn words(addr: usize, len: usize) -> impl Iterator<Item = (usize, usize, usize, usize)> {
+    let end = addr + len;
+    let first = if len == 0 { end } else { addr - addr % WORD };
+    (first..end).step_by(WORD).map(move |word| {
+        let from = addr.max(word);
+        let to = end.min(word + WORD);
+        (word, from - word, to - from, from - addr)
+    })
+}
+
+fn read_range(desc: &mut TxDescriptor, addr: usize, out: &mut [u8]) -> Result<(), AbortReason> {
+    for (word, skip, take, at) in words(addr, out.len()) {
+        // SAFETY: `word` is aligned and contains bytes the C caller vouched for (valid,
+        // only written by transactions while transactions may access them); an aligned
+        // word never crosses a page.
+        let value = unsafe { desc.load(word as *const usize) }.map_err(|abort| abort.reason())?;
+        out[at..at + take].copy_from_slice(&value.to_ne_bytes()[skip..skip + take]);
+    }
+    Ok(())
+}
+
+fn write_range(
+    desc: &mut TxDescriptor,
+    addr: usize,
+    len: usize,
+    byte_at: impl Fn(usize) -> u8,
+) -> Result<(), AbortReason> {
+    for (word, skip, take, at) in words(addr, len) {
+        let mut value = [0u8; WORD];
+        let mut mask = [0u8; WORD];
+        for i in 0..take {
+            value[skip + i] = byte_at(at + i);
+            mask[skip + i] = 0xFF;
+        }
+        let (value, mask) = (usize::from_ne_bytes(value), usize::from_ne_bytes(mask));
+        // SAFETY: as in `read_range`; the mask limits the write to the caller's bytes.
+        unsafe { desc.store(word as *mut usize, value, mask) }.map_err(|abort| abort.reason())?;
+    }
+    Ok(())
+}
+
+/// tinySTM's `stm_load`: reads the word at `addr` in the calling thread's transaction.
+///
+/// May be called inside a transaction. On a conflict the transaction restarts from
+/// its `sigsetjmp` (this call does not return), or, with the `no_retry` attribute,
+/// ends, and 0 is returned. Misuse (no registered thread, no transaction, NULL
+/// address) returns 0 and sets the thread's last error. A misaligned address is read
+/// byte by byte.
+///
+/// # Safety
+/// `addr` must be NULL or valid for reads of a word, and only written by transactions
+/// while transactions may access it. If the call may jump, the caller's frames up to
+/// the `sigsetjmp` must be C frames (or frames that own nothing).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn stm_load(addr: *const usize) -> usize {
+    let mut bytes = [0u8; WORD];
+    let status = boundary::status("stm_load", || {
+        load(addr as usize, &mut bytes, Style::Restart)
+    });
+    // SAFETY: this frame owns only integers; see the function's contract.
+    unsafe { shim::jump_if_restarted(status) };
+    usize::from_ne_bytes(bytes)
+}
+
+/// tinySTM's `stm_store`: writes `value` to the word at `addr` in the calling thread's
+/// transaction. Aborts and misuse as [`stm_load`] (misuse writes nothing).
+///
+/// # Safety
+/// As [`stm_load`], and `addr` must be valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn stm_store(addr: *mut usize, value: usize) {
+    let bytes = value.to_ne_bytes();
+    let status = boundary::status("stm_store", || {
+        store(addr as usize, WORD, |i| bytes[i], Style::Restart)
+    });
+    // SAFETY: this frame owns only integers; see the function's contract.
+    unsafe { shim::jump_if_restarted(status) };
+}
+
+/// tinySTM's `stm_store2`: writes the bits of `value` selected by `mask` to the word
+/// at `addr`, which must be aligned (`LUTRA_EINVAL` otherwise). Aborts and misuse as
+/// [`stm_store`].
+///
+/// # Safety
+/// As [`stm_store`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn stm_store2(addr: *mut usize, value: usize, mask: usize) {
+    let status = boundary::status("stm_store2", || {
+        store_masked(addr as usize, value, mask, Style::Restart)
+    });
+    // SAFETY: this frame owns only integers; see the function's contract.
+    unsafe { shim::jump_if_restarted(status) };
+}
+
+/// Lutra's jump-free `stm_load`: reads the word at `addr` into `*value`.
+///
+/// Returns `LUTRA_OK`; a positive tinySTM abort code when the attempt is aborted (it
+/// stays doomed: return the code from the function run by `stm_atomically`, which
+/// then runs it again); or a negative `LUTRA_E*` code on misuse. Never jumps.
+///
+/// # Safety
+/// `addr` as for [`stm_load`]; `value` must be NULL (`LUTRA_EINVAL`) or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lutra_stm_load(addr: *const usize, value: *mut usize) -> c_int {
+    boundary::status("lutra_stm_load", || {
+        if value.is_null() {
+            return Err(CapiError::invalid("value is NULL"));
+        }
+        let mut bytes = [0u8; WORD];
+        let status = load(addr as usize, &mut bytes, Style::Report)?;
+        // SAFETY: `value` is non-NULL and writable (contract).
+        unsafe { value.write(usize::from_ne_bytes(bytes)) };
+        Ok(status)
+    })
+}
+
+/// Lutra's jump-free `stm_store`. Returns as [`lutra_stm_load`].
+///
+/// # Safety
+/// As [`stm_store`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lutra_stm_store(addr: *mut usize, value: usize) -> c_int {
+    let bytes = value.to_ne_bytes();
+    boundary::status("lutra_stm_store", || {
+        store(addr as usize, WORD, |i| bytes[i], Style::Report)
+    })
+}
+
+/// Lutra's jump-free `stm_store2`. Returns as [`lutra_stm_load`].
+///
+/// # Safety
+/// As [`stm_store`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lutra_stm_store2(addr: *mut usize, value: usize, mask: usize) -> c_int {
+    boundary::status("lutra_stm_store2", || {
+        store_masked(addr as usize, value, mask, Style::Report)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_cover_a_range_exactly() {
+        let base = 0x1000;
+        let parts: Vec<_> = words(base + 5, 13).collect();
+        assert_eq!(
+            parts,
+            vec![(base, 5, 3, 0), (base + 8, 0, 8, 3), (base + 16, 0, 2, 11)]
+        );
+        assert_eq!(
+            words(base, WORD).collect::<Vec<_>>(),
+            vec![(base, 0, WORD, 0)]
+        );
+        assert_eq!(words(base + 3, 0).count(), 0);
+    }
+}

@@ -1,0 +1,149 @@
+//! Attempts of a C transaction: begin (with flat nesting), and the abort path that
+//! rolls back, waits, and restarts or ends the transaction (steps 2 and 3 of the abort
+//! protocol in the crate header).
+//!
+//! # Invariants
+//! - After [`ThreadTx::end_attempt`] either a fresh attempt runs at nesting 1 and the
+//!   returned code has `STM_PATH_INSTRUMENTED` set, or the transaction is over
+//!   (nesting 0, `ended_by_abort`) and the code has it clear.
+//! - Each aborted attempt is counted once, when it is rolled back.
+
+use crate::status::{STM_PATH_INSTRUMENTED, Site, abort_code};
+use crate::thread::{Attributes, ThreadTx};
+use lutra_stm::{AbortReason, Decision, TxOptions};
+use std::ffi::c_int;
+use std::time::{Duration, Instant};
+
+/// How an abort reaches the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// tinySTM's: roll back and restart at once; the caller jumps back to `sigsetjmp`
+    /// (or, in `stm_atomically`, calls the function again).
+    Restart,
+    /// Lutra's: report the abort and leave the attempt doomed until the caller returns.
+    Report,
+}
+
+impl ThreadTx {
+    /// Starts a transaction, or joins the running one (flat nesting). Returns whether
+    /// this is the outermost level.
+    pub(crate) fn begin(&mut self, attr: Attributes) -> bool {
+        if self.nesting > 0 {
+            self.nesting += 1;
+            return false;
+        }
+        let mut options = TxOptions {
+            site: attr.id,
+            priority: 0,
+            irrevocable: std::mem::take(&mut self.irrevocable_next),
+        };
+        if self.start_decision() == Decision::Serialize {
+            options.irrevocable = true;
+        }
+        self.attr = attr;
+        self.ended_by_abort = false;
+        self.pending = None;
+        self.stats.consecutive_aborts = 0;
+        self.desc.begin(options);
+        self.nesting = 1;
+        true
+    }
+
+    /// The running attempt met an abort of `reason` at `site`: report it
+    /// ([`Style::Report`]) or roll back and restart ([`Style::Restart`]). Returns the status for the caller.
+    pub(crate) fn after_abort(&mut self, reason: AbortReason, site: Site, style: Style) -> c_int {
+        let code = *self.pending.get_or_insert(abort_code(reason, site));
+        match style {
+            Style::Report => code,
+            Style::Restart => self.end_attempt(reason, code, false),
+        }
+    }
+
+    /// Rolls the running attempt back (if the engine has not already), counts the
+    /// abort, then begins the next attempt, or ends the transaction when it must not be
+    /// retried. Returns `code`, with `STM_PATH_INSTRUMENTED` when a new attempt runs.
+    pub(crate) fn end_attempt(
+        &mut self,
+        reason: AbortReason,
+        code: c_int,
+        no_retry: bool,
+    ) -> c_int {
+        let reason = self.desc.doomed().unwrap_or(reason);
+        self.desc.rollback(reason);
+        self.pending = None;
+        self.stats.count_abort(code);
+        if no_retry || self.attr.no_retry {
+            self.nesting = 0;
+            self.ended_by_abort = true;
+            return code & !STM_PATH_INSTRUMENTED;
+        }
+        self.wait_before_restart(reason);
+        let serialize = self.start_decision() == Decision::Serialize;
+        self.desc.restart();
+        if serialize {
+            // A fresh attempt has read nothing: it cannot fail validation; if it was
+            // already killed, its first access reports that.
+            let _ = self.desc.become_irrevocable();
+        }
+        self.nesting = 1;
+        code | STM_PATH_INSTRUMENTED
+    }
+
+    /// Commits the outermost level. Returns `Ok` when committed, otherwise the status
+    /// of the abort path (a failed commit has rolled back: it always restarts or
+    /// ends, never stays doomed).
+    pub(crate) fn commit_outermost(&mut self) -> Result<(), c_int> {
+        match self.desc.commit() {
+            Ok(()) => {
+                self.nesting = 0;
+                self.pending = None;
+                self.stats.count_commit();
+                Ok(())
+            }
+            Err(abort) => Err(self.after_abort(abort.reason(), Site::Commit, Style::Restart)),
+        }
+    }
+
+    /// Waits the contention manager's delay, then as long as the hooks ask (a killed
+    /// attempt's restart also waits for its killer, inside the engine).
+    fn wait_before_restart(&self, reason: AbortReason) {
+        let manager = &self.stm.config().manager;
+        pause_for(manager.restart_delay(self.desc.aborts_in_row()));
+        act_on(self.desc.abort_decision(reason));
+    }
+
+    /// Asks the hooks until they let the attempt start.
+    fn start_decision(&self) -> Decision {
+        loop {
+            match self.desc.start_decision() {
+                decision @ (Decision::Proceed | Decision::Serialize) => return decision,
+                other => act_on(other),
+            }
+        }
+    }
+}
+
+fn act_on(decision: Decision) {
+    match decision {
+        Decision::Wait => pause_for(Duration::from_micros(1)),
+        Decision::SwitchAway => std::thread::yield_now(),
+        Decision::Proceed | Decision::Serialize => {}
+    }
+}
+
+/// Waits `delay` without sleeping: spins, then yields the thread now and then.
+fn pause_for(delay: Duration) {
+    if delay.is_zero() {
+        return;
+    }
+    let until = Instant::now() + delay;
+    let mut round = 0u32;
+    while Instant::now() < until {
+        if round < 64 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+        round = round.saturating_add(1);
+    }
+}

@@ -1,0 +1,193 @@
+//! tinySTM's `mod_mem.h`: memory allocated and freed by transactions.
+//!
+//! Blocks come from the C library's `malloc` and go back through its `free`, so a C
+//! program may `stm_free` blocks it `malloc`ed itself and `free` blocks that
+//! `stm_malloc` returned once no transaction can reach them.
+//!
+//! # Invariants
+//! - A block `stm_malloc`ed by an attempt that aborts is freed at the rollback.
+//! - A block `stm_free`d by an attempt is freed only if the attempt commits, and only
+//!   once no transaction that could still read it is running (the engine's epochs);
+//!   the freed range is written (unchanged) so that transactions using it conflict
+//!   with the freeing one.
+
+use crate::access::WORD;
+use crate::attempt::Style;
+use crate::boundary;
+use crate::shim;
+use crate::status::{CapiError, CapiResult, LUTRA_ENOMEM, LUTRA_OK, Site};
+use crate::thread::{self, with_thread};
+use std::ffi::{c_int, c_void};
+
+unsafe extern "C" {
+    fn malloc(size: usize) -> *mut c_void;
+    fn calloc(count: usize, size: usize) -> *mut c_void;
+    fn free(block: *mut c_void);
+}
+
+/// Gives a block back to the C library (the engine's release function).
+///
+/// # Safety
+/// `addr` must come from the C library's allocator and not be freed yet.
+unsafe fn release_with_free(addr: usize, _size: usize) {
+    // SAFETY: the caller's contract.
+    unsafe { free(addr as *mut c_void) }
+}
+
+/// `size` rounded up to whole words (at least one), as tinySTM does, so that
+/// word-wise transactional accesses to the block's last bytes stay inside it.
+fn rounded(size: usize) -> CapiResult<usize> {
+    size.max(1)
+        .checked_next_multiple_of(WORD)
+        .ok_or_else(|| CapiError::new(LUTRA_ENOMEM, "size too large"))
+}
+
+/// Allocates with `allocate(rounded size)` and, inside a transaction, records the
+/// block so that an abort frees it.
+fn allocate(size: usize, allocate: impl FnOnce(usize) -> *mut c_void) -> CapiResult<*mut c_void> {
+    let size = rounded(size)?;
+    let block = allocate(size);
+    if block.is_null() {
+        return Err(CapiError::new(LUTRA_ENOMEM, "out of memory"));
+    }
+    if thread::is_registered() {
+        with_thread(|state| {
+            if state.nesting > 0 {
+                state
+                    .desc
+                    .record_allocation(block as usize, size, release_with_free);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(block)
+}
+
+/// tinySTM's `stm_malloc`: allocates `size` bytes (rounded up to whole words) inside
+/// the calling thread's transaction; if the transaction aborts, the block is freed.
+/// Outside a transaction (or on an unregistered thread) it is plain `malloc`. Returns
+/// NULL when out of memory, with the thread's last error set.
+#[unsafe(no_mangle)]
+pub extern "C" fn stm_malloc(size: usize) -> *mut c_void {
+    boundary::value(
+        "stm_malloc",
+        |_| std::ptr::null_mut(),
+        || {
+            // SAFETY: `malloc` may be called with any size.
+            allocate(size, |size| unsafe { malloc(size) })
+        },
+    )
+}
+
+/// tinySTM's `stm_calloc`: as [`stm_malloc`], for `count` zeroed elements of `size`
+/// bytes. Returns NULL when out of memory or when `count * size` overflows.
+#[unsafe(no_mangle)]
+pub extern "C" fn stm_calloc(count: usize, size: usize) -> *mut c_void {
+    boundary::value(
+        "stm_calloc",
+        |_| std::ptr::null_mut(),
+        || {
+            let total = count
+                .checked_mul(size)
+                .ok_or_else(|| CapiError::new(LUTRA_ENOMEM, "count * size overflows"))?;
+            // SAFETY: `calloc` may be called with any size.
+            allocate(total, |total| unsafe { calloc(1, total) })
+        },
+    )
+}
+
+/// Frees `addr` if the running attempt commits, after writing `[addr + idx, addr +
+/// idx + size)` so that transactions using the block conflict with this one.
+fn free_on_commit(addr: usize, idx: usize, size: usize, style: Style) -> CapiResult<c_int> {
+    if addr == 0 {
+        return with_thread(|state| state.require_transaction().map(|()| LUTRA_OK));
+    }
+    if !addr.is_multiple_of(WORD) {
+        return Err(CapiError::invalid("block address is not aligned to a word"));
+    }
+    let start = addr
+        .checked_add(idx)
+        .filter(|start| start.checked_add(size).is_some())
+        .ok_or_else(|| CapiError::invalid("range wraps around the address space"))?;
+    with_thread(|state| {
+        state.require_transaction()?;
+        let first = start - start % WORD;
+        let words = if size == 0 {
+            first..first
+        } else {
+            first..start + size
+        };
+        for word in words.step_by(WORD) {
+            // SAFETY: the block is valid (C caller's contract) and `word` is an
+            // aligned word of it; mask 0 changes nothing, it only takes the word.
+            if let Err(abort) = unsafe { state.desc.store(word as *mut usize, 0, 0) } {
+                return Ok(state.after_abort(abort.reason(), Site::Write, style));
+            }
+        }
+        // SAFETY: the block comes from the C allocator (contract), is word-aligned,
+        // freed once, and `release_with_free` is how to free it; size 0 overwrites
+        // nothing more.
+        match unsafe { state.desc.free_on_commit(addr, 0, release_with_free) } {
+            Ok(()) => Ok(LUTRA_OK),
+            Err(abort) => Ok(state.after_abort(abort.reason(), Site::Write, style)),
+        }
+    })
+}
+
+/// tinySTM's `stm_free`: frees the block `addr` (from `stm_malloc`, `stm_calloc` or
+/// `malloc`) when the calling thread's transaction commits, once no transaction can
+/// still read it; its first `size` bytes are overwritten (transactionally, with
+/// their own values) so that concurrent transactions using them conflict. NULL does
+/// nothing.
+///
+/// Must be called inside a transaction; may abort like `stm_store`. Misuse (no
+/// transaction, no registered thread, misaligned block) frees nothing and sets the
+/// thread's last error. To free outside transactions, unlink the block in a
+/// transaction, call `stm_quiesce`, then `free`.
+///
+/// # Safety
+/// `addr` must be NULL or a live block of the C allocator, freed only once, at least
+/// `size` bytes long. The caller's frames up to the `sigsetjmp` must be C frames.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn stm_free(addr: *mut c_void, size: usize) {
+    let status = boundary::status("stm_free", || {
+        free_on_commit(addr as usize, 0, size, Style::Restart)
+    });
+    // SAFETY: this frame owns only integers and pointers.
+    unsafe { shim::jump_if_restarted(status) };
+}
+
+/// tinySTM's `stm_free2`: as [`stm_free`], overwriting `size` bytes from byte `idx` of
+/// the block.
+///
+/// # Safety
+/// As [`stm_free`], with `idx + size` bytes in the block.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn stm_free2(addr: *mut c_void, idx: usize, size: usize) {
+    let status = boundary::status("stm_free2", || {
+        free_on_commit(addr as usize, idx, size, Style::Restart)
+    });
+    // SAFETY: this frame owns only integers and pointers.
+    unsafe { shim::jump_if_restarted(status) };
+}
+
+/// tinySTM's `mod_mem_init`: Lutra's transactional allocation needs no set-up and
+/// always frees through epochs (tinySTM's `gc`), so this does nothing. May be called
+/// at any time.
+#[unsafe(no_mangle)]
+pub extern "C" fn mod_mem_init(gc: c_int) {
+    let _ = gc;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_round_up_to_words() {
+        assert_eq!(rounded(0).unwrap(), WORD);
+        assert_eq!(rounded(1).unwrap(), WORD);
+        assert_eq!(rounded(WORD + 1).unwrap(), 2 * WORD);
+        assert!(rounded(usize::MAX).is_err());
+    }
+}

@@ -1,0 +1,153 @@
+//! The state of a thread registered with `stm_init_thread`: its transaction
+//! descriptor, flat-nesting depth, the running transaction's attributes, and its
+//! statistics. It lives in a Rust thread-local, boxed so that its address (the
+//! `struct stm_tx *` handle C sees) stays put.
+//!
+//! # Invariants
+//! - `nesting > 0` exactly when `desc` has an attempt running (possibly doomed).
+//! - `pending` is `Some` only while the running attempt is doomed by an abort that a
+//!   status-style accessor reported and nobody has rolled back yet.
+//! - The state is only reached through [`with_thread`], which borrows it for the
+//!   duration of one call into the engine; no C code runs while it is borrowed.
+//! - Dropping the state rolls back any running attempt (the descriptor's `Drop`), then
+//!   unregisters the thread (field order).
+
+use crate::engine::{self, Registration};
+use crate::lifecycle::StmTx;
+use crate::stats::LocalStats;
+use crate::status::{CapiError, CapiResult, LUTRA_ENOMEM};
+use lutra_stm::{Stm, TxDescriptor};
+use std::cell::RefCell;
+use std::ffi::c_int;
+
+/// The attributes of a transaction, decoded from tinySTM's `stm_tx_attr_t` by the shim.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Attributes {
+    /// The whole union, as given (returned by `stm_get_attributes`).
+    pub(crate) raw: i32,
+    /// The application's transaction id: Lutra's statistics site.
+    pub(crate) id: u32,
+    /// A hint; Lutra's read-only attempts already write no shared metadata.
+    pub(crate) read_only: bool,
+    /// End the transaction on abort instead of restarting it.
+    pub(crate) no_retry: bool,
+}
+
+/// A registered thread (see the module header).
+pub(crate) struct ThreadTx {
+    pub(crate) desc: TxDescriptor,
+    pub(crate) stm: Stm,
+    /// Flat nesting depth: `stm_start` calls not yet matched by `stm_commit`.
+    pub(crate) nesting: u32,
+    pub(crate) attr: Attributes,
+    /// The last transaction ended by an abort that was not retried (`stm_aborted`).
+    pub(crate) ended_by_abort: bool,
+    /// `stm_set_irrevocable` was called outside a transaction: the next one starts
+    /// irrevocable.
+    pub(crate) irrevocable_next: bool,
+    /// The abort code of a doomed attempt not yet rolled back.
+    pub(crate) pending: Option<c_int>,
+    pub(crate) stats: LocalStats,
+    _registration: Registration,
+}
+
+impl ThreadTx {
+    /// Fails unless a transaction is active.
+    pub(crate) fn require_transaction(&self) -> CapiResult<()> {
+        if self.nesting == 0 {
+            return Err(CapiError::no_transaction());
+        }
+        debug_assert!(self.desc.is_active(), "nesting without a running attempt");
+        Ok(())
+    }
+
+    /// Fails if a transaction is active.
+    pub(crate) fn require_no_transaction(&self) -> CapiResult<()> {
+        if self.nesting > 0 {
+            return Err(CapiError::in_transaction());
+        }
+        Ok(())
+    }
+
+    /// The opaque handle C sees as `struct stm_tx *`.
+    pub(crate) fn handle(&mut self) -> *mut StmTx {
+        (self as *mut ThreadTx).cast()
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Box<ThreadTx>>> = const { RefCell::new(None) };
+}
+
+/// Runs `body` on the calling thread's state.
+///
+/// # Errors
+/// `LUTRA_ENOTHREAD` when the thread is not registered (or is exiting); whatever
+/// `body` returns.
+pub(crate) fn with_thread<R>(body: impl FnOnce(&mut ThreadTx) -> CapiResult<R>) -> CapiResult<R> {
+    CURRENT
+        .try_with(|current| {
+            let mut current = current
+                .try_borrow_mut()
+                .map_err(|_| CapiError::invalid("re-entered from inside the library"))?;
+            match current.as_deref_mut() {
+                Some(state) => body(state),
+                None => Err(CapiError::no_thread()),
+            }
+        })
+        .unwrap_or_else(|_| Err(CapiError::no_thread()))
+}
+
+/// Whether the calling thread is registered.
+pub(crate) fn is_registered() -> bool {
+    CURRENT
+        .try_with(|current| current.try_borrow().is_ok_and(|state| state.is_some()))
+        .unwrap_or(false)
+}
+
+/// Registers the calling thread (or returns its existing registration).
+pub(crate) fn register() -> CapiResult<*mut StmTx> {
+    if is_registered() {
+        return with_thread(|state| Ok(state.handle()));
+    }
+    let (stm, registration) = engine::register()?;
+    let desc =
+        TxDescriptor::new(&stm).map_err(|full| CapiError::new(LUTRA_ENOMEM, full.to_string()))?;
+    let mut state = Box::new(ThreadTx {
+        desc,
+        stm,
+        nesting: 0,
+        attr: Attributes::default(),
+        ended_by_abort: false,
+        irrevocable_next: false,
+        pending: None,
+        stats: LocalStats::default(),
+        _registration: registration,
+    });
+    let handle = state.handle();
+    CURRENT
+        .try_with(|current| *current.borrow_mut() = Some(state))
+        .map_err(|_| CapiError::no_thread())?;
+    Ok(handle)
+}
+
+/// Unregisters the calling thread, which must not be inside a transaction.
+pub(crate) fn unregister() -> CapiResult<()> {
+    with_thread(|state| state.require_no_transaction())?;
+    discard();
+    Ok(())
+}
+
+/// Drops the calling thread's state, rolling back whatever runs.
+pub(crate) fn discard() {
+    let state = CURRENT
+        .try_with(|current| {
+            current
+                .try_borrow_mut()
+                .ok()
+                .and_then(|mut state| state.take())
+        })
+        .ok()
+        .flatten();
+    drop(state);
+}

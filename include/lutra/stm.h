@@ -1,0 +1,403 @@
+/*
+ * lutra/stm.h -- Lutra's STM for C, with tinySTM's core API.
+ *
+ * A C program written for tinySTM's stm.h builds against Lutra by changing the
+ * include path (-I<prefix>/include/lutra, or #include <lutra/stm.h> with
+ * -I<prefix>/include) and the link flag (-llutra, or `pkg-config --cflags --libs
+ * lutra`). The names, types and meaning follow tinySTM 1.0.5 (implicit
+ * transaction: the current thread's); the functions not listed here (callbacks,
+ * specifics, unit loads, the *_tx variants) are not provided.
+ *
+ * Usage, as with tinySTM:
+ *
+ *   stm_init();                          once, before anything else
+ *   stm_init_thread();                   in each thread that runs transactions
+ *   { stm_tx_attr_t a = {{.id = 1, .read_only = 0}};
+ *     sigjmp_buf *e = stm_start(a);
+ *     if (e != NULL) sigsetjmp(*e, 0);   an abort comes back here
+ *     x = stm_load(&shared);
+ *     stm_store(&shared, x + 1);
+ *     stm_commit(); }
+ *   stm_exit_thread();                   in each such thread, at its end
+ *   stm_exit();                          once, after every thread
+ *
+ * or, without sigsetjmp, stm_atomically(fn, arg) (Lutra extension, below).
+ *
+ * ABORTS. When a transaction aborts inside a function of this library, Lutra rolls
+ * it back, waits as the contention manager says, begins a new attempt and
+ * siglongjmps to the buffer stm_start returned: sigsetjmp returns the abort code
+ * (STM_ABORT_* | STM_PATH_INSTRUMENTED) and the code after it runs again, inside
+ * the new attempt (stm_start is not called again). Hence, as in tinySTM:
+ *  - call sigsetjmp right after stm_start, in a function that stays live until the
+ *    transaction ends, and let only C frames that need no clean-up lie between it
+ *    and the library calls (no C++ objects with destructors);
+ *  - local variables written after sigsetjmp and read after a restart must be
+ *    written again first (or be volatile);
+ *  - work outside the library (I/O, malloc) is not undone: use stm_malloc and
+ *    stm_free, or make the transaction irrevocable first.
+ *
+ * NESTING is flat: stm_start inside a transaction returns NULL (do not sigsetjmp),
+ * stm_commit closes the level, an abort restarts the outermost transaction.
+ *
+ * MISUSE never has undefined behaviour that could have been checked: a function
+ * called when it may not be (before stm_init, on a thread without
+ * stm_init_thread, outside a transaction, with a NULL argument) does nothing,
+ * returns 0 / NULL / a negative LUTRA_E* code as documented, and records the
+ * calling thread's last error (lutra_last_error, lutra_last_error_code).
+ * Addresses the library cannot check (dangling, too short) remain the caller's
+ * responsibility.
+ *
+ * SHARING RULES (what C callers may assume):
+ *  - Transactions are opaque: an attempt never sees an inconsistent state, not
+ *    even one that later aborts; committed transactions are serializable.
+ *  - A location (and the whole machine word around it) that transactions access
+ *    must not be written outside transactions while transactions may access it.
+ *  - Publication is safe: data initialized outside transactions and then made
+ *    reachable by a committed transaction is seen initialized by transactions.
+ *  - Privatization needs a barrier: after a committed transaction makes data
+ *    unreachable from shared memory, call stm_quiesce() before reading, writing or
+ *    free()ing it without transactions (an attempt that started earlier may still
+ *    read it, and a transaction serialized before may still be writing it back).
+ *  - stm_free inside a transaction needs no barrier: the block is freed once no
+ *    transaction can still read it.
+ *
+ * Build with a POSIX feature level that declares sigjmp_buf (the default for GCC
+ * and Clang; with -std=c11 define _POSIX_C_SOURCE=200809L).
+ */
+
+#ifndef LUTRA_STM_H
+#define LUTRA_STM_H
+
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The tinySTM API level implemented. */
+#define STM_VERSION "1.0.5"
+#define STM_VERSION_NB 105
+/* Lutra's own version. */
+#define LUTRA_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+# define LUTRA_EXTENSION __extension__
+#else
+# define LUTRA_EXTENSION
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ *
+ * Types
+ * ------------------------------------------------------------------------ */
+
+/* A machine word: the unit of stm_load / stm_store. */
+typedef uintptr_t stm_word_t;
+
+/* A thread's transaction handle (opaque). */
+struct stm_tx;
+
+/*
+ * Attributes of a transaction, passed by value to stm_start. As in tinySTM, a
+ * union of bit-fields and an integer holding them all, so that both
+ * `stm_tx_attr_t a = {{.id = 3, .read_only = 1}};` and `a.attrs = 0;` work.
+ */
+typedef union stm_tx_attr {
+  LUTRA_EXTENSION struct {
+    /* The application's id for this transaction site (Lutra groups statistics
+     * and scheduling by it). */
+    unsigned int id : 16;
+    /* A hint: the transaction only reads. Lutra's read-only attempts write no
+     * shared metadata anyway; a write is allowed. */
+    unsigned int read_only : 1;
+    /* Accepted for compatibility; Lutra's reads are invisible. */
+    unsigned int visible_reads : 1;
+    /* On abort, end the transaction instead of restarting it: the aborting call
+     * returns (loads return 0) and stm_aborted() returns 1. */
+    unsigned int no_retry : 1;
+    /* Accepted for compatibility; ignored. */
+    unsigned int no_extend : 1;
+  };
+  /* Every attribute at once; 0 is the default. */
+  int32_t attrs;
+} stm_tx_attr_t;
+
+/* Abort codes: what sigsetjmp returns when a transaction restarts (with
+ * STM_PATH_INSTRUMENTED set), and what the jump-free accessors return. */
+enum {
+  /* Set in every value sigsetjmp returns on a restart. */
+  STM_PATH_INSTRUMENTED = 0x01,
+  /* Never set by Lutra (no uninstrumented path). */
+  STM_PATH_UNINSTRUMENTED = 0x02,
+  /* The program called stm_abort (its reason bits are kept). */
+  STM_ABORT_EXPLICIT = (1 << 5),
+  /* stm_abort reason: end the transaction, do not restart it. */
+  STM_ABORT_NO_RETRY = (1 << 5) | (0x01 << 8),
+  /* An abort the program did not ask for; bits 8..11 tell why. */
+  STM_ABORT_IMPLICIT = (1 << 6),
+  /* Not produced by Lutra (reads are invisible). */
+  STM_ABORT_RR_CONFLICT = (1 << 6) | (0x01 << 8),
+  /* Not produced by Lutra (reads are invisible). */
+  STM_ABORT_RW_CONFLICT = (1 << 6) | (0x02 << 8),
+  /* A read met a location locked by a writer. */
+  STM_ABORT_WR_CONFLICT = (1 << 6) | (0x03 << 8),
+  /* A write met a location locked by another writer. */
+  STM_ABORT_WW_CONFLICT = (1 << 6) | (0x04 << 8),
+  /* A read found the snapshot could not be extended. */
+  STM_ABORT_VAL_READ = (1 << 6) | (0x05 << 8),
+  /* A write found the snapshot could not be extended. */
+  STM_ABORT_VAL_WRITE = (1 << 6) | (0x06 << 8),
+  /* The commit found something read had changed. */
+  STM_ABORT_VALIDATE = (1 << 6) | (0x07 << 8),
+  /* Gave way to an irrevocable transaction, or must restart irrevocable. */
+  STM_ABORT_IRREVOCABLE = (1 << 6) | (0x09 << 8),
+  /* Killed by another transaction's contention manager. */
+  STM_ABORT_KILLED = (1 << 6) | (0x0A << 8),
+  /* Not produced by Lutra. */
+  STM_ABORT_SIGNAL = (1 << 6) | (0x0B << 8),
+  /* The read or write set reached its size limit. */
+  STM_ABORT_EXTEND_WS = (1 << 6) | (0x0C << 8),
+  /* Any other reason. */
+  STM_ABORT_OTHER = (1 << 6) | (0x0F << 8)
+};
+
+/* ------------------------------------------------------------------------ *
+ * Library and threads
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Creates the engine. Design from the environment variable LUTRA_STM_DESIGN
+ * ("wb-ctl", the default: write-back, commit-time locking; or "wb-etl":
+ * encounter-time locking), contention manager from LUTRA_STM_CM ("suicide",
+ * "backoff" (default), "aggressive", "timestamp", "size_matters", "priority").
+ * Call once, before anything else; a second call does nothing. A bad variable
+ * leaves the library uninitialized (the message goes to stderr and to the last
+ * error, code LUTRA_EINVAL).
+ */
+void stm_init(void);
+
+/*
+ * Drops the engine. Call once, after every other thread called
+ * stm_exit_thread; a registered calling thread is unregistered first. On misuse
+ * the engine keeps running and the last error says why: LUTRA_EINTX (inside a
+ * transaction), LUTRA_EBUSY (threads still registered), LUTRA_ENOINIT. After it,
+ * stm_init may start a new engine.
+ */
+void stm_exit(void);
+
+/*
+ * Registers the calling thread; required before it runs transactions. Returns
+ * its handle (the same on later calls), or NULL with the last error set:
+ * LUTRA_ENOINIT (no stm_init), LUTRA_ENOMEM (too many threads).
+ */
+struct stm_tx *stm_init_thread(void);
+
+/*
+ * Unregisters the calling thread (one that ends without it is unregistered at
+ * its exit). On misuse nothing happens and the last error is set: LUTRA_EINTX
+ * (inside a transaction), LUTRA_ENOTHREAD.
+ */
+void stm_exit_thread(void);
+
+/* The calling thread's handle, or NULL if it is not registered. Any time. */
+struct stm_tx *stm_current_tx(void);
+
+/* ------------------------------------------------------------------------ *
+ * Transactions (a registered thread)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Starts a transaction with attributes attr and returns the jump buffer the
+ * caller must sigsetjmp on at once. Inside a transaction: returns NULL and joins
+ * it (flat nesting; do not sigsetjmp). On misuse (unregistered thread) also NULL,
+ * with the last error set; stm_active() tells the cases apart.
+ */
+sigjmp_buf *stm_start(stm_tx_attr_t attr);
+
+/*
+ * Commits the transaction (or closes a nested level) and returns 1. If the
+ * commit fails, the transaction restarts from its sigsetjmp and this call does
+ * not return; with no_retry it ends and 0 is returned. Misuse (no transaction,
+ * unregistered thread): returns 0, last error set.
+ */
+int stm_commit(void);
+
+/*
+ * Aborts the transaction: it restarts from its sigsetjmp, which returns
+ * (abort_reason & ~3) | STM_ABORT_EXPLICIT | STM_PATH_INSTRUMENTED. With
+ * STM_ABORT_NO_RETRY in abort_reason (or the no_retry attribute) it ends instead
+ * and this call returns; stm_aborted() then returns 1. Misuse (no transaction):
+ * returns, last error set.
+ */
+void stm_abort(int abort_reason);
+
+/*
+ * Transactional load of the word at addr. On a conflict the transaction restarts
+ * (no return), or, with no_retry, ends and 0 is returned. Misuse (no
+ * transaction, unregistered thread, NULL): returns 0, last error set. A
+ * misaligned address is read byte by byte.
+ */
+stm_word_t stm_load(volatile stm_word_t *addr);
+
+/* Transactional store of value to the word at addr. Aborts and misuse as
+ * stm_load (misuse writes nothing). */
+void stm_store(volatile stm_word_t *addr, stm_word_t value);
+
+/* Transactional store of the bits of value selected by mask to the aligned word
+ * at addr (LUTRA_EINVAL if misaligned). Aborts and misuse as stm_store. */
+void stm_store2(volatile stm_word_t *addr, stm_word_t value, stm_word_t mask);
+
+/* 1 if the calling thread runs a transaction, else 0 (also when unregistered). */
+int stm_active(void);
+
+/* 1 if the thread's last transaction ended by an abort that was not retried and
+ * no transaction has started since, else 0. Any time. */
+int stm_aborted(void);
+
+/* 1 if the thread runs a transaction that is irrevocable, else 0. Any time. */
+int stm_irrevocable(void);
+
+/*
+ * Makes the transaction irrevocable (it will not abort; one at a time; other
+ * updaters cannot commit until it ends) and returns 1. If something it read has
+ * changed, it restarts from its sigsetjmp (no return), irrevocable from the start.
+ * Outside a transaction: the thread's next transaction starts irrevocable, returns
+ * 1. serial is accepted for compatibility (Lutra's mode is always serial with
+ * respect to updaters). Misuse (unregistered thread): returns 0, last error set.
+ */
+int stm_set_irrevocable(int serial);
+
+/* The thread's jump buffer, or NULL inside a transaction (and, with the last
+ * error set, on an unregistered thread). For programs that sigsetjmp before
+ * stm_start. */
+sigjmp_buf *stm_get_env(void);
+
+/* The attributes the thread's current (or last) transaction started with; all 0
+ * on an unregistered thread (last error set). */
+stm_tx_attr_t stm_get_attributes(void);
+
+/* ------------------------------------------------------------------------ *
+ * Parameters and statistics
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Writes parameter name to *(const char **)val and returns 1: "design" ("wb-ctl",
+ * "wb-etl"), "contention_manager" ("suicide", "backoff", "aggressive",
+ * "timestamp", "size_matters", "priority"), "version". The strings are static.
+ * Returns 0 (last error set) for an unknown name, NULL arguments, no engine.
+ */
+int stm_get_parameter(const char *name, void *val);
+
+/* Nothing can be changed while the engine runs: returns 0, last error
+ * LUTRA_EINVAL. Choose the design and manager at stm_init. */
+int stm_set_parameter(const char *name, void *val);
+
+/*
+ * Writes statistic name to val and returns 1. Global (any thread, needs
+ * stm_init): "global_nb_commits", "global_nb_aborts", "global_max_retries" as
+ * unsigned long. Of the calling thread (registered) since stm_init_thread, as
+ * unsigned long: "nb_commits", "nb_aborts", "max_retries" (most aborts before
+ * one commit), "nb_aborts_locked_read", "nb_aborts_locked_write",
+ * "nb_aborts_validate_read", "nb_aborts_validate_write",
+ * "nb_aborts_validate_commit", "nb_aborts_killed", "nb_aborts_irrevocable",
+ * "nb_aborts_extend_ws", "nb_aborts_explicit", "nb_aborts_other"; and
+ * "read_only" as unsigned int (the current or last transaction's attribute).
+ * Returns 0 (last error set) for an unknown name, NULL arguments, no engine, or
+ * an unregistered thread asking a per-thread name.
+ */
+int stm_get_stats(const char *name, void *val);
+
+/* The global version clock (number of update commits), or 0 without engine. */
+stm_word_t stm_get_clock(void);
+
+/* ------------------------------------------------------------------------ *
+ * Lutra extensions
+ * ------------------------------------------------------------------------ */
+
+/* Status codes: 0 is success, negatives are errors. */
+#define LUTRA_OK 0
+#define LUTRA_ENOINIT (-1)   /* stm_init has not been called (or stm_exit has) */
+#define LUTRA_ENOTHREAD (-2) /* the thread has not called stm_init_thread */
+#define LUTRA_ENOTX (-3)     /* no transaction is active on the thread */
+#define LUTRA_EINTX (-4)     /* not allowed inside a transaction */
+#define LUTRA_EINVAL (-5)    /* invalid argument (NULL, unknown name, misaligned) */
+#define LUTRA_EALREADY (-6)  /* already initialized */
+#define LUTRA_EBUSY (-7)     /* threads are still registered */
+#define LUTRA_ENOMEM (-8)    /* out of memory, or too many threads */
+#define LUTRA_EABORTED (-9)  /* the transaction aborted and was not retried */
+#define LUTRA_EPANIC (-10)   /* internal error; the thread's transaction state was
+                                discarded (call stm_init_thread again) */
+
+/*
+ * stm_init with explicit choices: design "wb-ctl" or "wb-etl", cm one of the
+ * contention managers listed at stm_init; NULL takes the environment variable,
+ * then the default. Returns LUTRA_OK, LUTRA_EINVAL (unknown name) or
+ * LUTRA_EALREADY (the engine runs; stm_exit first).
+ */
+int lutra_stm_init_with(const char *design, const char *cm);
+
+/* The calling thread's last error, "function: what went wrong", or "" if none.
+ * Never NULL; valid until the thread's next error. Any time, any thread. */
+const char *lutra_last_error(void);
+
+/* The code (LUTRA_E*) of the calling thread's last error, or LUTRA_OK. */
+int lutra_last_error_code(void);
+
+/* Forgets the calling thread's last error. */
+void lutra_clear_error(void);
+
+/*
+ * Privatization barrier: waits until every transaction attempt running when it
+ * was called has ended (see SHARING RULES above). Call it outside transactions.
+ * Returns LUTRA_OK, LUTRA_EINTX (inside a transaction), LUTRA_ENOINIT. Needs no
+ * registered thread.
+ */
+int stm_quiesce(void);
+
+/* A transaction body for stm_atomically: return 0 to commit. */
+typedef int (*stm_atomic_fn)(void *arg);
+
+/*
+ * Runs fn(arg) as a transaction of the calling (registered) thread until it
+ * commits; the caller writes no sigsetjmp. Returns:
+ *   0               committed;
+ *   fn's value      fn returned non-zero: rolled back, not retried (use positive
+ *                   values to tell them from the errors below);
+ *   LUTRA_EABORTED  an abort that is not retried ended it (no_retry attribute,
+ *                   STM_ABORT_NO_RETRY), whatever fn returned;
+ *   LUTRA_E*        misuse (LUTRA_ENOTHREAD; LUTRA_EINVAL for a NULL fn, or an
+ *                   fn that commits the transaction itself).
+ * Inside fn, either use the accessors above (an abort jumps back into
+ * stm_atomically, over fn's frames, which must be C frames needing no clean-up),
+ * or the jump-free lutra_stm_load / lutra_stm_store below and return their
+ * positive status at once: fn is then called again in a new attempt. Called
+ * inside a transaction, fn joins it (flat nesting) and its value is returned as
+ * is (a positive abort code if the attempt is doomed). fn may run many times.
+ */
+int stm_atomically(stm_atomic_fn fn, void *arg);
+
+/* stm_atomically with the transaction's attributes. */
+int stm_atomically_attr(stm_tx_attr_t attr, stm_atomic_fn fn, void *arg);
+
+/*
+ * Jump-free stm_load: reads the word at addr into *value. Returns LUTRA_OK; a
+ * positive STM_ABORT_* code when the attempt is aborted (it stays aborted: every
+ * later access returns the same code; return it from the stm_atomically body);
+ * or a negative LUTRA_E* code on misuse (as stm_load; NULL value).
+ */
+int lutra_stm_load(volatile const stm_word_t *addr, stm_word_t *value);
+
+/* Jump-free stm_store; returns as lutra_stm_load. */
+int lutra_stm_store(volatile stm_word_t *addr, stm_word_t value);
+
+/* Jump-free stm_store2; returns as lutra_stm_load. */
+int lutra_stm_store2(volatile stm_word_t *addr, stm_word_t value, stm_word_t mask);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUTRA_STM_H */
