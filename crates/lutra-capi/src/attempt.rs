@@ -12,7 +12,6 @@ use crate::status::{STM_PATH_INSTRUMENTED, Site, abort_code};
 use crate::thread::{Attributes, ThreadTx};
 use lutra_stm::{AbortReason, Decision, TxOptions};
 use std::ffi::c_int;
-use std::time::{Duration, Instant};
 
 /// How an abort reaches the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +36,7 @@ impl ThreadTx {
             priority: 0,
             irrevocable: std::mem::take(&mut self.irrevocable_next),
         };
-        if self.start_decision() == Decision::Serialize {
+        if self.desc.wait_for_start() == Decision::Serialize {
             options.irrevocable = true;
         }
         self.attr = attr;
@@ -77,8 +76,8 @@ impl ThreadTx {
             self.ended_by_abort = true;
             return code & !STM_PATH_INSTRUMENTED;
         }
-        self.wait_before_restart(reason);
-        let serialize = self.start_decision() == Decision::Serialize;
+        self.desc.wait_before_restart(reason);
+        let serialize = self.desc.wait_for_start() == Decision::Serialize;
         self.desc.restart();
         if serialize {
             // A fresh attempt has read nothing: it cannot fail validation; if it was
@@ -102,48 +101,5 @@ impl ThreadTx {
             }
             Err(abort) => Err(self.after_abort(abort.reason(), Site::Commit, Style::Restart)),
         }
-    }
-
-    /// Waits the contention manager's delay, then as long as the hooks ask (a killed
-    /// attempt's restart also waits for its killer, inside the engine).
-    fn wait_before_restart(&self, reason: AbortReason) {
-        let manager = &self.stm.config().manager;
-        pause_for(manager.restart_delay(self.desc.aborts_in_row()));
-        act_on(self.desc.abort_decision(reason));
-    }
-
-    /// Asks the hooks until they let the attempt start.
-    fn start_decision(&self) -> Decision {
-        loop {
-            match self.desc.start_decision() {
-                decision @ (Decision::Proceed | Decision::Serialize) => return decision,
-                other => act_on(other),
-            }
-        }
-    }
-}
-
-fn act_on(decision: Decision) {
-    match decision {
-        Decision::Wait => pause_for(Duration::from_micros(1)),
-        Decision::SwitchAway => std::thread::yield_now(),
-        Decision::Proceed | Decision::Serialize => {}
-    }
-}
-
-/// Waits `delay` without sleeping: spins, then yields the thread now and then.
-fn pause_for(delay: Duration) {
-    if delay.is_zero() {
-        return;
-    }
-    let until = Instant::now() + delay;
-    let mut round = 0u32;
-    while Instant::now() < until {
-        if round < 64 {
-            std::hint::spin_loop();
-        } else {
-            std::thread::yield_now();
-        }
-        round = round.saturating_add(1);
     }
 }

@@ -16,7 +16,7 @@ use crate::engine::{self, Registration};
 use crate::lifecycle::StmTx;
 use crate::stats::LocalStats;
 use crate::status::{CapiError, CapiResult, LUTRA_ENOMEM};
-use lutra_stm::{Stm, TxDescriptor};
+use lutra_stm::TxDescriptor;
 use std::cell::RefCell;
 use std::ffi::c_int;
 
@@ -36,7 +36,6 @@ pub(crate) struct Attributes {
 /// A registered thread (see the module header).
 pub(crate) struct ThreadTx {
     pub(crate) desc: TxDescriptor,
-    pub(crate) stm: Stm,
     /// Flat nesting depth: `stm_start` calls not yet matched by `stm_commit`.
     pub(crate) nesting: u32,
     pub(crate) attr: Attributes,
@@ -115,7 +114,6 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
         TxDescriptor::new(&stm).map_err(|full| CapiError::new(LUTRA_ENOMEM, full.to_string()))?;
     let mut state = Box::new(ThreadTx {
         desc,
-        stm,
         nesting: 0,
         attr: Attributes::default(),
         ended_by_abort: false,

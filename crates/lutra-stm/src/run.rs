@@ -182,7 +182,7 @@ impl TxBuilder<'_> {
         let mut first = true;
         loop {
             let desc = lease.desc();
-            if act_on_start(stm, desc) == Decision::Serialize {
+            if desc.wait_for_start() == Decision::Serialize {
                 options.irrevocable = true;
                 desc.core.restart_irrevocable = !first;
             }
@@ -221,33 +221,40 @@ impl TxBuilder<'_> {
                 }
                 _ => {
                     desc.rollback(reason);
-                    give_way(stm, desc.aborts_in_row());
-                    wait(
-                        stm,
-                        stm.config().manager.restart_delay(desc.aborts_in_row()),
-                    );
-                    act_on(stm, desc.abort_decision(reason));
+                    desc.wait_before_restart(reason);
                 }
             }
         }
     }
 }
 
-/// Lets the transaction that caused an abort finish before restarting. Restarting at
-/// once, abort after abort, is a spin on the conflict (`Suicide` never waits): while
-/// threads outnumber cores, the holder of the record may need this core to release it.
-/// So spin at first, then yield, as the engine's other waits do. (A killed attempt
-/// also waits for its killer when it restarts: `Core::start_attempt`.)
-fn give_way(stm: &Stm, aborts_in_row: u32) {
-    stm.inner.pause(aborts_in_row);
-}
+impl TxDescriptor {
+    /// What a driver does between rolling back an aborted attempt (not a `retry`) and
+    /// restarting it, as [`Stm::atomically`] does: give way to the transaction that
+    /// caused the abort (spin, then yield through the engine's parking as aborts pile
+    /// up: restarting at once is a spin on the conflict while threads outnumber
+    /// cores), wait the contention manager's restart delay, then act on the hooks'
+    /// decision. A killed attempt also waits for its killer when it restarts.
+    pub fn wait_before_restart(&self, reason: AbortReason) {
+        let stm = self.stm();
+        stm.inner.pause(self.aborts_in_row());
+        wait(
+            &stm,
+            stm.config().manager.restart_delay(self.aborts_in_row()),
+        );
+        act_on(&stm, self.abort_decision(reason));
+    }
 
-/// Asks the hooks until they let the attempt start; returns the final decision.
-fn act_on_start(stm: &Stm, desc: &TxDescriptor) -> Decision {
-    loop {
-        match desc.start_decision() {
-            decision @ (Decision::Proceed | Decision::Serialize) => return decision,
-            other => act_on(stm, other),
+    /// Asks the start hook until it lets the next attempt start, acting on `Wait` and
+    /// `SwitchAway` through the engine's parking; returns `Proceed` or `Serialize`
+    /// (then the attempt must run irrevocable).
+    pub fn wait_for_start(&self) -> Decision {
+        let stm = self.stm();
+        loop {
+            match self.start_decision() {
+                decision @ (Decision::Proceed | Decision::Serialize) => return decision,
+                other => act_on(&stm, other),
+            }
         }
     }
 }
