@@ -1,0 +1,61 @@
+//! Lutra's transaction-aware user-level scheduler (seed 004, LUTS; seed 003, TxLinux).
+//!
+//! One worker thread per core, pinned; any number of tasks multiplexed on them. A task
+//! is an interface ([`Resumable`]): native tasks are Rust closures on their own stack
+//! (corosensei, with a guard page); Lua processes will be Lua coroutines. Tasks yield,
+//! park and unpark, wait on barriers, announce the transaction they run and switch to
+//! a task that runs another. [`TaskParking`] lets the STM engine park tasks on
+//! `retry` instead of blocking workers.
+//!
+//! | file | job |
+//! |------|-----|
+//! | `runtime.rs` | builder, runtime, spawning, worker count |
+//! | `worker.rs` | the run loop |
+//! | `queue.rs` | the run queue and LUTS's switch |
+//! | `task.rs` | task records and their state protocol |
+//! | `native.rs` | native tasks and join handles |
+//! | `park.rs` | park, unpark, yield, switch |
+//! | `barrier.rs` | sense-reversing barrier |
+//! | `parking.rs` | the engine's parking interface for tasks |
+//! | `context.rs` | what the current thread runs |
+//!
+//! ```
+//! use lutra_sched::Runtime;
+//! use lutra_stm::{Config, Stm, TVar};
+//! use std::sync::Arc;
+//!
+//! let runtime = Runtime::builder().workers(2).build();
+//! let stm = Stm::new(Config::default().with_parking(Arc::new(lutra_sched::TaskParking)));
+//! let counter = Arc::new(TVar::new(0u64));
+//! let tasks: Vec<_> = (0..64)
+//!     .map(|_| {
+//!         let (stm, counter) = (stm.clone(), counter.clone());
+//!         runtime.spawn(move || {
+//!             for _ in 0..100 {
+//!                 stm.atomically(|tx| tx.modify(&counter, |n| n + 1));
+//!                 lutra_sched::yield_now();
+//!             }
+//!         })
+//!     })
+//!     .collect();
+//! tasks.into_iter().for_each(|task| task.join().unwrap());
+//! assert_eq!(stm.atomically(|tx| tx.read(&counter)), 6400);
+//! ```
+
+mod barrier;
+mod context;
+mod native;
+mod park;
+mod parking;
+mod queue;
+mod runtime;
+mod task;
+mod worker;
+
+pub use barrier::Barrier;
+pub use context::{current_task, worker_index};
+pub use native::{JoinHandle, TaskPanic};
+pub use park::{current_waker, park, set_tx_id, switch, yield_now};
+pub use parking::TaskParking;
+pub use runtime::{Builder, DEFAULT_STACK_SIZE, Runtime, TaskBuilder, TaskOptions, spawn};
+pub use task::{Resumable, Step, TaskCore};

@@ -1,0 +1,137 @@
+//! Native tasks: Rust closures run on their own stack (a corosensei coroutine with a
+//! guard page), and the handle that joins them.
+//!
+//! # Invariants
+//! - The body publishes its yielder in the task record before running user code; the
+//!   yielder stays valid until the body returns.
+//! - A panic in user code is caught inside the coroutine and handed to the joiner;
+//!   nothing unwinds into the worker.
+
+use crate::context::TaskYielder;
+use crate::park::{current_waker, park};
+use crate::task::{Resumable, Step, TaskCore};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult};
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::task::Waker;
+
+/// A native task's coroutine.
+pub(crate) struct NativeTask {
+    coroutine: Coroutine<(), Step, (), DefaultStack>,
+}
+
+// SAFETY: a coroutine is not `Send` because code inside it may cache thread-local
+// addresses across a suspension. Lutra's own code re-reads thread-locals after every
+// suspension (`context.rs`); user code running in a migratable task is documented to
+// hold no thread-local address across `yield_now`, `park`, `switch`, barriers or
+// `join` (pinned tasks never move). The closure and result are `Send`.
+unsafe impl Send for NativeTask {}
+
+impl Resumable for NativeTask {
+    fn resume(&mut self) -> Step {
+        match self.coroutine.resume(()) {
+            CoroutineResult::Yield(step) => step,
+            CoroutineResult::Return(()) => Step::Done,
+        }
+    }
+}
+
+impl NativeTask {
+    /// A task running `body` on a fresh stack of `stack_size` bytes, reporting to
+    /// `join`.
+    pub(crate) fn new<T: Send + 'static>(
+        core: Arc<TaskCore>,
+        stack_size: usize,
+        body: impl FnOnce() -> T + Send + 'static,
+        join: Arc<JoinState<T>>,
+    ) -> std::io::Result<Self> {
+        let stack = DefaultStack::new(stack_size)?;
+        let coroutine = Coroutine::with_stack(stack, move |yielder: &TaskYielder, ()| {
+            core.yielder
+                .store(yielder as *const TaskYielder as *mut (), Ordering::Release);
+            let result = catch_unwind(AssertUnwindSafe(body));
+            core.yielder.store(std::ptr::null_mut(), Ordering::Release);
+            drop(core);
+            join.complete(result);
+        });
+        Ok(Self { coroutine })
+    }
+}
+
+/// The panic payload of a task that panicked.
+pub type TaskPanic = Box<dyn Any + Send + 'static>;
+
+pub(crate) struct JoinState<T> {
+    result: Mutex<(Option<Result<T, TaskPanic>>, bool, Vec<Waker>)>,
+}
+
+impl<T> JoinState<T> {
+    pub(crate) fn new() -> Self {
+        Self {
+            result: Mutex::new((None, false, Vec::new())),
+        }
+    }
+
+    fn complete(&self, result: Result<T, TaskPanic>) {
+        let mut state = self
+            .result
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        state.0 = Some(result);
+        state.1 = true;
+        let waiters = std::mem::take(&mut state.2);
+        drop(state);
+        waiters.into_iter().for_each(Waker::wake);
+    }
+}
+
+/// Waits for a task and takes its result.
+pub struct JoinHandle<T> {
+    state: Arc<JoinState<T>>,
+    task: Arc<TaskCore>,
+}
+
+impl<T> JoinHandle<T> {
+    pub(crate) fn new(state: Arc<JoinState<T>>, task: Arc<TaskCore>) -> Self {
+        Self { state, task }
+    }
+
+    /// The task's record (id, name, announced transaction id).
+    pub fn task(&self) -> &Arc<TaskCore> {
+        &self.task
+    }
+
+    /// Whether the task has finished.
+    pub fn is_finished(&self) -> bool {
+        self.state
+            .result
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .1
+    }
+
+    /// Waits for the task to finish (parking the current task, or the thread outside
+    /// tasks) and returns its result.
+    ///
+    /// # Errors
+    /// The panic payload if the task panicked (`Err`), as `std::thread::JoinHandle`.
+    pub fn join(self) -> Result<T, TaskPanic> {
+        loop {
+            {
+                let mut state = self
+                    .state
+                    .result
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                if let Some(result) = state.0.take() {
+                    return result;
+                }
+                state.2.push(current_waker());
+            }
+            park();
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Blocking and waking tasks (and plain threads) without spinning: `park`, unparking
+//! through a [`Waker`], and `yield_now` / `switch`. The state protocol is in `task.rs`.
+
+use crate::context;
+use crate::runtime::Shared;
+use crate::task::{PARKED, RUNNABLE, Step, TaskCore};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Wake, Waker};
+
+/// Wakes one task: sets its `notified` flag and makes it runnable if it is parked.
+pub(crate) struct TaskWaker {
+    pub(crate) task: Arc<TaskCore>,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl TaskWaker {
+    fn unpark(&self) {
+        self.task.notified.store(true, Ordering::SeqCst);
+        if self
+            .task
+            .state
+            .compare_exchange(PARKED, RUNNABLE, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            self.shared.queue.push(self.task.clone());
+        }
+    }
+}
+
+impl Wake for TaskWaker {
+    fn wake(self: Arc<Self>) {
+        self.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.unpark();
+    }
+}
+
+struct ThreadWaker(std::thread::Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// A waker for the current task, or for the current thread outside tasks.
+pub fn current_waker() -> Waker {
+    match (context::current_task(), context::runtime()) {
+        (Some(task), Some(shared)) => Waker::from(Arc::new(TaskWaker { task, shared })),
+        _ => Waker::from(Arc::new(ThreadWaker(std::thread::current()))),
+    }
+}
+
+/// Blocks the current task until it is woken (through [`current_waker`]), letting the
+/// worker run other tasks; outside tasks, parks the thread. May return spuriously:
+/// call it in a loop that re-checks the condition.
+pub fn park() {
+    let notified = context::with_task(|task| task.notified.swap(false, Ordering::SeqCst));
+    match notified {
+        Some(true) => {}
+        Some(false) => {
+            if context::suspend(Step::Park) {
+                context::with_task(|task| task.notified.store(false, Ordering::SeqCst));
+            } else {
+                std::thread::park();
+            }
+        }
+        None => std::thread::park(),
+    }
+}
+
+/// Lets other tasks run: the current task goes to the back of the run queue. Outside
+/// tasks, yields the thread.
+pub fn yield_now() {
+    if !context::suspend(Step::Yield) {
+        std::thread::yield_now();
+    }
+}
+
+/// LUTS's `luts_switch`: if a runnable task announced a transaction id other than
+/// `tx_id`, runs it first; otherwise the current task continues. Outside tasks, yields
+/// the thread.
+pub fn switch(tx_id: u64) {
+    if !context::suspend(Step::Switch(tx_id)) {
+        std::thread::yield_now();
+    }
+}
+
+/// Announces the transaction the current task is about to run (LUTS's `luts_setid`);
+/// does nothing outside tasks.
+pub fn set_tx_id(tx_id: u64) {
+    context::with_task(|task| task.tx_id.store(tx_id, Ordering::Relaxed));
+}

@@ -1,0 +1,356 @@
+//! The runtime: workers (one per core by default, pinned), the run queue, spawning,
+//! changing the number of workers, shutting down.
+//!
+//! # Invariants
+//! - `live` counts tasks spawned and not yet `DONE`; `wait_idle` returns when it is 0.
+//! - At most `max_workers` workers run; workers with an index at or above `target`
+//!   leave between slices.
+
+use crate::context;
+use crate::native::{JoinHandle, JoinState, NativeTask};
+use crate::queue::RunQueue;
+use crate::task::TaskCore;
+use crate::worker;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+
+/// Default stack size of a native task.
+pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
+
+pub(crate) struct Shared {
+    pub(crate) queue: RunQueue,
+    next_id: AtomicU64,
+    live: Mutex<usize>,
+    idle: Condvar,
+    target: AtomicUsize,
+    shutdown: AtomicBool,
+    switches: AtomicU64,
+    pin: bool,
+    stack_size: usize,
+    cores: Vec<core_affinity::CoreId>,
+    threads: Mutex<Vec<(usize, thread::JoinHandle<()>)>>,
+}
+
+impl Shared {
+    pub(crate) fn worker_must_stop(&self, index: usize) -> bool {
+        self.shutdown.load(Ordering::SeqCst) || index >= self.target.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn task_finished(&self) {
+        let mut live = self
+            .live
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *live -= 1;
+        if *live == 0 {
+            self.idle.notify_all();
+        }
+    }
+
+    pub(crate) fn count_switch(&self) {
+        self.switches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn start_worker(self: &Arc<Self>, index: usize) {
+        let core =
+            (self.pin && !self.cores.is_empty()).then(|| self.cores[index % self.cores.len()]);
+        let shared = self.clone();
+        let handle = thread::Builder::new()
+            .name(format!("lutra-worker-{index}"))
+            .spawn(move || worker::run(shared, index, core))
+            .expect("the OS refused to start a worker thread");
+        self.threads
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push((index, handle));
+    }
+
+    fn spawn_task<T: Send + 'static>(
+        self: &Arc<Self>,
+        options: TaskOptions,
+        body: impl FnOnce() -> T + Send + 'static,
+    ) -> std::io::Result<JoinHandle<T>> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let core = Arc::new(TaskCore::new(id, options.home, options.name));
+        let join = Arc::new(JoinState::new());
+        let stack_size = options.stack_size.unwrap_or(self.stack_size);
+        let task = NativeTask::new(core.clone(), stack_size, body, join.clone())?;
+        *core
+            .body
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Box::new(task));
+        *self
+            .live
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) += 1;
+        self.queue.push(core.clone());
+        Ok(JoinHandle::new(join, core))
+    }
+}
+
+/// Configures a [`Runtime`].
+#[derive(Debug, Clone)]
+pub struct Builder {
+    workers: Option<usize>,
+    allow_more_workers_than_cores: bool,
+    pin: bool,
+    stack_size: usize,
+}
+
+impl Builder {
+    /// Number of workers (default: one per core). More than the cores are used only
+    /// with [`Builder::allow_more_workers_than_cores`].
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = Some(workers.max(1));
+        self
+    }
+
+    /// Allows more workers than cores (for experiments that compare with plain
+    /// threads).
+    pub fn allow_more_workers_than_cores(mut self) -> Self {
+        self.allow_more_workers_than_cores = true;
+        self
+    }
+
+    /// Whether to pin worker `i` to core `i mod cores` (default: yes).
+    pub fn pin(mut self, pin: bool) -> Self {
+        self.pin = pin;
+        self
+    }
+
+    /// Stack size of native tasks (default [`DEFAULT_STACK_SIZE`]; a guard page below
+    /// each stack turns an overflow into a fault, never a silent overwrite).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = bytes;
+        self
+    }
+
+    /// Starts the workers.
+    pub fn build(self) -> Runtime {
+        let cores = core_affinity::get_core_ids().unwrap_or_default();
+        let available = thread::available_parallelism().map_or(1, usize::from);
+        let workers = self.clamp(self.workers.unwrap_or(available), available);
+        let shared = Arc::new(Shared {
+            queue: RunQueue::new(),
+            next_id: AtomicU64::new(1),
+            live: Mutex::new(0),
+            idle: Condvar::new(),
+            target: AtomicUsize::new(workers),
+            shutdown: AtomicBool::new(false),
+            switches: AtomicU64::new(0),
+            pin: self.pin,
+            stack_size: self.stack_size,
+            cores,
+            threads: Mutex::new(Vec::new()),
+        });
+        (0..workers).for_each(|index| shared.start_worker(index));
+        Runtime {
+            shared,
+            builder: self,
+            available,
+        }
+    }
+
+    fn clamp(&self, workers: usize, available: usize) -> usize {
+        if self.allow_more_workers_than_cores {
+            workers.max(1)
+        } else {
+            workers.clamp(1, available)
+        }
+    }
+}
+
+/// Options of one task: see [`Runtime::task`].
+#[derive(Debug, Clone, Default)]
+pub struct TaskOptions {
+    name: Option<String>,
+    home: Option<usize>,
+    stack_size: Option<usize>,
+}
+
+/// Builds one task: name, pinning, stack size.
+#[must_use = "a task builder does nothing until `spawn`"]
+pub struct TaskBuilder<'r> {
+    runtime: &'r Runtime,
+    options: TaskOptions,
+}
+
+impl TaskBuilder<'_> {
+    /// Names the task (shown in diagnostics).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.options.name = Some(name.into());
+        self
+    }
+
+    /// Keeps the task on worker `worker` (C tasks must stay where they started: C
+    /// compilers cache the addresses of `__thread` variables and `errno`).
+    pub fn pinned_to(mut self, worker: usize) -> Self {
+        self.options.home = Some(worker);
+        self
+    }
+
+    /// Sets the task's stack size.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.options.stack_size = Some(bytes);
+        self
+    }
+
+    /// Starts the task.
+    ///
+    /// # Errors
+    /// When its stack cannot be allocated.
+    pub fn spawn<T: Send + 'static>(
+        self,
+        body: impl FnOnce() -> T + Send + 'static,
+    ) -> std::io::Result<JoinHandle<T>> {
+        self.runtime.shared.spawn_task(self.options, body)
+    }
+}
+
+/// A set of pinned workers running any number of tasks (LUTS's system-level threads
+/// and execution contexts).
+///
+/// ```
+/// let runtime = lutra_sched::Runtime::builder().workers(2).build();
+/// let tasks: Vec<_> = (0..100u64).map(|n| runtime.spawn(move || n * n)).collect();
+/// let sum: u64 = tasks.into_iter().map(|task| task.join().unwrap()).sum();
+/// assert_eq!(sum, 328_350);
+/// ```
+pub struct Runtime {
+    shared: Arc<Shared>,
+    builder: Builder,
+    available: usize,
+}
+
+impl Runtime {
+    /// A builder with the defaults: one pinned worker per core.
+    pub fn builder() -> Builder {
+        Builder {
+            workers: None,
+            allow_more_workers_than_cores: false,
+            pin: true,
+            stack_size: DEFAULT_STACK_SIZE,
+        }
+    }
+
+    /// Spawns a task running `body`.
+    ///
+    /// # Panics
+    /// When the task's stack cannot be allocated (see [`TaskBuilder::spawn`] for the
+    /// fallible form).
+    pub fn spawn<T: Send + 'static>(
+        &self,
+        body: impl FnOnce() -> T + Send + 'static,
+    ) -> JoinHandle<T> {
+        self.task()
+            .spawn(body)
+            .unwrap_or_else(|error| panic!("cannot allocate a task stack: {error}"))
+    }
+
+    /// A builder for a task with a name, pinning or its own stack size.
+    pub fn task(&self) -> TaskBuilder<'_> {
+        TaskBuilder {
+            runtime: self,
+            options: TaskOptions::default(),
+        }
+    }
+
+    /// The number of workers requested.
+    pub fn workers(&self) -> usize {
+        self.shared.target.load(Ordering::SeqCst)
+    }
+
+    /// Changes the number of workers while tasks run (luaproc's `setnumworkers`). It
+    /// never exceeds the cores unless the builder allowed it. Workers above the new
+    /// count leave after their current slice; tasks pinned to them wait for a worker
+    /// with their index to return.
+    pub fn set_workers(&self, workers: usize) {
+        let workers = self.builder.clamp(workers, self.available);
+        let previous = self.shared.target.swap(workers, Ordering::SeqCst);
+        let mut threads = self
+            .shared
+            .threads
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (gone, kept): (Vec<_>, Vec<_>) = threads
+            .drain(..)
+            .partition(|(_, handle)| handle.is_finished());
+        *threads = kept;
+        drop(threads);
+        gone.into_iter().for_each(|(_, handle)| {
+            let _ = handle.join();
+        });
+        let running: Vec<usize> = self
+            .shared
+            .threads
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .iter()
+            .map(|(i, _)| *i)
+            .collect();
+        (0..workers)
+            .filter(|index| !running.contains(index))
+            .for_each(|index| self.shared.start_worker(index));
+        if workers < previous {
+            self.shared.queue.wake_all();
+        }
+    }
+
+    /// Number of successful LUTS switches so far.
+    pub fn switches(&self) -> u64 {
+        self.shared.switches.load(Ordering::Relaxed)
+    }
+
+    /// Waits until every task spawned so far has finished.
+    pub fn wait_idle(&self) {
+        let mut live = self
+            .shared
+            .live
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        while *live > 0 {
+            live = self
+                .shared
+                .idle
+                .wait(live)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    /// Waits for every task, then stops the workers (also done on drop).
+    pub fn shutdown(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if context::worker_index().is_none() {
+            self.wait_idle();
+        }
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        self.shared.queue.wake_all();
+        let threads = std::mem::take(
+            &mut *self
+                .shared
+                .threads
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        for (_, handle) in threads {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Spawns a task on the runtime of the current worker.
+///
+/// # Panics
+/// Outside a worker of a runtime, or when the task's stack cannot be allocated.
+pub fn spawn<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+    let shared = context::runtime().expect("lutra_sched::spawn called outside a runtime's worker");
+    shared
+        .spawn_task(TaskOptions::default(), body)
+        .unwrap_or_else(|error| panic!("cannot allocate a task stack: {error}"))
+}

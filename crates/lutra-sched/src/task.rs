@@ -1,0 +1,114 @@
+//! Tasks: what the run queue carries, whatever runs inside (a native stackful context,
+//! later a Lua process resumed as a coroutine).
+//!
+//! # State word
+//!
+//! | state | meaning | who moves it out |
+//! |-------|---------|------------------|
+//! | `RUNNABLE` | in a run queue, or being handed to a worker | a worker, to `RUNNING` |
+//! | `RUNNING` | a worker is resuming it | that worker: to `RUNNABLE` (yield), `PARKED`, `DONE` |
+//! | `PARKED` | suspended by `park`, in no queue | the worker that parked it, or an unparker, to `RUNNABLE` by CAS (once) |
+//! | `DONE` | finished; never runs again | nobody |
+//!
+//! `notified` is separate: an unpark sets it, `park` consumes it.
+//!
+//! # Protocol (park / unpark, no lost wake-up)
+//! Task: `park` returns at once if `notified` was set (consuming it); otherwise it
+//! suspends with [`Step::Park`]. Worker, after that suspension: store `PARKED`, then
+//! load `notified`; if set, CAS `PARKED → RUNNABLE` and enqueue.
+//! Unparker: store `notified`, then CAS `PARKED → RUNNABLE` and enqueue on success.
+//! Both sides store, then load the other's word (sequentially consistent): at least one
+//! sees the other, and the CAS lets exactly one enqueue.
+
+use std::fmt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU64, Ordering};
+
+/// How a task's slice of execution ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Still runnable: put it at the back of the run queue.
+    Yield,
+    /// Suspended until unparked.
+    Park,
+    /// Runnable, but let a task whose transaction id differs from this one run first
+    /// (LUTS's `luts_switch`).
+    Switch(u64),
+    /// Finished.
+    Done,
+}
+
+/// Something a worker can resume: the body of a task.
+///
+/// `resume` runs the task until it yields, parks, switches or finishes, and must
+/// return without unwinding (catch panics inside and report them through the task's
+/// own join handle).
+pub trait Resumable: Send {
+    /// Runs one slice of the task.
+    fn resume(&mut self) -> Step;
+}
+
+pub(crate) const RUNNABLE: u8 = 0;
+pub(crate) const RUNNING: u8 = 1;
+pub(crate) const PARKED: u8 = 2;
+pub(crate) const DONE: u8 = 3;
+
+/// The scheduler's record of one task (LUTS's execution context record).
+pub struct TaskCore {
+    id: u64,
+    pub(crate) state: AtomicU8,
+    pub(crate) notified: AtomicBool,
+    /// The transaction id the task announced last (`set_tx_id`), 0 if none.
+    pub(crate) tx_id: AtomicU64,
+    /// The worker a pinned task must run on.
+    pub(crate) home: Option<usize>,
+    pub(crate) body: Mutex<Option<Box<dyn Resumable>>>,
+    /// The suspension point of a native task (type-erased `Yielder`), null otherwise.
+    pub(crate) yielder: AtomicPtr<()>,
+    pub(crate) name: Option<String>,
+}
+
+impl TaskCore {
+    pub(crate) fn new(id: u64, home: Option<usize>, name: Option<String>) -> Self {
+        Self {
+            id,
+            state: AtomicU8::new(RUNNABLE),
+            notified: AtomicBool::new(false),
+            tx_id: AtomicU64::new(0),
+            home,
+            body: Mutex::new(None),
+            yielder: AtomicPtr::new(std::ptr::null_mut()),
+            name,
+        }
+    }
+
+    /// The task's id, unique within its runtime.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The task's name, if it was given one.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The transaction id the task announced last.
+    pub fn tx_id(&self) -> u64 {
+        self.tx_id.load(Ordering::Relaxed)
+    }
+
+    /// Whether the task may run on worker `worker`.
+    pub(crate) fn may_run_on(&self, worker: usize) -> bool {
+        self.home.is_none_or(|home| home == worker)
+    }
+}
+
+impl fmt::Debug for TaskCore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Task")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("state", &self.state.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
