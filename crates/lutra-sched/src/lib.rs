@@ -18,6 +18,7 @@
 //! | `barrier.rs` | sense-reversing barrier |
 //! | `parking.rs` | the engine's parking interface for tasks |
 //! | `context.rs` | what the current thread runs |
+//! | `overflow.rs` | a task's stack overflow reported as its failure |
 //!
 //! ```
 //! use lutra_sched::Runtime;
@@ -45,6 +46,7 @@
 mod barrier;
 mod context;
 mod native;
+mod overflow;
 mod park;
 mod parking;
 mod queue;

@@ -8,6 +8,7 @@
 //!   nothing unwinds into the worker.
 
 use crate::context::TaskYielder;
+use crate::overflow;
 use crate::park::{current_waker, park};
 use crate::task::{Resumable, Step, TaskCore};
 use corosensei::stack::DefaultStack;
@@ -21,9 +22,11 @@ use std::task::Waker;
 /// A native task's coroutine.
 pub(crate) struct NativeTask {
     coroutine: Coroutine<(), Step, (), DefaultStack>,
+    /// Fails the task after a stack overflow (see `overflow.rs`).
+    fail_on_overflow: Box<dyn Fn() + Send + Sync>,
 }
 
-// SAFETY: a coroutine is not `Send` because code inside it may cache thread-local
+// SAFETY: the overflow closure is `Send + Sync`. A coroutine is not `Send` because code inside it may cache thread-local
 // addresses across a suspension. Lutra's own code re-reads thread-locals after every
 // suspension (`context.rs`); user code running in a migratable task is documented to
 // hold no thread-local address across `yield_now`, `park`, `switch`, barriers or
@@ -32,7 +35,13 @@ unsafe impl Send for NativeTask {}
 
 impl Resumable for NativeTask {
     fn resume(&mut self) -> Step {
-        match self.coroutine.resume(()) {
+        overflow::arm(Some(overflow::Armed {
+            trap: self.coroutine.trap_handler(),
+            fail: &*self.fail_on_overflow,
+        }));
+        let result = self.coroutine.resume(());
+        overflow::arm(None);
+        match result {
             CoroutineResult::Yield(step) => step,
             CoroutineResult::Return(()) => Step::Done,
         }
@@ -49,6 +58,13 @@ impl NativeTask {
         join: Arc<JoinState<T>>,
     ) -> std::io::Result<Self> {
         let stack = DefaultStack::new(stack_size)?;
+        let task_id = core.id();
+        let failed = join.clone();
+        let fail_on_overflow = Box::new(move || {
+            let message = format!("task {task_id} overflowed its stack of {stack_size} bytes");
+            eprintln!("lutra: {message}");
+            failed.complete(Err(Box::new(message)));
+        });
         let coroutine = Coroutine::with_stack(stack, move |yielder: &TaskYielder, ()| {
             core.yielder
                 .store(yielder as *const TaskYielder as *mut (), Ordering::Release);
@@ -57,34 +73,50 @@ impl NativeTask {
             drop(core);
             join.complete(result);
         });
-        Ok(Self { coroutine })
+        Ok(Self {
+            coroutine,
+            fail_on_overflow,
+        })
     }
 }
 
 /// The panic payload of a task that panicked.
 pub type TaskPanic = Box<dyn Any + Send + 'static>;
 
+struct Outcome<T> {
+    result: Option<Result<T, TaskPanic>>,
+    finished: bool,
+    joiners: Vec<Waker>,
+}
+
 pub(crate) struct JoinState<T> {
-    result: Mutex<(Option<Result<T, TaskPanic>>, bool, Vec<Waker>)>,
+    outcome: Mutex<Outcome<T>>,
 }
 
 impl<T> JoinState<T> {
     pub(crate) fn new() -> Self {
         Self {
-            result: Mutex::new((None, false, Vec::new())),
+            outcome: Mutex::new(Outcome {
+                result: None,
+                finished: false,
+                joiners: Vec::new(),
+            }),
         }
     }
 
-    fn complete(&self, result: Result<T, TaskPanic>) {
-        let mut state = self
-            .result
+    fn lock(&self) -> std::sync::MutexGuard<'_, Outcome<T>> {
+        self.outcome
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        state.0 = Some(result);
-        state.1 = true;
-        let waiters = std::mem::take(&mut state.2);
-        drop(state);
-        waiters.into_iter().for_each(Waker::wake);
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn complete(&self, result: Result<T, TaskPanic>) {
+        let mut outcome = self.lock();
+        outcome.result = Some(result);
+        outcome.finished = true;
+        let joiners = std::mem::take(&mut outcome.joiners);
+        drop(outcome);
+        joiners.into_iter().for_each(Waker::wake);
     }
 }
 

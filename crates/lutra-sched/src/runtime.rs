@@ -8,6 +8,7 @@
 
 use crate::context;
 use crate::native::{JoinHandle, JoinState, NativeTask};
+use crate::overflow;
 use crate::queue::RunQueue;
 use crate::task::TaskCore;
 use crate::worker;
@@ -128,6 +129,7 @@ impl Builder {
 
     /// Starts the workers.
     pub fn build(self) -> Runtime {
+        overflow::install();
         let cores = core_affinity::get_core_ids().unwrap_or_default();
         let available = thread::available_parallelism().map_or(1, usize::from);
         let workers = self.clamp(self.workers.unwrap_or(available), available);

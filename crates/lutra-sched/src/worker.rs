@@ -11,6 +11,7 @@
 //!   requested worker count drops below its index + 1.
 
 use crate::context;
+use crate::overflow;
 use crate::runtime::Shared;
 use crate::task::{DONE, PARKED, RUNNABLE, RUNNING, Step, TaskCore};
 use std::sync::Arc;
@@ -21,6 +22,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
     if let Some(core) = core {
         core_affinity::set_for_current(core);
     }
+    overflow::ensure_alternate_stack();
     context::enter_worker(shared.clone(), index);
     while let Some(task) = shared.queue.pop(index, || shared.worker_must_stop(index)) {
         run_slice(&shared, index, task);

@@ -38,7 +38,10 @@ fn join_returns_results_and_panics_of_many_tasks() {
             Ok(value) => assert_eq!(value, n as u64),
             Err(payload) => {
                 assert_eq!(n % 7, 0);
-                assert_eq!(payload.downcast_ref::<String>().unwrap(), &format!("task {n} failed"));
+                assert_eq!(
+                    payload.downcast_ref::<String>().unwrap(),
+                    &format!("task {n} failed")
+                );
             }
         }
     }
@@ -71,8 +74,13 @@ fn ping_pong_through_park_and_wakers_loses_nothing() {
             })
         })
         .collect();
-    let noise: Vec<_> = (0..30).map(|_| runtime.spawn(|| (0..200).for_each(|_| yield_now()))).collect();
-    players.into_iter().chain(noise).for_each(|task| task.join().unwrap());
+    let noise: Vec<_> = (0..30)
+        .map(|_| runtime.spawn(|| (0..200).for_each(|_| yield_now())))
+        .collect();
+    players
+        .into_iter()
+        .chain(noise)
+        .for_each(|task| task.join().unwrap());
     assert_eq!(turn.load(Ordering::SeqCst), 4000);
 }
 
@@ -113,9 +121,13 @@ fn bank_conservation_with_256_migrating_tasks() {
             })
             .collect();
         tasks.into_iter().for_each(|task| task.join().unwrap());
-        let total = stm.atomically(|tx| accounts.iter().map(|a| tx.read(a)).sum::<Result<i64, _>>());
+        let total =
+            stm.atomically(|tx| accounts.iter().map(|a| tx.read(a)).sum::<Result<i64, _>>());
         assert_eq!(total, 32_000, "{design:?}");
-        assert!(seen_workers.lock().unwrap().contains(&2), "no task ever moved between workers");
+        assert!(
+            seen_workers.lock().unwrap().contains(&2),
+            "no task ever moved between workers"
+        );
     }
 }
 
@@ -147,17 +159,22 @@ fn retry_parks_the_task_not_the_worker() {
         let (stm, queue) = (stm.clone(), queue.clone());
         runtime.spawn(move || {
             for item in 1..=50u32 {
-                stm.atomically(|tx| tx.modify(&queue, |mut items| {
-                    items.push(item);
-                    items
-                }));
+                stm.atomically(|tx| {
+                    tx.modify(&queue, |mut items| {
+                        items.push(item);
+                        items
+                    })
+                });
                 yield_now();
             }
         })
     };
     producer.join().unwrap();
     assert_eq!(consumer.join().unwrap(), (1..=50).sum::<u32>());
-    assert!(stm.stats().total.retry_waits > 0, "the consumer never had to wait");
+    assert!(
+        stm.stats().total.retry_waits > 0,
+        "the consumer never had to wait"
+    );
 }
 
 #[test]
@@ -203,7 +220,10 @@ fn workers_can_be_removed_and_added_while_tasks_run() {
     while done.load(Ordering::Relaxed) < before + 1000 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
     }
-    assert!(done.load(Ordering::Relaxed) >= before + 1000, "tasks stopped running with one worker");
+    assert!(
+        done.load(Ordering::Relaxed) >= before + 1000,
+        "tasks stopped running with one worker"
+    );
     runtime.set_workers(64);
     assert!(runtime.workers() <= std::thread::available_parallelism().unwrap().get());
     stop.store(true, Ordering::Relaxed);
@@ -233,4 +253,28 @@ fn barrier_rounds_hold_with_far_more_tasks_than_workers() {
         .collect();
     let leaders: usize = tasks.into_iter().map(|task| task.join().unwrap()).sum();
     assert_eq!(leaders, 4);
+}
+
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    let buffer = std::hint::black_box([depth; 64]);
+    if depth == 0 {
+        0
+    } else {
+        buffer[3] + recurse(depth - 1)
+    }
+}
+
+#[test]
+fn a_stack_overflow_fails_only_that_task() {
+    let runtime = Runtime::builder().workers(2).stack_size(64 * 1024).build();
+    let overflowing = runtime.spawn(|| recurse(10_000_000));
+    let error = overflowing.join().unwrap_err();
+    let message = error.downcast_ref::<String>().expect("a message");
+    assert!(message.contains("overflowed its stack"), "{message}");
+    let fine: Vec<_> = (0..10u64)
+        .map(|n| runtime.spawn(move || recurse(10) + n))
+        .collect();
+    let total: u64 = fine.into_iter().map(|task| task.join().unwrap()).sum();
+    assert_eq!(total, 10 * (0..=10).sum::<u64>() + (0..10).sum::<u64>());
 }
