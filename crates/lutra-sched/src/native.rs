@@ -138,11 +138,7 @@ impl<T> JoinHandle<T> {
 
     /// Whether the task has finished.
     pub fn is_finished(&self) -> bool {
-        self.state
-            .result
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .1
+        self.state.lock().finished
     }
 
     /// Waits for the task to finish (parking the current task, or the thread outside
@@ -153,15 +149,11 @@ impl<T> JoinHandle<T> {
     pub fn join(self) -> Result<T, TaskPanic> {
         loop {
             {
-                let mut state = self
-                    .state
-                    .result
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-                if let Some(result) = state.0.take() {
+                let mut outcome = self.state.lock();
+                if let Some(result) = outcome.result.take() {
                     return result;
                 }
-                state.2.push(current_waker());
+                outcome.joiners.push(current_waker());
             }
             park();
         }
