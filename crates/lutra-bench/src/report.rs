@@ -1,0 +1,254 @@
+//! Result rows and the on-screen table (the CSV file is written by `csv.rs`).
+//!
+//! Derived figures, per group (one workload):
+//!
+//! | figure | definition |
+//! |--------|------------|
+//! | `vs_seq` | throughput ÷ the sequential run's (at 1 thread: the single-thread overhead) |
+//! | `scaling` | throughput ÷ the same contender's 1-thread throughput |
+//! | `fraction_of_ceiling` | at 2 threads: throughput ÷ the ceiling's (two sequential copies side by side), i.e. the 2-thread speedup over sequential as a fraction of the speedup this machine can give |
+//! | `abort_rate` | aborted attempts ÷ started attempts (STM only) |
+
+use crate::contender::{CEILING_THREADS, Contender};
+use crate::measure::Sample;
+use std::fmt::Write as _;
+
+/// One measured run.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The contender.
+    pub contender: Contender,
+    /// Threads it ran on.
+    pub threads: usize,
+    /// What was measured.
+    pub sample: Sample,
+}
+
+impl Row {
+    /// Operations per second.
+    pub fn throughput(&self) -> f64 {
+        self.sample.run.throughput()
+    }
+
+    /// Aborted attempts per started attempt, for STM rows.
+    pub fn abort_rate(&self) -> Option<f64> {
+        self.sample.stats.map(|stats| stats.abort_rate())
+    }
+}
+
+/// The runs of one workload, with what identifies it in the CSV file.
+#[derive(Clone, Debug)]
+pub struct Group {
+    /// The benchmark (`intset`, `bank`).
+    pub bench: &'static str,
+    /// The structure (`list`, …) or `bank`.
+    pub structure: String,
+    /// Initial keys, or accounts.
+    pub size: usize,
+    /// Percentage of updating operations.
+    pub update_percent: u32,
+    /// A title for the screen.
+    pub title: String,
+    /// The runs, in the order measured.
+    pub rows: Vec<Row>,
+}
+
+impl Group {
+    fn throughput_of(&self, contender: Contender, threads: usize) -> Option<f64> {
+        self.rows
+            .iter()
+            .find(|row| row.contender == contender && row.threads == threads)
+            .map(Row::throughput)
+    }
+
+    /// The sequential run's throughput.
+    pub fn sequential(&self) -> Option<f64> {
+        self.throughput_of(Contender::Sequential, 1)
+    }
+
+    /// The ceiling run's throughput.
+    pub fn ceiling(&self) -> Option<f64> {
+        self.throughput_of(Contender::Ceiling, CEILING_THREADS)
+    }
+
+    /// `row`'s throughput ÷ the sequential run's.
+    pub fn vs_sequential(&self, row: &Row) -> Option<f64> {
+        Some(row.throughput() / self.sequential()?)
+    }
+
+    /// `row`'s throughput ÷ the same contender's at 1 thread.
+    pub fn scaling(&self, row: &Row) -> Option<f64> {
+        Some(row.throughput() / self.throughput_of(row.contender, 1)?)
+    }
+
+    /// At [`CEILING_THREADS`]: `row`'s throughput ÷ the ceiling's.
+    pub fn fraction_of_ceiling(&self, row: &Row) -> Option<f64> {
+        if row.threads != CEILING_THREADS || row.contender == Contender::Ceiling {
+            return None;
+        }
+        Some(row.throughput() / self.ceiling()?)
+    }
+
+    /// The group as a text table: throughput per contender and thread count (the
+    /// counts given, and any a row ran with), the ratios, then the STM abort rates.
+    pub fn table(&self, threads: &[usize]) -> String {
+        let mut columns: Vec<usize> = threads.to_vec();
+        columns.extend(self.rows.iter().map(|row| row.threads));
+        columns.sort_unstable();
+        columns.dedup();
+        let threads = &columns[..];
+        let mut out = String::new();
+        let _ = write!(out, "== {}", self.title);
+        if let (Some(seq), Some(ceiling)) = (self.sequential(), self.ceiling()) {
+            let _ = write!(
+                out,
+                " — seq {} ops/s; ceiling ({CEILING_THREADS} copies) {} = {:.2}× seq",
+                si(seq),
+                si(ceiling),
+                ceiling / seq
+            );
+        }
+        out.push('\n');
+        self.throughput_block(&mut out, threads);
+        self.abort_block(&mut out, threads);
+        out
+    }
+
+    /// The distinct contenders, in order of first appearance.
+    fn contenders(&self) -> Vec<Contender> {
+        let mut seen = Vec::new();
+        for row in &self.rows {
+            if !seen.contains(&row.contender) {
+                seen.push(row.contender);
+            }
+        }
+        seen
+    }
+
+    fn row(&self, contender: Contender, threads: usize) -> Option<&Row> {
+        self.rows
+            .iter()
+            .find(|row| row.contender == contender && row.threads == threads)
+    }
+
+    fn throughput_block(&self, out: &mut String, threads: &[usize]) {
+        let _ = write!(out, "{:<22}", "ops/s");
+        for count in threads {
+            let _ = write!(out, "{count:>9}");
+        }
+        let _ = writeln!(out, "{:>9}{:>9}", "1t/seq", "2t/ceil");
+        for contender in self.contenders() {
+            let _ = write!(out, "{:<22}", contender.label());
+            for &count in threads {
+                let cell = self
+                    .row(contender, count)
+                    .map_or(String::new(), |row| si(row.throughput()));
+                let _ = write!(out, "{cell:>9}");
+            }
+            let one = self
+                .row(contender, 1)
+                .filter(|_| contender != Contender::Sequential)
+                .and_then(|row| self.vs_sequential(row));
+            let two = self
+                .row(contender, CEILING_THREADS)
+                .and_then(|row| self.fraction_of_ceiling(row));
+            let _ = writeln!(out, "{:>9}{:>9}", ratio(one), ratio(two));
+        }
+    }
+
+    fn abort_block(&self, out: &mut String, threads: &[usize]) {
+        let stm: Vec<Contender> = self
+            .contenders()
+            .into_iter()
+            .filter(|contender| matches!(contender, Contender::Stm { .. }))
+            .collect();
+        if stm.is_empty() {
+            return;
+        }
+        let _ = write!(out, "{:<22}", "abort rate %");
+        for count in threads {
+            let _ = write!(out, "{count:>9}");
+        }
+        out.push('\n');
+        for contender in stm {
+            let _ = write!(out, "{:<22}", contender.label());
+            for &count in threads {
+                let cell = self
+                    .row(contender, count)
+                    .and_then(Row::abort_rate)
+                    .map_or(String::new(), |rate| format!("{:.1}", rate * 100.0));
+                let _ = write!(out, "{cell:>9}");
+            }
+            out.push('\n');
+        }
+    }
+}
+
+/// `12.3M`, `850k`, `42`: three significant digits with an SI suffix.
+pub fn si(value: f64) -> String {
+    let (scaled, suffix) = match value {
+        v if v >= 1e9 => (v / 1e9, "G"),
+        v if v >= 1e6 => (v / 1e6, "M"),
+        v if v >= 1e3 => (v / 1e3, "k"),
+        v => (v, ""),
+    };
+    let digits = if scaled >= 100.0 {
+        0
+    } else if scaled >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{scaled:.digits$}{suffix}")
+}
+
+fn ratio(value: Option<f64>) -> String {
+    value.map_or(String::new(), |value| format!("{value:.2}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Run;
+    use std::time::Duration;
+
+    fn row(contender: Contender, threads: usize, ops: u64) -> Row {
+        Row {
+            contender,
+            threads,
+            sample: Sample {
+                run: Run {
+                    ops,
+                    elapsed: Duration::from_secs(1),
+                },
+                ..Sample::default()
+            },
+        }
+    }
+
+    #[test]
+    fn ratios_and_table() {
+        let group = Group {
+            bench: "intset",
+            structure: "list".into(),
+            size: 256,
+            update_percent: 20,
+            title: "list".into(),
+            rows: vec![
+                row(Contender::Sequential, 1, 1000),
+                row(Contender::Ceiling, 2, 2000),
+                row(Contender::Mutex, 1, 800),
+                row(Contender::Mutex, 2, 500),
+            ],
+        };
+        let mutex_two = &group.rows[3];
+        assert_eq!(group.vs_sequential(mutex_two), Some(0.5));
+        assert_eq!(group.scaling(mutex_two), Some(0.625));
+        assert_eq!(group.fraction_of_ceiling(mutex_two), Some(0.25));
+        let table = group.table(&[1, 2]);
+        assert!(table.contains("2.00× seq"), "{table}");
+        assert!(table.contains("0.80"), "{table}");
+        assert_eq!(si(1234.0), "1.23k");
+        assert_eq!(si(12_345_678.0), "12.3M");
+    }
+}
