@@ -64,6 +64,7 @@ unsafe fn word<'a>(addr: usize) -> &'a AtomicUsize {
 const PUBLISH_EVERY: u32 = 16;
 
 impl Core {
+    #[inline]
     pub(crate) fn load(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
         self.check_usable(stm)?;
         let buffered = self.writes.get(addr).copied();
@@ -103,6 +104,7 @@ impl Core {
         }
     }
 
+    #[inline]
     fn record_read(&mut self, stm: &StmInner, orec: usize, version: u64) -> Result<(), Abort> {
         self.reads.push(ReadEntry { orec, version });
         if version > self.rv {

@@ -194,6 +194,10 @@ impl LockSet {
         self.index.get(&orec).copied()
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.held.is_empty()
+    }
+
     pub(crate) fn held(&self) -> &[ReadEntry] {
         &self.held
     }

@@ -3,7 +3,8 @@
 //!
 //! Each descriptor counts in its registry slot: totals in atomics that only the owner
 //! writes (a plain load and store, no lock, no barrier), transactions with a non-zero
-//! site also in a per-site map under an uncontended lock. Nothing is counted when
+//! site also per site (lock-free for sites below 64, in a map under an uncontended
+//! lock above). Nothing is counted when
 //! [`Config::stats`](crate::Config) is off.
 //!
 //! # Invariants
@@ -14,6 +15,7 @@
 use crate::abort::AbortReason;
 use crate::sync::{AtomicU64, Mutex, Ordering, lock};
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::fmt;
 use std::time::Duration;
 
@@ -184,10 +186,15 @@ impl AtomicCounters {
     }
 }
 
+/// Sites below this have lock-free counters (allocated on a slot's first use of one);
+/// larger site ids are counted in a map under the slot's lock.
+const SMALL_SITES: usize = 64;
+
 /// The counters kept in one registry slot.
 #[derive(Default)]
 pub(crate) struct SlotStats {
     total: AtomicCounters,
+    small_sites: OnceLock<Box<[AtomicCounters]>>,
     sites: Mutex<HashMap<u32, Counters>>,
 }
 
@@ -195,9 +202,29 @@ impl SlotStats {
     /// Counts one attempt of a transaction of `site` (owner only).
     pub(crate) fn count(&self, site: u32, outcome: &Outcome) {
         self.total.count(outcome);
-        if site != 0 {
-            lock(&self.sites).entry(site).or_default().count(outcome);
+        match site as usize {
+            0 => {}
+            small if small < SMALL_SITES => self
+                .small_sites
+                .get_or_init(|| (0..SMALL_SITES).map(|_| AtomicCounters::default()).collect())[small]
+                .count(outcome),
+            _ => lock(&self.sites).entry(site).or_default().count(outcome),
         }
+    }
+
+    /// Every site's counters but site 0's.
+    fn each_site(&self) -> Vec<(u32, Counters)> {
+        let mut sites: Vec<(u32, Counters)> = lock(&self.sites).iter().map(|(site, c)| (*site, *c)).collect();
+        if let Some(small) = self.small_sites.get() {
+            sites.extend(
+                small
+                    .iter()
+                    .enumerate()
+                    .map(|(site, counters)| (site as u32, counters.snapshot()))
+                    .filter(|(_, counters)| counters.starts > 0),
+            );
+        }
+        sites
     }
 
     pub(crate) fn total(&self) -> Counters {
@@ -208,11 +235,10 @@ impl SlotStats {
     pub(crate) fn add_to(&self, total: &mut Counters, by_site: &mut HashMap<u32, Counters>) {
         let mine = self.total();
         total.merge(&mine);
-        let sites = lock(&self.sites);
         let mut site_zero = mine;
-        for (site, counters) in sites.iter() {
-            by_site.entry(*site).or_default().merge(counters);
-            site_zero = site_zero.minus(counters);
+        for (site, counters) in self.each_site() {
+            by_site.entry(site).or_default().merge(&counters);
+            site_zero = site_zero.minus(&counters);
         }
         if site_zero.starts > 0 {
             by_site.entry(0).or_default().merge(&site_zero);

@@ -23,6 +23,7 @@ impl Transaction<'_> {
     ///
     /// # Errors
     /// The abort that dooms the attempt (a conflict, a kill, an earlier error).
+    #[inline]
     pub fn read<T: Transactable>(&mut self, var: &TVar<T>) -> Result<T, Abort> {
         let word = self
             .desc
