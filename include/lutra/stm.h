@@ -23,6 +23,12 @@
  *
  * or, without sigsetjmp, stm_atomically(fn, arg) (Lutra extension, below).
  *
+ * THREADS AND TASKS. Everywhere below, "thread" means the calling task when the
+ * caller runs in a task of Lutra's scheduler (lutra/sched.h: sched_start), and the
+ * OS thread otherwise. Each task registers with stm_init_thread, has its own
+ * handle, transactions, jump buffer, statistics and last error, exactly as a
+ * thread does, however many tasks share a worker thread.
+ *
  * ABORTS. When a transaction aborts inside a function of this library, Lutra rolls
  * it back, waits as the contention manager says, begins a new attempt and
  * siglongjmps to the buffer stm_start returned: sigsetjmp returns the abort code
@@ -330,6 +336,9 @@ stm_word_t stm_get_clock(void);
 #define LUTRA_EABORTED (-9)  /* the transaction aborted and was not retried */
 #define LUTRA_EPANIC (-10)   /* internal error; the thread's transaction state was
                                 discarded (call stm_init_thread again) */
+#define LUTRA_ENOTASK (-11)  /* needs a task of the scheduler (lutra/sched.h) */
+#define LUTRA_EINTASK (-12)  /* for plain threads, not tasks (it would wait for
+                                the caller) */
 
 /*
  * stm_init with explicit choices: design "wb-ctl" or "wb-etl", cm one of the

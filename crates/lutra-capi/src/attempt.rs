@@ -36,6 +36,13 @@ impl ThreadTx {
             priority: 0,
             irrevocable: std::mem::take(&mut self.irrevocable_next),
         };
+        if self.in_task && attr.id != 0 {
+            // LUTS's STM integration: a task announces the transaction it is about to
+            // run, for the scheduler's switch and policies.
+            lutra_sched::set_tx_id(u64::from(attr.id));
+        }
+        // The start hook must see this transaction's site, not the previous one's.
+        self.desc.prepare(options);
         if self.desc.wait_for_start() == Decision::Serialize {
             options.irrevocable = true;
         }

@@ -10,9 +10,10 @@
 //!   each other's locks).
 
 use crate::status::{CapiError, CapiResult, LUTRA_EALREADY, LUTRA_EBUSY};
+use lutra_sched::TaskParking;
 use lutra_stm::{Config, DesignKind, Stm, cm};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 static ENGINE: RwLock<Option<Stm>> = RwLock::new(None);
 static THREADS: AtomicUsize = AtomicUsize::new(0);
@@ -88,11 +89,13 @@ pub(crate) fn stop() -> CapiResult<()> {
 }
 
 /// The configuration named by `design` and `manager`; `None` takes the environment
-/// variable, then the default (`wb-ctl`, `backoff`).
+/// variable, then the default (`wb-ctl`, `backoff`). The engine's waits go through
+/// the scheduler's [`TaskParking`]: in a task (`sched.h`) they let the worker run
+/// other tasks; in a plain thread they park or yield the thread, as by default.
 pub(crate) fn config_from_names(design: Option<&str>, manager: Option<&str>) -> CapiResult<Config> {
     let design = design.map(str::to_owned).or_else(|| env(DESIGN_VAR));
     let manager = manager.map(str::to_owned).or_else(|| env(MANAGER_VAR));
-    let mut config = Config::default();
+    let mut config = Config::default().with_parking(Arc::new(TaskParking));
     if let Some(name) = design {
         config.design = DesignKind::from_name(&name).ok_or_else(|| {
             CapiError::invalid(format!(

@@ -1,21 +1,20 @@
 //! The thread's last error: a code and a message, kept until the next error on the
-//! same thread (or `lutra_clear_error`), as `errno` and `dlerror` do.
+//! same thread (or `lutra_clear_error`), as `errno` and `dlerror` do. In a task of the
+//! scheduler, "thread" means the task (`locals.rs`).
 //!
 //! # Invariants
 //! - The message handed to C is NUL-terminated and stays valid until the next error is
-//!   recorded on the same thread, `lutra_clear_error`, or the thread's exit.
+//!   recorded on the same thread or task, `lutra_clear_error`, or the thread's (task's)
+//!   exit.
 
+use crate::locals;
 use crate::status::{CapiError, LUTRA_OK};
-use std::cell::RefCell;
 use std::ffi::{CString, c_char, c_int};
 
-struct LastError {
+/// One recorded error.
+pub(crate) struct LastError {
     code: c_int,
     message: CString,
-}
-
-thread_local! {
-    static LAST: RefCell<Option<LastError>> = const { RefCell::new(None) };
 }
 
 /// Records `error`, raised by the ABI function `function`, as the thread's last error.
@@ -23,8 +22,8 @@ pub(crate) fn set(function: &str, error: &CapiError) {
     let text = format!("{function}: {}", error.message).replace('\0', " ");
     let message = CString::new(text).unwrap_or_default();
     // A thread being torn down has no last error any more: nothing to record.
-    let _ = LAST.try_with(|last| {
-        if let Ok(mut last) = last.try_borrow_mut() {
+    let _ = locals::with(|locals| {
+        if let Ok(mut last) = locals.last_error.try_borrow_mut() {
             *last = Some(LastError {
                 code: error.code,
                 message,
@@ -37,12 +36,12 @@ pub(crate) fn set(function: &str, error: &CapiError) {
 /// the empty string when no error was recorded since the thread started or since
 /// [`lutra_clear_error`].
 ///
-/// May be called at any time, from any thread. Never returns NULL. The string stays
-/// valid until the next error on this thread or `lutra_clear_error`.
+/// May be called at any time, from any thread or task. Never returns NULL. The string
+/// stays valid until the next error on this thread (task) or `lutra_clear_error`.
 #[unsafe(no_mangle)]
 pub extern "C" fn lutra_last_error() -> *const c_char {
     static EMPTY: &std::ffi::CStr = c"";
-    LAST.try_with(|last| match last.try_borrow().as_deref() {
+    locals::with(|locals| match locals.last_error.try_borrow().as_deref() {
         Ok(Some(last)) => last.message.as_ptr(),
         _ => EMPTY.as_ptr(),
     })
@@ -50,10 +49,11 @@ pub extern "C" fn lutra_last_error() -> *const c_char {
 }
 
 /// The code of the calling thread's last error (a negative `LUTRA_E*` value), or
-/// `LUTRA_OK` when none was recorded. May be called at any time, from any thread.
+/// `LUTRA_OK` when none was recorded. May be called at any time, from any thread or
+/// task.
 #[unsafe(no_mangle)]
 pub extern "C" fn lutra_last_error_code() -> c_int {
-    LAST.try_with(|last| match last.try_borrow().as_deref() {
+    locals::with(|locals| match locals.last_error.try_borrow().as_deref() {
         Ok(Some(last)) => last.code,
         _ => LUTRA_OK,
     })
@@ -63,8 +63,8 @@ pub extern "C" fn lutra_last_error_code() -> c_int {
 /// Forgets the calling thread's last error. May be called at any time.
 #[unsafe(no_mangle)]
 pub extern "C" fn lutra_clear_error() {
-    let _ = LAST.try_with(|last| {
-        if let Ok(mut last) = last.try_borrow_mut() {
+    let _ = locals::with(|locals| {
+        if let Ok(mut last) = locals.last_error.try_borrow_mut() {
             *last = None;
         }
     });

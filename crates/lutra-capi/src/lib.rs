@@ -1,6 +1,7 @@
 //! The C ABI of Lutra's STM engine: tinySTM's core API (`stm.h`, `wrappers.h`,
 //! `mod_mem.h`, `mod_stats.h`) with its names and meaning, plus a few Lutra extensions
-//! (`stm_atomically`, status-returning accessors, `stm_quiesce`, error reporting).
+//! (`stm_atomically`, status-returning accessors, `stm_quiesce`, error reporting), and
+//! LUTS's interface to Lutra's scheduler (`sched.h`: many tasks on pinned workers).
 //! The headers are hand-written in `include/lutra/`; this crate builds `liblutra.so`
 //! (soname `liblutra.so.0`) and `liblutra.a`.
 //!
@@ -10,13 +11,17 @@
 //!   (which catches panics and records errors) and get back a status; only then,
 //!   owning nothing, do they hand an abort status to the C shim (`c/shim.c`), which
 //!   performs the `siglongjmp`.
-//! - The shim holds the thread's `sigjmp_buf` (C thread-local storage), decodes
-//!   `stm_tx_attr_t` (a union of bit-fields, whose layout only a C compiler knows), and
-//!   runs the loop of [`stm_atomically`](atomically::stm_atomically).
-//! - Each thread that called `stm_init_thread` owns a [`lutra_stm::TxDescriptor`] in
-//!   a Rust thread-local (`thread.rs`); the engine instance is process-wide
-//!   (`engine.rs`), created by `stm_init` (design and contention manager from
-//!   `LUTRA_STM_DESIGN` / `LUTRA_STM_CM`) or `lutra_stm_init_with`.
+//! - The shim allocates jump buffers and performs the jumps, decodes `stm_tx_attr_t`
+//!   (a union of bit-fields, whose layout only a C compiler knows), and runs the loop
+//!   of [`stm_atomically`](atomically::stm_atomically).
+//! - Each thread that called `stm_init_thread` owns a [`lutra_stm::TxDescriptor`] and a
+//!   `sigjmp_buf` (`thread.rs`), kept in a Rust thread-local — or, in a task of the
+//!   scheduler, in the task's own task-local value (`locals.rs`): a task is a thread
+//!   for `stm.h`, whatever other tasks its worker runs. The engine instance is
+//!   process-wide (`engine.rs`), created by `stm_init` (design and contention manager
+//!   from `LUTRA_STM_DESIGN` / `LUTRA_STM_CM`) or `lutra_stm_init_with`; its waits go
+//!   through the scheduler's parking, so that they suspend tasks, not workers.
+//! - The scheduler is process-wide too (`scheduler.rs`), started by `sched_init`.
 //!
 //! | file | job |
 //! |------|-----|
@@ -29,6 +34,8 @@
 //! | `atomically.rs` | `stm_atomically`, the jump-free entry point |
 //! | `attempt.rs` | begin, and the abort path: roll back, wait, restart or end |
 //! | `thread.rs`, `engine.rs` | per-thread state; the process-wide engine |
+//! | `locals.rs` | where per-thread state lives: the thread's, or the task's |
+//! | `sched.rs`, `scheduler.rs` | `sched.h`; the process-wide scheduler |
 //! | `status.rs`, `last_error.rs`, `boundary.rs` | codes, last error, panic guard |
 //! | `shim.rs` | the C shim seen from Rust |
 //!
@@ -42,8 +49,9 @@
 //! 3. Rust returns the tinySTM abort code with `STM_PATH_INSTRUMENTED` (bit 0) set;
 //!    every Rust frame has returned except the trampoline, which holds only integers.
 //! 4. The trampoline calls the shim, which `siglongjmp`s to the buffer that
-//!    `stm_start` returned, so the code after the caller's `sigsetjmp` runs inside the
-//!    fresh attempt. `stm_start` is not called again, as in tinySTM.
+//!    `stm_start` returned (the calling thread's or task's own), so the code after the
+//!    caller's `sigsetjmp` runs inside the fresh attempt. `stm_start` is not called
+//!    again, as in tinySTM.
 //!
 //! With the `no_retry` attribute, or `stm_abort(STM_ABORT_NO_RETRY)`, step 2 ends the
 //! transaction instead of restarting it and step 4 does not happen: the call returns
@@ -70,8 +78,11 @@ mod boundary;
 mod engine;
 pub mod last_error;
 pub mod lifecycle;
+mod locals;
 pub mod memory;
 pub mod params;
+pub mod sched;
+mod scheduler;
 mod shim;
 pub mod stats;
 pub mod status;

@@ -41,6 +41,10 @@ pub const LUTRA_ENOMEM: c_int = -8;
 pub const LUTRA_EABORTED: c_int = -9;
 /// An internal error (a bug in Lutra); the thread's transaction state was discarded.
 pub const LUTRA_EPANIC: c_int = -10;
+/// Needs a task of the scheduler (`sched.h`); the caller is a plain thread.
+pub const LUTRA_ENOTASK: c_int = -11;
+/// For plain threads, not tasks of the scheduler (it could wait for the caller).
+pub const LUTRA_EINTASK: c_int = -12;
 
 /// tinySTM: the attempt restarts on the instrumented path (bit 0 of a jump value).
 pub const STM_PATH_INSTRUMENTED: c_int = 0x01;
@@ -152,6 +156,13 @@ impl CapiError {
 
     pub(crate) fn invalid(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(LUTRA_EINVAL, message)
+    }
+
+    pub(crate) fn no_task() -> Self {
+        Self::new(
+            LUTRA_ENOTASK,
+            "not called from a task (start one with sched_start)",
+        )
     }
 }
 

@@ -1,23 +1,30 @@
-//! The state of a thread registered with `stm_init_thread`: its transaction
-//! descriptor, flat-nesting depth, the running transaction's attributes, and its
-//! statistics. It lives in a Rust thread-local, boxed so that its address (the
-//! `struct stm_tx *` handle C sees) stays put.
+//! The state of a thread (or task) registered with `stm_init_thread`: its transaction
+//! descriptor, its jump buffer, flat-nesting depth, the running transaction's
+//! attributes, and its statistics. It lives in the caller's [`Locals`](crate::locals::Locals) (a Rust
+//! thread-local, or the task's own value in a task: see `locals.rs`), boxed so that
+//! its address (the `struct stm_tx *` handle C sees) stays put.
 //!
 //! # Invariants
 //! - `nesting > 0` exactly when `desc` has an attempt running (possibly doomed).
 //! - `pending` is `Some` only while the running attempt is doomed by an abort that a
 //!   status-style accessor reported and nobody has rolled back yet.
 //! - The state is only reached through [`with_thread`], which borrows it for the
-//!   duration of one call into the engine; no C code runs while it is borrowed.
+//!   duration of one call into the engine; no C code runs while it is borrowed. In a
+//!   task the borrow may last across a suspension of the task (an engine wait): it is
+//!   the task's own state, which no other task reaches.
+//! - `env` is the jump buffer of this thread or task alone: a task suspended between
+//!   its `sigsetjmp` and the end of its transaction finds it unchanged, whatever the
+//!   other tasks of its worker did meanwhile.
 //! - Dropping the state rolls back any running attempt (the descriptor's `Drop`), then
-//!   unregisters the thread (field order).
+//!   unregisters the thread (field order), then frees the jump buffer.
 
 use crate::engine::{self, Registration};
 use crate::lifecycle::StmTx;
+use crate::locals;
+use crate::shim::{JumpBuffer, SigJmpBuf};
 use crate::stats::LocalStats;
 use crate::status::{CapiError, CapiResult, LUTRA_ENOMEM};
 use lutra_stm::TxDescriptor;
-use std::cell::RefCell;
 use std::ffi::c_int;
 
 /// The attributes of a transaction, decoded from tinySTM's `stm_tx_attr_t` by the shim.
@@ -48,6 +55,11 @@ pub(crate) struct ThreadTx {
     pub(crate) pending: Option<c_int>,
     pub(crate) stats: LocalStats,
     _registration: Registration,
+    /// The jump buffer `stm_start` returns (see the module invariants).
+    env: JumpBuffer,
+    /// Registered by a task (whose state is task-local): `stm_start` announces its
+    /// transactions to the scheduler.
+    pub(crate) in_task: bool,
 }
 
 impl ThreadTx {
@@ -72,43 +84,45 @@ impl ThreadTx {
     pub(crate) fn handle(&mut self) -> *mut StmTx {
         (self as *mut ThreadTx).cast()
     }
+
+    /// The jump buffer of this thread or task.
+    pub(crate) fn env(&self) -> *mut SigJmpBuf {
+        self.env.as_ptr()
+    }
 }
 
-thread_local! {
-    static CURRENT: RefCell<Option<Box<ThreadTx>>> = const { RefCell::new(None) };
-}
-
-/// Runs `body` on the calling thread's state.
+/// Runs `body` on the calling thread's (or task's) state.
 ///
 /// # Errors
 /// `LUTRA_ENOTHREAD` when the thread is not registered (or is exiting); whatever
 /// `body` returns.
 pub(crate) fn with_thread<R>(body: impl FnOnce(&mut ThreadTx) -> CapiResult<R>) -> CapiResult<R> {
-    CURRENT
-        .try_with(|current| {
-            let mut current = current
-                .try_borrow_mut()
-                .map_err(|_| CapiError::invalid("re-entered from inside the library"))?;
-            match current.as_deref_mut() {
-                Some(state) => body(state),
-                None => Err(CapiError::no_thread()),
-            }
-        })
-        .unwrap_or_else(|_| Err(CapiError::no_thread()))
+    locals::with(|locals| {
+        let mut current = locals
+            .tx
+            .try_borrow_mut()
+            .map_err(|_| CapiError::invalid("re-entered from inside the library"))?;
+        match current.as_deref_mut() {
+            Some(state) => body(state),
+            None => Err(CapiError::no_thread()),
+        }
+    })
+    .unwrap_or_else(|| Err(CapiError::no_thread()))
 }
 
-/// Whether the calling thread is registered.
+/// Whether the calling thread (or task) is registered.
 pub(crate) fn is_registered() -> bool {
-    CURRENT
-        .try_with(|current| current.try_borrow().is_ok_and(|state| state.is_some()))
+    locals::with(|locals| locals.tx.try_borrow().is_ok_and(|state| state.is_some()))
         .unwrap_or(false)
 }
 
-/// Registers the calling thread (or returns its existing registration).
+/// Registers the calling thread or task (or returns its existing registration).
 pub(crate) fn register() -> CapiResult<*mut StmTx> {
     if is_registered() {
         return with_thread(|state| Ok(state.handle()));
     }
+    let env = JumpBuffer::new()
+        .ok_or_else(|| CapiError::new(LUTRA_ENOMEM, "no memory for a jump buffer"))?;
     let (stm, registration) = engine::register()?;
     let desc =
         TxDescriptor::new(&stm).map_err(|full| CapiError::new(LUTRA_ENOMEM, full.to_string()))?;
@@ -121,31 +135,42 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
         pending: None,
         stats: LocalStats::default(),
         _registration: registration,
+        env,
+        in_task: lutra_sched::current_task().is_some(),
     });
     let handle = state.handle();
-    CURRENT
-        .try_with(|current| *current.borrow_mut() = Some(state))
-        .map_err(|_| CapiError::no_thread())?;
+    locals::with(|locals| *locals.tx.borrow_mut() = Some(state))
+        .ok_or_else(CapiError::no_thread)?;
     Ok(handle)
 }
 
-/// Unregisters the calling thread, which must not be inside a transaction.
+/// Unregisters the calling thread or task, which must not be inside a transaction.
 pub(crate) fn unregister() -> CapiResult<()> {
     with_thread(|state| state.require_no_transaction())?;
     discard();
     Ok(())
 }
 
-/// Drops the calling thread's state, rolling back whatever runs.
+/// Drops the calling thread's (or task's) state, rolling back whatever runs.
 pub(crate) fn discard() {
-    let state = CURRENT
-        .try_with(|current| {
-            current
-                .try_borrow_mut()
-                .ok()
-                .and_then(|mut state| state.take())
-        })
-        .ok()
-        .flatten();
+    let state = locals::with(|locals| {
+        locals
+            .tx
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut state| state.take())
+    })
+    .flatten();
     drop(state);
+}
+
+/// The jump buffer of the calling thread or task, if it is registered.
+pub(crate) fn env() -> Option<*mut SigJmpBuf> {
+    with_thread(|state| Ok(state.env())).ok()
+}
+
+/// Whether the calling thread or task runs a transaction (of the C API, or a Rust
+/// `atomically` closure on this thread).
+pub(crate) fn in_transaction() -> bool {
+    with_thread(|state| Ok(state.nesting > 0)).unwrap_or(false) || lutra_stm::in_transaction()
 }

@@ -30,12 +30,13 @@ pub struct StmTxAttr {
 
 /// Begins (or joins) a transaction on the calling thread; the shim calls it with
 /// the decoded attributes. Writes 1 to `*outermost` for an outermost transaction,
-/// 0 when it joined a running one. Returns `LUTRA_OK` or a negative error.
+/// and then the thread's (or task's) jump buffer to `*env`; 0 when it joined a
+/// running one. Returns `LUTRA_OK` or a negative error.
 ///
 /// Internal to the library (used by `c/shim.c`).
 ///
 /// # Safety
-/// `outermost` must be writable.
+/// `outermost` and `env` must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lutra_capi_begin(
     raw: i32,
@@ -43,6 +44,7 @@ pub unsafe extern "C" fn lutra_capi_begin(
     read_only: c_int,
     no_retry: c_int,
     outermost: *mut c_int,
+    env: *mut *mut SigJmpBuf,
 ) -> c_int {
     boundary::status("stm_start", || {
         let attr = Attributes {
@@ -51,9 +53,12 @@ pub unsafe extern "C" fn lutra_capi_begin(
             read_only: read_only != 0,
             no_retry: no_retry != 0,
         };
-        let outer = with_thread(|state| Ok(state.begin(attr)))?;
-        // SAFETY: `outermost` is writable (contract).
-        unsafe { outermost.write(c_int::from(outer)) };
+        let (outer, buffer) = with_thread(|state| Ok((state.begin(attr), state.env())))?;
+        // SAFETY: `outermost` and `env` are writable (contract).
+        unsafe {
+            outermost.write(c_int::from(outer));
+            env.write(buffer);
+        }
         Ok(LUTRA_OK)
     })
 }
@@ -207,8 +212,8 @@ pub unsafe extern "C" fn stm_set_irrevocable(serial: c_int) -> c_int {
     c_int::from(status == LUTRA_OK)
 }
 
-/// tinySTM's `stm_get_env`: the calling thread's jump buffer, or NULL when a
-/// transaction is running (a new one would be nested) or the thread is not
+/// tinySTM's `stm_get_env`: the calling thread's (or task's) jump buffer, or NULL
+/// when a transaction is running (a new one would be nested) or the thread is not
 /// registered (last error set). For programs that `sigsetjmp` before `stm_start`.
 #[unsafe(no_mangle)]
 pub extern "C" fn stm_get_env() -> *mut SigJmpBuf {
@@ -216,11 +221,12 @@ pub extern "C" fn stm_get_env() -> *mut SigJmpBuf {
         "stm_get_env",
         |_| std::ptr::null_mut(),
         || {
-            let nested = with_thread(|state| Ok(state.nesting > 0))?;
-            Ok(if nested {
-                std::ptr::null_mut()
-            } else {
-                shim::lutra_shim_env()
+            with_thread(|state| {
+                Ok(if state.nesting > 0 {
+                    std::ptr::null_mut()
+                } else {
+                    state.env()
+                })
             })
         },
     )

@@ -127,3 +127,20 @@ fn intset_under_each_design() {
         );
     }
 }
+
+#[test]
+fn sched_bank_tasks_on_two_workers() {
+    let sched_bank = compile("sched_bank", "include/lutra");
+    for (design, cm) in [("wb-ctl", "backoff"), ("wb-etl", "timestamp")] {
+        run(
+            &sched_bank,
+            &[
+                ("LUTRA_STM_DESIGN", design),
+                ("LUTRA_STM_CM", cm),
+                ("SCHED_TASKS", "64"),
+                ("SCHED_WORKERS", "2"),
+                ("BANK_OPS", "200"),
+            ],
+        );
+    }
+}

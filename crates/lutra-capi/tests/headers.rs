@@ -21,7 +21,7 @@ fn files(dir: &Path, extension: &str) -> Vec<String> {
 }
 
 /// The identifier just before the first `(` of `line`, if `line` declares a function
-/// of the API (`stm_`, `mod_`, `lutra_` prefixes).
+/// of the API (`stm_`, `mod_`, `lutra_`, `sched_` prefixes).
 fn declared_name(line: &str) -> Option<&str> {
     let line = line.trim_start();
     if line.starts_with("typedef") || line.starts_with('#') || line.starts_with('*') {
@@ -31,7 +31,7 @@ fn declared_name(line: &str) -> Option<&str> {
     let name = head
         .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
         .next()?;
-    let api = ["stm_", "mod_", "lutra_"]
+    let api = ["stm_", "mod_", "lutra_", "sched_"]
         .iter()
         .any(|prefix| name.starts_with(prefix));
     (api && head.len() > name.len()).then_some(name)
@@ -117,6 +117,8 @@ fn error_codes_and_version_match() {
         ("LUTRA_ENOMEM", lutra::status::LUTRA_ENOMEM),
         ("LUTRA_EABORTED", lutra::status::LUTRA_EABORTED),
         ("LUTRA_EPANIC", lutra::status::LUTRA_EPANIC),
+        ("LUTRA_ENOTASK", lutra::status::LUTRA_ENOTASK),
+        ("LUTRA_EINTASK", lutra::status::LUTRA_EINTASK),
     ];
     let defines: Vec<(String, i32)> = header
         .lines()
@@ -140,4 +142,17 @@ fn error_codes_and_version_match() {
     }
     let version = format!("#define LUTRA_VERSION \"{}\"", env!("CARGO_PKG_VERSION"));
     assert!(header.contains(&version), "stm.h should say {version}");
+}
+
+#[test]
+fn sched_header_matches() {
+    let header = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include/lutra/sched.h"));
+    let serial = format!(
+        "#define SCHED_BARRIER_SERIAL {}",
+        lutra::sched::SCHED_BARRIER_SERIAL
+    );
+    assert!(header.contains(&serial), "sched.h should say {serial}");
+    // POSIX owns the symbol `sched_yield`: the header maps the name onto Lutra's.
+    assert!(header.contains("#define sched_yield() lutra_sched_yield()"));
+    assert!(!exported_functions().contains("sched_yield"));
 }

@@ -8,12 +8,15 @@
 //! 3. The others register their waker, then park until the sense differs from `s`
 //!    (registration happens under the lock the last arrival takes to wake, so no wake
 //!    is lost).
+//! 4. `set_parties` resizes the barrier only between rounds (`remaining == parties`,
+//!    under the same lock), so a round never mixes two sizes.
 
 use crate::park::{current_waker, park};
 use std::sync::Mutex;
 use std::task::Waker;
 
 struct State {
+    parties: usize,
     remaining: usize,
     sense: bool,
     waiters: Vec<Waker>,
@@ -33,7 +36,6 @@ struct State {
 /// assert_eq!(leaders, 1);
 /// ```
 pub struct Barrier {
-    parties: usize,
     state: Mutex<State>,
 }
 
@@ -45,13 +47,42 @@ impl Barrier {
     pub fn new(parties: usize) -> Self {
         assert!(parties > 0, "a barrier needs at least one party");
         Self {
-            parties,
             state: Mutex::new(State {
+                parties,
                 remaining: parties,
                 sense: false,
                 waiters: Vec::new(),
             }),
         }
+    }
+
+    /// The number of callers that open a round.
+    pub fn parties(&self) -> usize {
+        self.lock().parties
+    }
+
+    /// Makes rounds open with `parties` callers from now on. Only between rounds: if
+    /// callers already wait in the current round, changes nothing and returns their
+    /// number.
+    ///
+    /// # Panics
+    /// If `parties` is 0.
+    pub fn set_parties(&self, parties: usize) -> Result<(), usize> {
+        assert!(parties > 0, "a barrier needs at least one party");
+        let mut state = self.lock();
+        let waiting = state.parties - state.remaining;
+        if waiting > 0 {
+            return Err(waiting);
+        }
+        state.parties = parties;
+        state.remaining = parties;
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Waits until `parties` callers have called `wait` in this round. Returns `true`
@@ -64,7 +95,7 @@ impl Barrier {
         let sense = state.sense;
         state.remaining -= 1;
         if state.remaining == 0 {
-            state.remaining = self.parties;
+            state.remaining = state.parties;
             state.sense = !sense;
             let waiters = std::mem::take(&mut state.waiters);
             drop(state);
@@ -83,5 +114,37 @@ impl Barrier {
                 return false;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn resizes_only_between_rounds() {
+        let barrier = Arc::new(Barrier::new(2));
+        assert_eq!(barrier.set_parties(3), Ok(()));
+        assert_eq!(barrier.parties(), 3);
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let barrier = barrier.clone();
+                std::thread::spawn(move || barrier.wait())
+            })
+            .collect();
+        while barrier.lock().remaining > 1 {
+            std::thread::yield_now();
+        }
+        assert_eq!(barrier.set_parties(1), Err(2));
+        assert!(barrier.wait(), "the third caller opens the round");
+        let leaders = waiters
+            .into_iter()
+            .map(|waiter| waiter.join().expect("waiter"))
+            .filter(|&leader| leader)
+            .count();
+        assert_eq!(leaders, 0);
+        assert_eq!(barrier.set_parties(1), Ok(()));
+        assert!(barrier.wait());
     }
 }

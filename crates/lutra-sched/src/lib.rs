@@ -4,8 +4,10 @@
 //! is an interface ([`Resumable`]): native tasks are Rust closures on their own stack
 //! (corosensei, with a guard page); Lua processes will be Lua coroutines. Tasks yield,
 //! park and unpark, wait on barriers, announce the transaction they run and switch to
-//! a task that runs another. [`TaskParking`] lets the STM engine park tasks on
-//! `retry` instead of blocking workers.
+//! a task that runs another, or announce a priority and give way to a task of at least
+//! some priority. [`TaskParking`] lets the STM engine park tasks on `retry` instead of
+//! blocking workers. The transaction-aware policies ([`policy::Policy`]: round-robin,
+//! ATS, CILUTS, CTLUTS, restart-profile) plug into the engine's hooks.
 //!
 //! | file | job |
 //! |------|-----|
@@ -17,7 +19,9 @@
 //! | `park.rs` | park, unpark, yield, switch |
 //! | `barrier.rs` | sense-reversing barrier |
 //! | `parking.rs` | the engine's parking interface for tasks |
+//! | `policy/` | transaction-aware policies in the engine's hooks (round-robin, ATS, CILUTS, CTLUTS, restart-profile) |
 //! | `context.rs` | what the current thread runs |
+//! | `local.rs` | task-local storage for client libraries (the C API) |
 //! | `overflow.rs` | a task's stack overflow reported as its failure |
 //!
 //! ```
@@ -45,10 +49,12 @@
 
 mod barrier;
 mod context;
+mod local;
 mod native;
 mod overflow;
 mod park;
 mod parking;
+pub mod policy;
 mod queue;
 mod runtime;
 mod task;
@@ -56,8 +62,11 @@ mod worker;
 
 pub use barrier::Barrier;
 pub use context::{current_task, worker_index};
+pub use local::task_local;
 pub use native::{JoinHandle, TaskPanic};
-pub use park::{current_waker, park, set_tx_id, switch, yield_now};
+pub use park::{
+    current_waker, park, set_priority, set_tx_id, switch, switch_to_priority, yield_now,
+};
 pub use parking::TaskParking;
 pub use runtime::{Builder, DEFAULT_STACK_SIZE, Runtime, TaskBuilder, TaskOptions, spawn};
 pub use task::{Resumable, Step, TaskCore};

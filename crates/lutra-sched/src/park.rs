@@ -1,5 +1,6 @@
 //! Blocking and waking tasks (and plain threads) without spinning: `park`, unparking
-//! through a [`Waker`], and `yield_now` / `switch`. The state protocol is in `task.rs`.
+//! through a [`Waker`], and `yield_now` / `switch` / `switch_to_priority`. The state
+//! protocol is in `task.rs`.
 
 use crate::context;
 use crate::runtime::Shared;
@@ -97,4 +98,19 @@ pub fn switch(tx_id: u64) {
 /// does nothing outside tasks.
 pub fn set_tx_id(tx_id: u64) {
     context::with_task(|task| task.tx_id.store(tx_id, Ordering::Relaxed));
+}
+
+/// Announces the current task's scheduling priority (read by
+/// [`switch_to_priority`] of other tasks); does nothing outside tasks.
+pub fn set_priority(priority: i64) {
+    context::with_task(|task| task.priority.store(priority, Ordering::Relaxed));
+}
+
+/// TxLinux's conflict-reactive descheduling: if a runnable task announced a priority
+/// of at least `min` ([`set_priority`]), runs it first; otherwise the current task
+/// continues. Outside tasks, yields the thread.
+pub fn switch_to_priority(min: i64) {
+    if !context::suspend(Step::SwitchToPriority(min)) {
+        std::thread::yield_now();
+    }
 }

@@ -1,5 +1,6 @@
 //! The run queue: one FIFO shared by all workers (as LUTS's), so that a switch can
-//! look for a task running another transaction, and pinned tasks are honoured.
+//! look for a task running another transaction (or announcing a high enough
+//! priority), and pinned tasks are honoured.
 //!
 //! # Invariants
 //! - A task is in the queue at most once, and only in state `RUNNABLE`.
@@ -67,10 +68,22 @@ impl RunQueue {
     /// than `tx_id`, moves it to the front and `current` behind everything; otherwise
     /// puts `current` at the front (it runs again next). Returns whether it switched.
     pub(crate) fn switch(&self, worker: usize, current: Arc<TaskCore>, tx_id: u64) -> bool {
+        self.switch_where(worker, current, |task| task.tx_id() != tx_id)
+    }
+
+    /// The switch with any criterion: if a task that `worker` may run satisfies
+    /// `suits`, moves the first such to the front and `current` behind everything;
+    /// otherwise puts `current` at the front. Returns whether it switched.
+    pub(crate) fn switch_where(
+        &self,
+        worker: usize,
+        current: Arc<TaskCore>,
+        suits: impl Fn(&TaskCore) -> bool,
+    ) -> bool {
         let mut tasks = self.lock();
         let other = tasks
             .iter()
-            .position(|task| task.may_run_on(worker) && task.tx_id() != tx_id);
+            .position(|task| task.may_run_on(worker) && suits(task));
         let switched = match other.and_then(|at| tasks.remove(at)) {
             Some(other) => {
                 tasks.push_back(current);

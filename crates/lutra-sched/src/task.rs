@@ -20,9 +20,10 @@
 //! Both sides store, then load the other's word (sequentially consistent): at least one
 //! sees the other, and the CAS lets exactly one enqueue.
 
+use crate::local::TaskLocal;
 use std::fmt;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU8, AtomicU64, Ordering};
 
 /// How a task's slice of execution ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +35,9 @@ pub enum Step {
     /// Runnable, but let a task whose transaction id differs from this one run first
     /// (LUTS's `luts_switch`).
     Switch(u64),
+    /// Runnable, but let a task whose priority is at least this run first (TxLinux's
+    /// conflict-reactive descheduling).
+    SwitchToPriority(i64),
     /// Finished.
     Done,
 }
@@ -60,12 +64,16 @@ pub struct TaskCore {
     pub(crate) notified: AtomicBool,
     /// The transaction id the task announced last (`set_tx_id`), 0 if none.
     pub(crate) tx_id: AtomicU64,
+    /// The scheduling priority the task announced last (`set_priority`), 0 if none.
+    pub(crate) priority: AtomicI64,
     /// The worker a pinned task must run on.
     pub(crate) home: Option<usize>,
     pub(crate) body: Mutex<Option<Box<dyn Resumable>>>,
     /// The suspension point of a native task (type-erased `Yielder`), null otherwise.
     pub(crate) yielder: AtomicPtr<()>,
     pub(crate) name: Option<String>,
+    /// A client library's value for this task (see `local.rs`).
+    pub(crate) local: TaskLocal,
 }
 
 impl TaskCore {
@@ -75,10 +83,12 @@ impl TaskCore {
             state: AtomicU8::new(RUNNABLE),
             notified: AtomicBool::new(false),
             tx_id: AtomicU64::new(0),
+            priority: AtomicI64::new(0),
             home,
             body: Mutex::new(None),
             yielder: AtomicPtr::new(std::ptr::null_mut()),
             name,
+            local: TaskLocal::default(),
         }
     }
 
@@ -95,6 +105,12 @@ impl TaskCore {
     /// The transaction id the task announced last.
     pub fn tx_id(&self) -> u64 {
         self.tx_id.load(Ordering::Relaxed)
+    }
+
+    /// The scheduling priority the task announced last (higher runs first when a task
+    /// is descheduled with [`switch_to_priority`](crate::switch_to_priority)).
+    pub fn priority(&self) -> i64 {
+        self.priority.load(Ordering::Relaxed)
     }
 
     /// Whether the task may run on worker `worker`.

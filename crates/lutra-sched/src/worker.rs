@@ -2,9 +2,10 @@
 //!
 //! # Protocol (one slice)
 //! 1. Mark the task `RUNNING` and current; resume its body.
-//! 2. `Yield`: back of the queue. `Switch(id)`: the queue's switch. `Park`: store
-//!    `PARKED`, then, if `notified` is set, CAS back to `RUNNABLE` and enqueue (see
-//!    `task.rs`). `Done`: mark `DONE`, drop the body, count the task finished.
+//! 2. `Yield`: back of the queue. `Switch(id)`, `SwitchToPriority(min)`: the queue's
+//!    switch. `Park`: store `PARKED`, then, if `notified` is set, CAS back to
+//!    `RUNNABLE` and enqueue (see `task.rs`). `Done`: mark `DONE`, drop the body,
+//!    count the task finished.
 //!
 //! # Invariants
 //! - A worker leaves only between slices: when the runtime shuts down, or when the
@@ -49,6 +50,15 @@ fn run_slice(shared: &Arc<Shared>, index: usize, task: Arc<TaskCore>) {
         Step::Switch(tx_id) => {
             task.state.store(RUNNABLE, Ordering::SeqCst);
             if shared.queue.switch(index, task, tx_id) {
+                shared.count_switch();
+            }
+        }
+        Step::SwitchToPriority(min) => {
+            task.state.store(RUNNABLE, Ordering::SeqCst);
+            if shared
+                .queue
+                .switch_where(index, task, |other| other.priority() >= min)
+            {
                 shared.count_switch();
             }
         }

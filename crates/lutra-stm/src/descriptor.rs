@@ -3,7 +3,12 @@
 //! A [`TxDescriptor`] belongs to a thread or a task (never to both at once; it can move
 //! between threads between attempts). It runs one attempt at a time:
 //! `begin` → loads and stores → `commit`, or `rollback`; `restart` begins the next
-//! attempt of the same transaction, keeping its age and priority.
+//! attempt of the same transaction, keeping its age and priority. `prepare` announces
+//! a transaction's options before its first start hook is asked.
+//!
+//! Hooks (see `hooks.rs`): `begin` asks `start_priority`; `finish`, which every
+//! attempt's end goes through (commit, rollback, `retry`, panic, drop), calls
+//! `on_attempt_end` once.
 //!
 //! The access protocols (reads, writes, conflicts, validation) are in `access.rs`; the
 //! commit and rollback in `commit.rs`; becoming irrevocable in `irrevocable.rs`.
@@ -27,6 +32,7 @@ use crate::ticks::Stamp;
 use crate::waiting::Watched;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How a transaction runs: its statistics site, its contention priority, and whether
 /// it starts irrevocable.
@@ -88,6 +94,8 @@ pub(crate) struct Core {
     pub(crate) restart_irrevocable: bool,
     pub(crate) last_abort: Option<AbortReason>,
     pub(crate) started_at: Option<Stamp>,
+    /// How long the attempt that ended last ran (zero when statistics are off).
+    pub(crate) last_elapsed: Duration,
     pub(crate) reads_since_publish: u32,
 }
 
@@ -155,6 +163,7 @@ impl TxDescriptor {
             restart_irrevocable: false,
             last_abort: None,
             started_at: None,
+            last_elapsed: Duration::ZERO,
             reads_since_publish: 0,
         };
         Ok(Self {
@@ -184,24 +193,39 @@ impl TxDescriptor {
     }
 
     pub(crate) fn event(&self, reason: Option<AbortReason>) -> TxEvent {
-        TxEvent {
-            site: self.core.options.site,
-            slot: self.core.slot,
-            aborts: self.core.aborts_in_row,
-            reason,
-        }
+        self.core.event(reason)
     }
 
-    /// Begins the first attempt of a new transaction.
+    /// Announces the next transaction's options before its first attempt begins, so
+    /// that the start hook ([`TxDescriptor::start_decision`]) sees its site and no
+    /// aborts (not those of the previous transaction). [`TxDescriptor::begin`] does it
+    /// too; call it first when asking the start hook before `begin`.
+    ///
+    /// # Panics
+    /// If an attempt is active.
+    pub fn prepare(&mut self, options: TxOptions) {
+        assert!(
+            !self.core.active,
+            "a transaction attempt is already active on this descriptor"
+        );
+        self.core.options = options;
+        self.core.aborts_in_row = 0;
+        self.core.restart_irrevocable = false;
+        self.core.last_abort = None;
+        self.core.last_elapsed = Duration::ZERO;
+    }
+
+    /// Begins the first attempt of a new transaction. Its contention priority is the
+    /// start-priority hook's answer if it has one, otherwise `options.priority`.
     ///
     /// # Panics
     /// If an attempt is already active (a programming error; the C ABI checks first).
     pub fn begin(&mut self, options: TxOptions) {
-        self.core.options = options;
+        self.prepare(options);
+        if let Some(priority) = self.stm.config.hooks.start_priority(&self.event(None)) {
+            self.core.options.priority = priority;
+        }
         self.core.age = self.stm.clock.load(Ordering::SeqCst);
-        self.core.aborts_in_row = 0;
-        self.core.restart_irrevocable = false;
-        self.core.last_abort = None;
         self.core.start_attempt(&self.stm);
     }
 
@@ -444,6 +468,18 @@ impl Core {
         stm.registry.get(self.slot)
     }
 
+    /// What the hooks are told about the current transaction.
+    pub(crate) fn event(&self, reason: Option<AbortReason>) -> TxEvent {
+        TxEvent {
+            site: self.options.site,
+            slot: self.slot,
+            aborts: self.aborts_in_row,
+            reason,
+            elapsed: self.last_elapsed,
+            irrevocable: self.options.irrevocable || self.restart_irrevocable,
+        }
+    }
+
     pub(crate) fn start_attempt(&mut self, stm: &StmInner) {
         assert!(
             !self.active,
@@ -524,7 +560,12 @@ impl Core {
         if !self.active {
             return Err(Abort::new(AbortReason::Misuse));
         }
-        if self.shared(stm).status.load(Ordering::Acquire) != self.status.encode() {
+        // Only a kill changes the status word from outside, and killers find their
+        // victim through a record it has locked: an attempt holding no lock (every
+        // commit-time-locking attempt before its commit) need not look.
+        if !self.locks.is_empty()
+            && self.shared(stm).status.load(Ordering::Acquire) != self.status.encode()
+        {
             return Err(self.doom(AbortReason::Killed));
         }
         Ok(())
@@ -568,6 +609,7 @@ impl Core {
         let was_irrevocable = std::mem::replace(&mut self.irrevocable, false);
         self.active = false;
         self.record_outcome(stm, outcome, was_irrevocable);
+        stm.config.hooks.on_attempt_end(&self.event(outcome.err()));
         if self.limbo.len() >= epoch::COLLECT_THRESHOLD {
             stm.epochs.collect(&stm.registry, &mut self.limbo);
         }
@@ -592,13 +634,15 @@ impl Core {
             }
         }
         let Some(started_at) = self.started_at.take() else {
+            self.last_elapsed = Duration::ZERO;
             return;
         };
+        self.last_elapsed = started_at.elapsed();
         let outcome = Outcome {
             result: outcome,
             irrevocable,
             aborts_before,
-            elapsed: started_at.elapsed(),
+            elapsed: self.last_elapsed,
         };
         self.shared(stm).stats.count(self.options.site, &outcome);
     }
@@ -606,11 +650,15 @@ impl Core {
 
 impl StmInner {
     /// The engine's wait step: spin briefly, then yield through the parking interface.
+    /// While a task yields inside an attempt its worker runs other tasks, so the
+    /// thread's "inside a transaction" mark goes with the task, not the thread.
     pub(crate) fn pause(&self, round: u32) {
         if round < 64 {
             std::hint::spin_loop();
         } else {
+            let mark = crate::run::take_running_mark();
             self.config.parking.yield_now();
+            crate::run::restore_running_mark(mark);
         }
     }
 }

@@ -13,7 +13,7 @@
 use crate::abort::{Abort, AbortReason};
 use crate::descriptor::{TxDescriptor, TxOptions};
 use crate::hooks::Decision;
-use crate::stm::Stm;
+use crate::stm::{Stm, StmInner};
 use crate::sync::thread_local;
 use crate::transaction::Transaction;
 use std::cell::{Cell, RefCell};
@@ -42,6 +42,21 @@ thread_local! {
 #[inline(never)]
 pub fn in_transaction() -> bool {
     RUNNING.with(|running| running.get() > 0)
+}
+
+/// Clears the mark "running a transaction's closure" of the current thread and returns
+/// it: an attempt that yields its task while it waits (see `StmInner::pause`) must not
+/// leave the mark on the worker, where the next task would find it.
+#[inline(never)]
+pub(crate) fn take_running_mark() -> u32 {
+    RUNNING.with(|running| running.replace(0))
+}
+
+/// Puts back a mark taken by [`take_running_mark`], on whichever thread the task
+/// resumed.
+#[inline(never)]
+pub(crate) fn restore_running_mark(mark: u32) {
+    RUNNING.with(|running| running.set(mark));
 }
 
 /// Blocking inside a transaction was attempted.
@@ -179,6 +194,7 @@ impl TxBuilder<'_> {
         assert!(!in_transaction(), "{NESTED}");
         let mut lease = Lease::take(stm);
         let mut options = self.options;
+        lease.desc().prepare(options);
         let mut first = true;
         loop {
             let desc = lease.desc();
@@ -236,46 +252,44 @@ impl TxDescriptor {
     /// cores), wait the contention manager's restart delay, then act on the hooks'
     /// decision. A killed attempt also waits for its killer when it restarts.
     pub fn wait_before_restart(&self, reason: AbortReason) {
-        let stm = self.stm();
-        stm.inner.pause(self.aborts_in_row());
-        wait(
-            &stm,
-            stm.config().manager.restart_delay(self.aborts_in_row()),
-        );
-        act_on(&stm, self.abort_decision(reason));
+        let stm = &*self.stm;
+        stm.pause(self.aborts_in_row());
+        wait(stm, stm.config.manager.restart_delay(self.aborts_in_row()));
+        act_on(stm, self.abort_decision(reason));
     }
 
     /// Asks the start hook until it lets the next attempt start, acting on `Wait` and
     /// `SwitchAway` through the engine's parking; returns `Proceed` or `Serialize`
     /// (then the attempt must run irrevocable).
     pub fn wait_for_start(&self) -> Decision {
-        let stm = self.stm();
         loop {
             match self.start_decision() {
                 decision @ (Decision::Proceed | Decision::Serialize) => return decision,
-                other => act_on(&stm, other),
+                other => act_on(&self.stm, other),
             }
         }
     }
 }
 
-fn act_on(stm: &Stm, decision: Decision) {
+// Both take the engine by reference: cloning its `Arc` per transaction would bounce
+// the reference count's cache line between every core.
+fn act_on(stm: &StmInner, decision: Decision) {
     match decision {
         Decision::Wait => wait(stm, Duration::from_micros(1)),
-        Decision::SwitchAway => stm.config().parking.switch_away(),
+        Decision::SwitchAway => stm.config.parking.switch_away(),
         Decision::Proceed | Decision::Serialize => {}
     }
 }
 
 /// Waits `delay` without blocking the worker: spins, yielding now and then.
-fn wait(stm: &Stm, delay: Duration) {
+fn wait(stm: &StmInner, delay: Duration) {
     if delay.is_zero() {
         return;
     }
     let until = Instant::now() + delay;
     let mut round = 0u32;
     while Instant::now() < until {
-        stm.inner.pause(round);
+        stm.pause(round);
         round = round.wrapping_add(1);
     }
 }

@@ -15,8 +15,8 @@
 use crate::abort::AbortReason;
 use crate::sync::{AtomicU64, Mutex, Ordering, lock};
 use std::collections::HashMap;
-use std::sync::OnceLock;
 use std::fmt;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// Counters of one site, one descriptor, or everything.
@@ -204,9 +204,11 @@ impl SlotStats {
         self.total.count(outcome);
         match site as usize {
             0 => {}
-            small if small < SMALL_SITES => self
-                .small_sites
-                .get_or_init(|| (0..SMALL_SITES).map(|_| AtomicCounters::default()).collect())[small]
+            small if small < SMALL_SITES => self.small_sites.get_or_init(|| {
+                (0..SMALL_SITES)
+                    .map(|_| AtomicCounters::default())
+                    .collect()
+            })[small]
                 .count(outcome),
             _ => lock(&self.sites).entry(site).or_default().count(outcome),
         }
@@ -214,7 +216,10 @@ impl SlotStats {
 
     /// Every site's counters but site 0's.
     fn each_site(&self) -> Vec<(u32, Counters)> {
-        let mut sites: Vec<(u32, Counters)> = lock(&self.sites).iter().map(|(site, c)| (*site, *c)).collect();
+        let mut sites: Vec<(u32, Counters)> = lock(&self.sites)
+            .iter()
+            .map(|(site, c)| (*site, *c))
+            .collect();
         if let Some(small) = self.small_sites.get() {
             sites.extend(
                 small

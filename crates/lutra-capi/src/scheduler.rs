@@ -1,0 +1,241 @@
+//! The process-wide scheduler behind `sched.h`: one `lutra_sched::Runtime`, where C
+//! tasks are placed on its workers, what a C task runs, and the barrier of
+//! `sched_barrier_wait`.
+//!
+//! # Invariants
+//! - `SCHEDULER` is `Some` between a successful `sched_init` and the matching
+//!   `sched_shutdown`. `LIFECYCLE` serializes the two, so the write lock of
+//!   `SCHEDULER` is only requested once no task runs: a task blocked on the read lock
+//!   behind a waiting writer would block its worker.
+//! - Tasks are spawned under the read lock; the runtime is dropped (its workers
+//!   joined) only by the thread calling `sched_shutdown`, never by a worker.
+//! - A C task's `stm.h` state is discarded when its function returns, before the task
+//!   counts as finished: once `sched_wait` returns, no C task is registered with the
+//!   engine any more.
+//!
+//! # Protocol: shutdown
+//! 1. Take `LIFECYCLE`.
+//! 2. Under the read lock, wait until every task has finished (running tasks may
+//!    still start tasks meanwhile).
+//! 3. Take the runtime out under the write lock.
+//! 4. Drop it: it waits for tasks started between 2 and 3 (by plain threads), then
+//!    stops and joins the workers.
+
+use crate::status::{
+    CapiError, CapiResult, LUTRA_EALREADY, LUTRA_EBUSY, LUTRA_EINTASK, LUTRA_ENOINIT, LUTRA_ENOMEM,
+};
+use crate::thread;
+use lutra_sched::{Barrier, Runtime};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard};
+
+/// Environment variable: the stack size of C tasks, in KiB (read by `sched_init`).
+pub(crate) const STACK_VAR: &str = "LUTRA_SCHED_STACK_KB";
+
+/// The running scheduler.
+struct Scheduler {
+    runtime: Runtime,
+    workers: usize,
+    /// The number of pinned tasks started so far: the next one goes to worker
+    /// `next % workers` (round robin).
+    next: AtomicUsize,
+    /// The barrier of `sched_barrier_wait`, once `sched_barrier_init` sized it.
+    barrier: Mutex<Option<Arc<Barrier>>>,
+}
+
+static SCHEDULER: RwLock<Option<Scheduler>> = RwLock::new(None);
+static LIFECYCLE: Mutex<()> = Mutex::new(());
+
+fn no_scheduler() -> CapiError {
+    CapiError::new(
+        LUTRA_ENOINIT,
+        "the scheduler is not initialized (call sched_init first)",
+    )
+}
+
+/// The running scheduler, under the read lock.
+fn running() -> CapiResult<RwLockReadGuard<'static, Option<Scheduler>>> {
+    let guard = SCHEDULER.read().unwrap_or_else(PoisonError::into_inner);
+    if guard.is_none() {
+        return Err(no_scheduler());
+    }
+    Ok(guard)
+}
+
+/// Fails when called from a worker thread (a task): `sched_wait` and
+/// `sched_shutdown` would wait for the caller, and `sched_init` could wait for a
+/// shutdown that waits for the caller.
+fn refuse_in_task(what: &str) -> CapiResult<()> {
+    if lutra_sched::worker_index().is_some() {
+        return Err(CapiError::new(
+            LUTRA_EINTASK,
+            format!("{what} is for plain threads, not tasks"),
+        ));
+    }
+    Ok(())
+}
+
+/// The stack size asked by the environment variable's value `text`, if any.
+fn stack_size(text: Option<&str>) -> CapiResult<Option<usize>> {
+    let Some(text) = text.map(str::trim).filter(|text| !text.is_empty()) else {
+        return Ok(None);
+    };
+    match text.parse::<usize>() {
+        Ok(kib) if (16..=1 << 20).contains(&kib) => Ok(Some(kib * 1024)),
+        _ => Err(CapiError::invalid(format!(
+            "{STACK_VAR}={text}: expected a size in KiB from 16 to 1048576"
+        ))),
+    }
+}
+
+/// Starts the workers: `workers` of them, or one per core for 0, never more than the
+/// cores. Returns how many run.
+pub(crate) fn init(workers: usize) -> CapiResult<usize> {
+    refuse_in_task("sched_init")?;
+    let _lifecycle = LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner);
+    if SCHEDULER
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_some()
+    {
+        return Err(CapiError::new(
+            LUTRA_EALREADY,
+            "the scheduler is already initialized (sched_shutdown first)",
+        ));
+    }
+    let mut builder = Runtime::builder();
+    if workers > 0 {
+        builder = builder.workers(workers);
+    }
+    if let Some(bytes) = stack_size(std::env::var(STACK_VAR).ok().as_deref())? {
+        builder = builder.stack_size(bytes);
+    }
+    let runtime = builder.build();
+    let workers = runtime.workers();
+    *SCHEDULER.write().unwrap_or_else(PoisonError::into_inner) = Some(Scheduler {
+        runtime,
+        workers,
+        next: AtomicUsize::new(0),
+        barrier: Mutex::new(None),
+    });
+    Ok(workers)
+}
+
+/// A C task's function and argument.
+struct CTask {
+    function: unsafe extern "C" fn(arg: *mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+}
+
+// SAFETY: as with `pthread_create`, the caller hands `arg` over to the new task, which
+// may run on another thread (`start`'s contract).
+unsafe impl Send for CTask {}
+
+impl CTask {
+    /// The task's body: the function, then what a thread's exit does to its `stm.h`
+    /// state (rolled back if a transaction was left open, unregistered).
+    fn run(self) {
+        // SAFETY: `function` may be called with `arg` (`start`'s contract).
+        unsafe { (self.function)(self.arg) };
+        thread::discard();
+    }
+}
+
+/// Starts a task running `function(arg)`, pinned to the next worker in round robin,
+/// or migratable; returns its id.
+///
+/// # Safety
+/// `function` must be safe to call once with `arg`, on any thread.
+pub(crate) unsafe fn start(
+    function: unsafe extern "C" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+    pinned: bool,
+) -> CapiResult<u64> {
+    let guard = running()?;
+    let scheduler = guard.as_ref().ok_or_else(no_scheduler)?;
+    let mut builder = scheduler.runtime.task();
+    if pinned {
+        let worker = scheduler.next.fetch_add(1, Ordering::Relaxed) % scheduler.workers;
+        builder = builder.pinned_to(worker);
+    }
+    let task = CTask { function, arg };
+    let handle = builder
+        .spawn(move || task.run())
+        .map_err(|error| CapiError::new(LUTRA_ENOMEM, format!("no task stack: {error}")))?;
+    Ok(handle.task().id())
+}
+
+/// Sizes the barrier: rounds open with `parties` callers.
+pub(crate) fn barrier_init(parties: usize) -> CapiResult<()> {
+    let guard = running()?;
+    let scheduler = guard.as_ref().ok_or_else(no_scheduler)?;
+    let mut barrier = scheduler
+        .barrier
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    match barrier.as_ref() {
+        Some(current) => current.set_parties(parties).map_err(|waiting| {
+            CapiError::new(
+                LUTRA_EBUSY,
+                format!("{waiting} caller(s) wait at the barrier: resize it between rounds"),
+            )
+        }),
+        None => {
+            *barrier = Some(Arc::new(Barrier::new(parties)));
+            Ok(())
+        }
+    }
+}
+
+/// The barrier, to wait on once the read lock is released.
+pub(crate) fn barrier() -> CapiResult<Arc<Barrier>> {
+    let guard = running()?;
+    let scheduler = guard.as_ref().ok_or_else(no_scheduler)?;
+    let barrier = scheduler
+        .barrier
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    barrier.clone().ok_or_else(|| {
+        CapiError::invalid("the barrier has no size yet (call sched_barrier_init first)")
+    })
+}
+
+/// Waits until every task started so far has finished.
+pub(crate) fn wait() -> CapiResult<()> {
+    refuse_in_task("sched_wait")?;
+    let guard = running()?;
+    guard.as_ref().ok_or_else(no_scheduler)?.runtime.wait_idle();
+    Ok(())
+}
+
+/// Waits for every task, then stops the workers (see the shutdown protocol).
+pub(crate) fn shutdown() -> CapiResult<()> {
+    refuse_in_task("sched_shutdown")?;
+    let _lifecycle = LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner);
+    wait()?;
+    let scheduler = SCHEDULER
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+        .ok_or_else(no_scheduler)?;
+    drop(scheduler);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stack_sizes_in_kib() {
+        assert_eq!(stack_size(Some("512")), Ok(Some(512 * 1024)));
+        assert_eq!(stack_size(Some(" ")), Ok(None));
+        assert_eq!(stack_size(None), Ok(None));
+        for bad in ["4", "lots", "-1"] {
+            let error = stack_size(Some(bad)).unwrap_err();
+            assert_eq!(error.code, crate::status::LUTRA_EINVAL);
+            assert!(error.message.contains(STACK_VAR));
+        }
+    }
+}
