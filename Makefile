@@ -22,6 +22,7 @@ test-c:
 bench:
 	$(CARGO) run --release -p lutra-bench --bin intset
 	$(CARGO) run --release -p lutra-bench --bin bank
+	$(CARGO) run --release -p lutra-bench --bin oversub
 
 lint:
 	$(CARGO) fmt --all -- --check

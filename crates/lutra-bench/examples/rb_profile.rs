@@ -6,8 +6,12 @@ use lutra_stm::{Config, Stm};
 use std::time::{Duration, Instant};
 
 fn main() {
-    let seconds: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(2);
-    let set: StmIntSet<RbTree<lutra_stm::TVar<u64>>> = StmIntSet::new(Stm::new(Config::default()), 2048);
+    let seconds: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let set: StmIntSet<RbTree<lutra_stm::TVar<u64>>> =
+        StmIntSet::new(Stm::new(Config::default()), 2048);
     let mut pool = set.handle();
     let mut seq: Sequential<RbTree<lutra_bench::intset::PlainWord>> = Sequential::new(2048);
     for key in (0..2048).step_by(2) {
@@ -26,10 +30,27 @@ fn main() {
         ops as f64 / start.elapsed().as_secs_f64()
     };
     let stm_rate = run(&mut |key, r| {
-        if r < 10 { set.insert(&mut pool, key); } else if r < 20 { set.remove(&mut pool, key); } else { set.contains(&mut pool, key); }
+        if r < 10 {
+            set.insert(&mut pool, key);
+        } else if r < 20 {
+            set.remove(&mut pool, key);
+        } else {
+            set.contains(&mut pool, key);
+        }
     });
     let seq_rate = run(&mut |key, r| {
-        if r < 10 { seq.insert(key); } else if r < 20 { seq.remove(key); } else { seq.contains(key); }
+        if r < 10 {
+            seq.insert(key);
+        } else if r < 20 {
+            seq.remove(key);
+        } else {
+            seq.contains(key);
+        }
     });
-    println!("stm {:.2}M ops/s  seq {:.2}M ops/s  overhead {:.2}x", stm_rate / 1e6, seq_rate / 1e6, seq_rate / stm_rate);
+    println!(
+        "stm {:.2}M ops/s  seq {:.2}M ops/s  overhead {:.2}x",
+        stm_rate / 1e6,
+        seq_rate / 1e6,
+        seq_rate / stm_rate
+    );
 }

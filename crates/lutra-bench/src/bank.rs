@@ -176,16 +176,19 @@ impl BankWorkload {
         }
     }
 
+    /// Draws the next operation and applies it to `bank`.
+    pub fn apply(&self, bank: &impl SharedBank, rng: &mut fastrand::Rng) {
+        match self.next_op(rng) {
+            BankOp::Audit => {
+                black_box(bank.audit());
+            }
+            BankOp::Transfer(from, to, amount) => bank.transfer(from, to, amount),
+        }
+    }
+
     /// Runs the workload on a shared bank.
     pub fn run_shared(&self, bank: &impl SharedBank, threads: usize, duration: Duration) -> Run {
-        timed(threads, duration, thread_rng, |rng| {
-            match self.next_op(rng) {
-                BankOp::Audit => {
-                    black_box(bank.audit());
-                }
-                BankOp::Transfer(from, to, amount) => bank.transfer(from, to, amount),
-            }
-        })
+        timed(threads, duration, thread_rng, |rng| self.apply(bank, rng))
     }
 
     /// Measures `contender` on `threads` threads for `duration`; the sample's

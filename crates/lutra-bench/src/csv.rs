@@ -1,8 +1,10 @@
 //! The CSV file of a sweep: a header, then one line per run, written workload by
-//! workload (derived columns as defined in `report.rs`).
+//! workload (derived columns as defined in `report.rs`). The engine's counters take
+//! the same columns in every benchmark's file ([`counters_header`],
+//! [`counters_fields`]).
 
 use crate::report::{Group, Row};
-use lutra_stm::AbortReason;
+use lutra_stm::{AbortReason, Counters};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -23,25 +25,30 @@ pub struct Csv {
 }
 
 impl Csv {
-    /// Creates (or truncates) `path`, with its directories, and writes the header.
+    /// Creates (or truncates) `path`, with its directories, and writes the header of
+    /// the contender sweeps (`intset`, `bank`).
     ///
     /// # Errors
     /// Any I/O error.
     pub fn create(path: &Path) -> io::Result<Self> {
+        let header = format!(
+            "bench,structure,size,update_percent,threads,impl,design,manager,ops,seconds,\
+             ops_per_sec{},final_total,vs_seq,scaling,fraction_of_ceiling",
+            counters_header()
+        );
+        Self::with_header(path, &header)
+    }
+
+    /// Creates (or truncates) `path`, with its directories, and writes `header` (the
+    /// column names, comma-separated).
+    ///
+    /// # Errors
+    /// Any I/O error.
+    pub fn with_header(path: &Path, header: &str) -> io::Result<Self> {
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
         let mut out = BufWriter::new(File::create(path)?);
-        let mut header = String::from(
-            "bench,structure,size,update_percent,threads,impl,design,manager,ops,seconds,\
-             ops_per_sec,starts,commits,aborts,abort_rate",
-        );
-        for reason in AbortReason::ALL {
-            let _ = write!(header, ",aborts_{}", reason.name());
-        }
-        header.push_str(
-            ",retry_waits,max_retries,wasted_ms,final_total,vs_seq,scaling,fraction_of_ceiling",
-        );
         writeln!(out, "{header}")?;
         Ok(Self {
             out,
@@ -59,11 +66,57 @@ impl Csv {
     /// # Errors
     /// Any I/O error.
     pub fn write_group(&mut self, group: &Group) -> io::Result<()> {
-        for row in &group.rows {
-            writeln!(self.out, "{}", csv_line(group, row))?;
+        self.write_lines(group.rows.iter().map(|row| csv_line(group, row)))
+    }
+
+    /// Appends `lines` (each without its line break) and flushes.
+    ///
+    /// # Errors
+    /// Any I/O error.
+    pub fn write_lines(&mut self, lines: impl IntoIterator<Item = String>) -> io::Result<()> {
+        for line in lines {
+            writeln!(self.out, "{line}")?;
         }
         self.out.flush()
     }
+}
+
+/// The columns [`counters_fields`] fills, each preceded by a comma: `starts`,
+/// `commits`, `aborts`, `abort_rate`, `aborts_<reason>` for every reason,
+/// `retry_waits`, `max_retries`, `wasted_ms`.
+pub fn counters_header() -> String {
+    let mut header = String::from(",starts,commits,aborts,abort_rate");
+    for reason in AbortReason::ALL {
+        let _ = write!(header, ",aborts_{}", reason.name());
+    }
+    header.push_str(",retry_waits,max_retries,wasted_ms");
+    header
+}
+
+/// The engine's counters as the fields of [`counters_header`], each preceded by a
+/// comma (empty fields without counters).
+pub fn counters_fields(stats: Option<&Counters>) -> String {
+    let Some(stats) = stats else {
+        return ",".repeat(4 + AbortReason::COUNT + 3);
+    };
+    let mut fields = format!(
+        ",{},{},{},{:.6}",
+        stats.starts,
+        stats.commits,
+        stats.total_aborts(),
+        stats.abort_rate()
+    );
+    for reason in AbortReason::ALL {
+        let _ = write!(fields, ",{}", stats.aborts_for(reason));
+    }
+    let _ = write!(
+        fields,
+        ",{},{},{:.3}",
+        stats.retry_waits,
+        stats.max_retries,
+        stats.wasted.as_secs_f64() * 1e3
+    );
+    fields
 }
 
 fn csv_line(group: &Group, row: &Row) -> String {
@@ -82,29 +135,7 @@ fn csv_line(group: &Group, row: &Row) -> String {
         run.elapsed.as_secs_f64(),
         row.throughput(),
     );
-    match row.sample.stats {
-        Some(stats) => {
-            let _ = write!(
-                line,
-                ",{},{},{},{:.6}",
-                stats.starts,
-                stats.commits,
-                stats.total_aborts(),
-                stats.abort_rate()
-            );
-            for reason in AbortReason::ALL {
-                let _ = write!(line, ",{}", stats.aborts_for(reason));
-            }
-            let _ = write!(
-                line,
-                ",{},{},{:.3}",
-                stats.retry_waits,
-                stats.max_retries,
-                stats.wasted.as_secs_f64() * 1e3
-            );
-        }
-        None => line.push_str(&",".repeat(4 + AbortReason::COUNT + 3)),
-    }
+    line.push_str(&counters_fields(row.sample.stats.as_ref()));
     let optional = |value: Option<f64>| value.map_or(String::new(), |value| format!("{value:.4}"));
     let _ = write!(
         line,

@@ -1,5 +1,6 @@
 //! Lutra's benchmarks: the `intset` and bank workloads on the STM, beside an
-//! unsynchronized sequential run and global locks.
+//! unsynchronized sequential run and global locks; and the same workloads (with
+//! TxLinux's pipeline) on the scheduler's tasks, oversubscribed.
 //!
 //! - [`intset`]: sorted linked list, skip list, red-black tree and hash set, written
 //!   once over [`intset::Access`] and run transactionally or directly.
@@ -9,14 +10,23 @@
 //!   ceiling, `Mutex`, `RwLock`, each STM design × contention manager).
 //! - [`report`]: result rows and the on-screen table; [`csv`]: the CSV file.
 //! - [`sweep`]: the command-line options and loop shared by the benchmark binaries.
+//! - [`tasks`]: the same timed (or scripted) runs on the scheduler's tasks, beside OS
+//!   threads ([`tasks::Runner`]).
+//! - [`pipeline`]: TxLinux's pipeline workload (8 phases, memory mostly private to a
+//!   phase, the phase as transaction id).
+//! - [`oversub`]: more threads than cores, plain threads against tasks under each
+//!   scheduling policy; a scripted conflict pattern compared by counts.
 //!
-//! The binaries (`src/bin/`) are `intset`, `bank` and `demo`.
+//! The binaries (`src/bin/`) are `intset`, `bank`, `oversub` and `demo`.
 
 pub mod bank;
 pub mod contender;
 pub mod csv;
 pub mod intset;
 pub mod measure;
+pub mod oversub;
+pub mod pipeline;
 pub mod report;
 pub mod sweep;
+pub mod tasks;
 pub mod workload;

@@ -1,4 +1,5 @@
-//! Result rows and the on-screen table (the CSV file is written by `csv.rs`).
+//! Result rows and the on-screen table (the CSV file is written by `csv.rs`), and the
+//! table blocks other reports reuse ([`write_grid`], [`si`], [`ratio`]).
 //!
 //! Derived figures, per group (one workload):
 //!
@@ -132,56 +133,80 @@ impl Group {
     }
 
     fn throughput_block(&self, out: &mut String, threads: &[usize]) {
-        let _ = write!(out, "{:<22}", "ops/s");
-        for count in threads {
-            let _ = write!(out, "{count:>9}");
-        }
-        let _ = writeln!(out, "{:>9}{:>9}", "1t/seq", "2t/ceil");
-        for contender in self.contenders() {
-            let _ = write!(out, "{:<22}", contender.label());
-            for &count in threads {
-                let cell = self
-                    .row(contender, count)
-                    .map_or(String::new(), |row| si(row.throughput()));
-                let _ = write!(out, "{cell:>9}");
-            }
-            let one = self
-                .row(contender, 1)
-                .filter(|_| contender != Contender::Sequential)
-                .and_then(|row| self.vs_sequential(row));
-            let two = self
-                .row(contender, CEILING_THREADS)
-                .and_then(|row| self.fraction_of_ceiling(row));
-            let _ = writeln!(out, "{:>9}{:>9}", ratio(one), ratio(two));
-        }
+        let mut headers = thread_headers(threads);
+        headers.extend(["1t/seq".to_string(), "2t/ceil".to_string()]);
+        let lines: Vec<GridLine> = self
+            .contenders()
+            .into_iter()
+            .map(|contender| {
+                let mut cells: Vec<String> = threads
+                    .iter()
+                    .map(|&count| {
+                        self.row(contender, count)
+                            .map_or(String::new(), |row| si(row.throughput()))
+                    })
+                    .collect();
+                let one = self
+                    .row(contender, 1)
+                    .filter(|_| contender != Contender::Sequential)
+                    .and_then(|row| self.vs_sequential(row));
+                let two = self
+                    .row(contender, CEILING_THREADS)
+                    .and_then(|row| self.fraction_of_ceiling(row));
+                cells.extend([ratio(one), ratio(two)]);
+                (contender.label(), cells)
+            })
+            .collect();
+        write_grid(out, "ops/s", &headers, &lines);
     }
 
     fn abort_block(&self, out: &mut String, threads: &[usize]) {
-        let stm: Vec<Contender> = self
+        let lines: Vec<GridLine> = self
             .contenders()
             .into_iter()
             .filter(|contender| matches!(contender, Contender::Stm { .. }))
+            .map(|contender| {
+                let cells = threads
+                    .iter()
+                    .map(|&count| {
+                        self.row(contender, count)
+                            .and_then(Row::abort_rate)
+                            .map_or(String::new(), percent)
+                    })
+                    .collect();
+                (contender.label(), cells)
+            })
             .collect();
-        if stm.is_empty() {
-            return;
-        }
-        let _ = write!(out, "{:<22}", "abort rate %");
-        for count in threads {
-            let _ = write!(out, "{count:>9}");
-        }
-        out.push('\n');
-        for contender in stm {
-            let _ = write!(out, "{:<22}", contender.label());
-            for &count in threads {
-                let cell = self
-                    .row(contender, count)
-                    .and_then(Row::abort_rate)
-                    .map_or(String::new(), |rate| format!("{:.1}", rate * 100.0));
-                let _ = write!(out, "{cell:>9}");
-            }
-            out.push('\n');
+        if !lines.is_empty() {
+            write_grid(out, "abort rate %", &thread_headers(threads), &lines);
         }
     }
+}
+
+/// One line of a [`write_grid`] block: its label and its cells, in column order
+/// (an empty cell for a run that was not made).
+pub type GridLine = (String, Vec<String>);
+
+/// Writes one block of a table: a header line (`corner`, then `headers`), then each
+/// line: a 22-character label, then its cells right-aligned in 9 characters.
+pub fn write_grid(out: &mut String, corner: &str, headers: &[String], lines: &[GridLine]) {
+    let _ = write!(out, "{corner:<22}");
+    for header in headers {
+        let _ = write!(out, "{header:>9}");
+    }
+    out.push('\n');
+    for (label, cells) in lines {
+        let _ = write!(out, "{label:<22}");
+        for cell in cells {
+            let _ = write!(out, "{cell:>9}");
+        }
+        out.push('\n');
+    }
+}
+
+/// Thread counts as column headers.
+pub fn thread_headers(threads: &[usize]) -> Vec<String> {
+    threads.iter().map(usize::to_string).collect()
 }
 
 /// `12.3M`, `850k`, `42`: three significant digits with an SI suffix.
@@ -202,8 +227,14 @@ pub fn si(value: f64) -> String {
     format!("{scaled:.digits$}{suffix}")
 }
 
-fn ratio(value: Option<f64>) -> String {
+/// A ratio with two decimals, or an empty cell.
+pub fn ratio(value: Option<f64>) -> String {
     value.map_or(String::new(), |value| format!("{value:.2}"))
+}
+
+/// A fraction as a percentage with one decimal (`0.123` → `12.3`).
+pub fn percent(fraction: f64) -> String {
+    format!("{:.1}", fraction * 100.0)
 }
 
 #[cfg(test)]

@@ -8,6 +8,9 @@
 //! 2. The mutex, the rwlock, then each STM design × manager, at every thread count in
 //!    increasing order (a fresh structure and engine per run).
 //! 3. The table is printed and the rows appended to the CSV file.
+//!
+//! [`RunArgs`] (thread counts, run length, CSV path) and [`progress_bar`] serve the
+//! `oversub` benchmark too, whose rows are execution modes rather than contenders.
 
 use crate::contender::{Contender, parse_design, parse_manager};
 use crate::csv::{Csv, default_csv_path};
@@ -28,36 +31,28 @@ pub const DEFAULT_DURATION_MS: u64 = 200;
 /// Milliseconds per run with `--quick`.
 pub const QUICK_DURATION_MS: u64 = 40;
 
-/// The command-line options every sweeping benchmark shares.
+/// The command-line options of every benchmark that sweeps thread counts: which
+/// counts, how long each run lasts, where the CSV file goes.
 #[derive(clap::Args, Clone, Debug)]
-pub struct SweepArgs {
+pub struct RunArgs {
     /// Thread counts, comma-separated [default: 1,2,4,8,16,32,64; --quick: 1,2,8,64].
     #[arg(long, value_delimiter = ',')]
     pub threads: Option<Vec<usize>>,
-    /// STM designs, comma-separated (wb-ctl, wb-etl).
-    #[arg(long, value_delimiter = ',', value_parser = parse_design, default_values = ["wb-ctl", "wb-etl"])]
-    pub designs: Vec<DesignKind>,
-    /// Contention managers, comma-separated.
-    #[arg(long, value_delimiter = ',', value_parser = parse_manager, default_values = cm::NAMES)]
-    pub managers: Vec<&'static str>,
     /// Milliseconds per run [default: 200; --quick: 40].
     ///
     /// With many more threads than cores a run takes longer to wind down (every
     /// thread must be scheduled to see the stop flag); its elapsed time covers that.
     #[arg(long)]
     pub duration_ms: Option<u64>,
-    /// Where to write the CSV file [default: target/bench/intset.csv or bank.csv].
+    /// Where to write the CSV file [default: target/bench/ + the benchmark's name + .csv].
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// A fast smoke sweep: fewer thread counts, shorter runs.
     #[arg(long)]
     pub quick: bool,
-    /// Leave out the Mutex and RwLock baselines.
-    #[arg(long)]
-    pub no_locks: bool,
 }
 
-impl SweepArgs {
+impl RunArgs {
     /// The thread counts to run, sorted, without duplicates.
     pub fn thread_counts(&self) -> Vec<usize> {
         let default: &[usize] = if self.quick {
@@ -82,6 +77,40 @@ impl SweepArgs {
         Duration::from_millis(self.duration_ms.unwrap_or(default))
     }
 
+    /// The CSV path for benchmark `name`.
+    pub fn csv_path(&self, name: &str) -> PathBuf {
+        self.csv.clone().unwrap_or_else(|| default_csv_path(name))
+    }
+}
+
+/// The command-line options of the sweeps over contenders (`intset`, `bank`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct SweepArgs {
+    /// Thread counts, run length, CSV path.
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// STM designs, comma-separated (wb-ctl, wb-etl).
+    #[arg(long, value_delimiter = ',', value_parser = parse_design, default_values = ["wb-ctl", "wb-etl"])]
+    pub designs: Vec<DesignKind>,
+    /// Contention managers, comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = parse_manager, default_values = cm::NAMES)]
+    pub managers: Vec<&'static str>,
+    /// Leave out the Mutex and RwLock baselines.
+    #[arg(long)]
+    pub no_locks: bool,
+}
+
+impl SweepArgs {
+    /// The thread counts to run ([`RunArgs::thread_counts`]).
+    pub fn thread_counts(&self) -> Vec<usize> {
+        self.run.thread_counts()
+    }
+
+    /// The duration of each run ([`RunArgs::duration`]).
+    pub fn duration(&self) -> Duration {
+        self.run.duration()
+    }
+
     /// The contenders to run.
     pub fn contenders(&self) -> Vec<Contender> {
         let mut contenders = Contender::sweep(&self.designs, &self.managers);
@@ -92,9 +121,9 @@ impl SweepArgs {
         contenders
     }
 
-    /// The CSV path for benchmark `name`.
+    /// The CSV path for benchmark `name` ([`RunArgs::csv_path`]).
     pub fn csv_path(&self, name: &str) -> PathBuf {
-        self.csv.clone().unwrap_or_else(|| default_csv_path(name))
+        self.run.csv_path(name)
     }
 }
 

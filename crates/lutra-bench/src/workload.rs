@@ -158,16 +158,26 @@ impl IntsetWorkload {
         }
     }
 
+    /// Draws the next operation and applies it to `set` through `handle`.
+    pub fn apply<S: SharedIntSet>(
+        &self,
+        set: &S,
+        handle: &mut S::Handle<'_>,
+        rng: &mut fastrand::Rng,
+    ) {
+        let done = match self.next_op(rng) {
+            Op::Insert(key) => set.insert(handle, key),
+            Op::Remove(key) => set.remove(handle, key),
+            Op::Contains(key) => set.contains(handle, key),
+        };
+        black_box(done);
+    }
+
     /// Runs the workload on a shared set.
     pub fn run_shared<S: SharedIntSet>(&self, set: &S, threads: usize, duration: Duration) -> Run {
         let init = |index| (set.handle(), thread_rng(index));
         timed(threads, duration, init, |(handle, rng)| {
-            let done = match self.next_op(rng) {
-                Op::Insert(key) => set.insert(handle, key),
-                Op::Remove(key) => set.remove(handle, key),
-                Op::Contains(key) => set.contains(handle, key),
-            };
-            black_box(done);
+            self.apply(set, handle, rng)
         })
     }
 
