@@ -21,20 +21,8 @@
 #include "mod_mem.h"
 #include "mod_stats.h"
 #include "stm.h"
+#include "tx_macros.h"
 
-#define RO 1
-#define RW 0
-#define START(tid, ro)                                     \
-  {                                                        \
-    stm_tx_attr_t _a = {{.id = tid, .read_only = ro}};     \
-    sigjmp_buf *_e = stm_start(_a);                        \
-    if (_e != NULL)                                        \
-      sigsetjmp(*_e, 0)
-#define LOAD(addr) stm_load((stm_word_t *)(addr))
-#define STORE(addr, value) stm_store((stm_word_t *)(addr), (stm_word_t)(value))
-#define COMMIT \
-  stm_commit(); \
-  }
 #define MALLOC(size) stm_malloc(size)
 #define FREE(addr, size) stm_free(addr, size)
 
@@ -65,20 +53,25 @@ static node_t *new_node(val_t val, node_t *next, int transactional) {
   return node;
 }
 
+/* Inside a transaction: the first node whose value is >= val, its predecessor in
+ * *prev and its value in *v. An abort here jumps back over this C frame only. */
+static node_t *find(intset_t *set, val_t val, node_t **prev, val_t *v) {
+  node_t *before = set->head;
+  node_t *next = (node_t *)LOAD(&before->next);
+  while ((*v = (val_t)LOAD(&next->val)) < val) {
+    before = next;
+    next = (node_t *)LOAD(&before->next);
+  }
+  *prev = before;
+  return next;
+}
+
 static int set_contains(intset_t *set, val_t val) {
   int result;
-  node_t *prev, *next;
+  node_t *prev;
   val_t v;
   START(1, RO);
-  prev = set->head;
-  next = (node_t *)LOAD(&prev->next);
-  while (1) {
-    v = (val_t)LOAD(&next->val);
-    if (v >= val)
-      break;
-    prev = next;
-    next = (node_t *)LOAD(&prev->next);
-  }
+  find(set, val, &prev, &v);
   result = (v == val);
   COMMIT;
   return result;
@@ -89,15 +82,7 @@ static int set_add(intset_t *set, val_t val) {
   node_t *prev, *next;
   val_t v;
   START(2, RW);
-  prev = set->head;
-  next = (node_t *)LOAD(&prev->next);
-  while (1) {
-    v = (val_t)LOAD(&next->val);
-    if (v >= val)
-      break;
-    prev = next;
-    next = (node_t *)LOAD(&prev->next);
-  }
+  next = find(set, val, &prev, &v);
   result = (v != val);
   if (result)
     STORE(&prev->next, new_node(val, next, 1));
@@ -110,15 +95,7 @@ static int set_remove(intset_t *set, val_t val) {
   node_t *prev, *next;
   val_t v;
   START(3, RW);
-  prev = set->head;
-  next = (node_t *)LOAD(&prev->next);
-  while (1) {
-    v = (val_t)LOAD(&next->val);
-    if (v >= val)
-      break;
-    prev = next;
-    next = (node_t *)LOAD(&prev->next);
-  }
+  next = find(set, val, &prev, &v);
   result = (v == val);
   if (result) {
     STORE(&prev->next, LOAD(&next->next));

@@ -34,20 +34,8 @@
 #include "check.h"
 #include "sched.h"
 #include "stm.h"
+#include "tx_macros.h"
 
-#define RO 1
-#define RW 0
-#define START(tid, ro)                                     \
-  {                                                        \
-    stm_tx_attr_t _a = {{.id = tid, .read_only = ro}};     \
-    sigjmp_buf *_e = stm_start(_a);                        \
-    if (_e != NULL)                                        \
-      sigsetjmp(*_e, 0)
-#define LOAD(addr) stm_load((stm_word_t *)(addr))
-#define STORE(addr, value) stm_store((stm_word_t *)(addr), (stm_word_t)(value))
-#define COMMIT \
-  stm_commit(); \
-  }
 
 #define INITIAL_BALANCE 1000
 #define MAX_WORKERS 64

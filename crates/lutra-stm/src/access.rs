@@ -245,14 +245,14 @@ impl Core {
     ) -> Result<(), Abort> {
         let record = stm.orecs.record(orec);
         let enemy = stm.registry.get(owner);
-        let mut round = 0;
-        while record.load(Ordering::Acquire) == LockWord::locked(owner)
-            && enemy.status().serial == seen.serial
-        {
-            self.check_usable(stm)?;
-            stm.pause(round);
-            round += 1;
-        }
+        stm.try_wait_until(|| {
+            if record.load(Ordering::Acquire) != LockWord::locked(owner)
+                || enemy.status().serial != seen.serial
+            {
+                return Ok(true);
+            }
+            self.check_usable(stm).map(|()| false)
+        })?;
         self.check_usable(stm)
     }
 

@@ -487,11 +487,7 @@ impl Core {
         );
         match self.last_abort {
             Some(AbortReason::Irrevocable) if !self.restart_irrevocable => {
-                let mut round = 0;
-                while stm.gate.closed_by_other(self.slot) {
-                    stm.pause(round);
-                    round += 1;
-                }
+                stm.wait_until(|| !stm.gate.closed_by_other(self.slot));
             }
             Some(AbortReason::Killed) => self.wait_for_killer(stm),
             _ => {}
@@ -532,16 +528,7 @@ impl Core {
         let shared = self.shared(stm);
         let killer_slot = shared.killer_slot.load(Ordering::Relaxed);
         let killer_serial = shared.killer_serial.load(Ordering::Relaxed);
-        let killer = stm.registry.get(killer_slot);
-        let mut round = 0;
-        loop {
-            let status = killer.status();
-            if status.serial != killer_serial || status.state == TxState::Idle {
-                return;
-            }
-            stm.pause(round);
-            round += 1;
-        }
+        stm.wait_for_attempt_end(killer_slot, killer_serial);
     }
 
     pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
@@ -645,20 +632,5 @@ impl Core {
             elapsed: self.last_elapsed,
         };
         self.shared(stm).stats.count(self.options.site, &outcome);
-    }
-}
-
-impl StmInner {
-    /// The engine's wait step: spin briefly, then yield through the parking interface.
-    /// While a task yields inside an attempt its worker runs other tasks, so the
-    /// thread's "inside a transaction" mark goes with the task, not the thread.
-    pub(crate) fn pause(&self, round: u32) {
-        if round < 64 {
-            std::hint::spin_loop();
-        } else {
-            let mark = crate::run::take_running_mark();
-            self.config.parking.yield_now();
-            crate::run::restore_running_mark(mark);
-        }
     }
 }

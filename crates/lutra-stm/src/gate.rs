@@ -20,7 +20,8 @@
 //! holds the gate, roll back. Step 1 of each side is sequentially consistent with step
 //! 2 of the other, so one of them always sees the other.
 
-use crate::registry::{Registry, TxState};
+use crate::registry::TxState;
+use crate::stm::StmInner;
 use crate::sync::{AtomicUsize, Ordering};
 
 pub(crate) struct CommitGate {
@@ -62,12 +63,10 @@ impl CommitGate {
     }
 
     /// Step 2 of the irrevocable side: waits until no other descriptor is committing.
-    pub(crate) fn drain(&self, registry: &Registry, slot: usize, pause: impl Fn(u32)) {
-        for (other, shared) in registry.in_use() {
-            let mut round = 0;
-            while other != slot && shared.status().state == TxState::Committing {
-                pause(round);
-                round += 1;
+    pub(crate) fn drain(&self, stm: &StmInner, slot: usize) {
+        for (other, shared) in stm.registry.in_use() {
+            if other != slot {
+                stm.wait_until(|| shared.status().state != TxState::Committing);
             }
         }
     }

@@ -23,15 +23,14 @@ impl Core {
         if self.irrevocable {
             return Ok(());
         }
-        let mut round = 0;
-        while !stm.gate.try_close(self.slot) {
-            self.check_usable(stm)?;
-            stm.pause(round);
-            round += 1;
-        }
+        stm.try_wait_until(|| {
+            if stm.gate.try_close(self.slot) {
+                return Ok(true);
+            }
+            self.check_usable(stm).map(|()| false)
+        })?;
         self.holds_gate = true;
-        stm.gate
-            .drain(&stm.registry, self.slot, |round| stm.pause(round));
+        stm.gate.drain(stm, self.slot);
         let now = stm.clock.load(Ordering::SeqCst);
         if !self.validate(stm) {
             self.restart_irrevocable = true;
@@ -44,14 +43,9 @@ impl Core {
     /// Makes a fresh attempt irrevocable before it has read anything: waits for the
     /// gate instead of failing.
     pub(crate) fn start_irrevocable(&mut self, stm: &StmInner) {
-        let mut round = 0;
-        while !stm.gate.try_close(self.slot) {
-            stm.pause(round);
-            round += 1;
-        }
+        stm.wait_until(|| stm.gate.try_close(self.slot));
         self.holds_gate = true;
-        stm.gate
-            .drain(&stm.registry, self.slot, |round| stm.pause(round));
+        stm.gate.drain(stm, self.slot);
         self.rv = stm.clock.load(Ordering::SeqCst);
         let marked = self.mark_irrevocable(stm);
         debug_assert!(

@@ -287,11 +287,7 @@ fn wait(stm: &StmInner, delay: Duration) {
         return;
     }
     let until = Instant::now() + delay;
-    let mut round = 0u32;
-    while Instant::now() < until {
-        stm.pause(round);
-        round = round.wrapping_add(1);
-    }
+    stm.wait_until(|| Instant::now() >= until);
 }
 
 impl Stm {

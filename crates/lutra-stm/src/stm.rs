@@ -146,17 +146,52 @@ impl Stm {
             })
             .collect();
         for (slot, serial) in running {
-            let shared = self.inner.registry.get(slot);
-            let mut round = 0;
-            loop {
-                let status = shared.status();
-                if status.state == TxState::Idle || status.serial != serial {
-                    break;
-                }
-                self.inner.pause(round);
-                round += 1;
-            }
+            self.inner.wait_for_attempt_end(slot, serial);
         }
+    }
+}
+
+impl StmInner {
+    /// The engine's wait step: spin briefly, then yield through the parking interface.
+    /// While a task yields inside an attempt its worker runs other tasks, so the
+    /// thread's "inside a transaction" mark goes with the task, not the thread.
+    pub(crate) fn pause(&self, round: u32) {
+        if round < 64 {
+            std::hint::spin_loop();
+        } else {
+            let mark = crate::run::take_running_mark();
+            self.config.parking.yield_now();
+            crate::run::restore_running_mark(mark);
+        }
+    }
+
+    /// The engine's way of waiting for a condition: `pause` rounds until `done` holds,
+    /// or returns `done`'s error.
+    pub(crate) fn try_wait_until<E>(
+        &self,
+        mut done: impl FnMut() -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let mut round = 0;
+        while !done()? {
+            self.pause(round);
+            round += 1;
+        }
+        Ok(())
+    }
+
+    /// Waits (as `pause` does) until `done` holds.
+    pub(crate) fn wait_until(&self, mut done: impl FnMut() -> bool) {
+        let waited: Result<(), std::convert::Infallible> = self.try_wait_until(|| Ok(done()));
+        let Ok(()) = waited;
+    }
+
+    /// Waits until the attempt `serial` of the descriptor in `slot` has ended.
+    pub(crate) fn wait_for_attempt_end(&self, slot: usize, serial: u64) {
+        let shared = self.registry.get(slot);
+        self.wait_until(|| {
+            let status = shared.status();
+            status.serial != serial || status.state == TxState::Idle
+        });
     }
 }
 
