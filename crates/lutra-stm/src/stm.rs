@@ -174,7 +174,7 @@ impl StmInner {
         let mut round = 0;
         while !done()? {
             self.pause(round);
-            round += 1;
+            round = round.saturating_add(1);
         }
         Ok(())
     }
