@@ -1,0 +1,1 @@
+//! Cooperative locks (seed 003). Filled in by its own change.
