@@ -10,7 +10,7 @@ use crate::context;
 use crate::native::{JoinHandle, JoinState, NativeTask};
 use crate::overflow;
 use crate::queue::RunQueue;
-use crate::task::TaskCore;
+use crate::task::{Resumable, Step, TaskCore};
 use crate::worker;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -67,6 +67,33 @@ impl Shared {
             .push((index, handle));
     }
 
+    fn spawn_resumable(
+        self: &Arc<Self>,
+        options: TaskOptions,
+        body: Box<dyn Resumable>,
+    ) -> Arc<TaskCore> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let core = Arc::new(TaskCore::new(id, options.home, options.name));
+        let body = ResumedTask {
+            core: core.clone(),
+            body,
+        };
+        self.enqueue_new(core.clone(), Box::new(body));
+        core
+    }
+
+    fn enqueue_new(&self, core: Arc<TaskCore>, body: Box<dyn Resumable>) {
+        *core
+            .body
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(body);
+        *self
+            .live
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) += 1;
+        self.queue.push(core);
+    }
+
     fn spawn_task<T: Send + 'static>(
         self: &Arc<Self>,
         options: TaskOptions,
@@ -77,15 +104,7 @@ impl Shared {
         let join = Arc::new(JoinState::new());
         let stack_size = options.stack_size.unwrap_or(self.stack_size);
         let task = NativeTask::new(core.clone(), stack_size, body, join.clone())?;
-        *core
-            .body
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Box::new(task));
-        *self
-            .live
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) += 1;
-        self.queue.push(core.clone());
+        self.enqueue_new(core.clone(), Box::new(task));
         Ok(JoinHandle::new(join, core))
     }
 }
@@ -207,6 +226,47 @@ impl TaskBuilder<'_> {
         body: impl FnOnce() -> T + Send + 'static,
     ) -> std::io::Result<JoinHandle<T>> {
         self.runtime.shared.spawn_task(self.options, body)
+    }
+
+    /// Starts a task whose body is resumed slice by slice on the workers' own stacks
+    /// (no stack of its own: a Lua process, a state machine). Before each slice the
+    /// task's `notified` flag is cleared, so a body that returns [`Step::Park`] must
+    /// re-check its condition every time it is resumed (wake-ups may be spurious),
+    /// and must hand out [`current_waker`](crate::current_waker) before checking.
+    /// Returns the task's record (its id and name); the body reports its own result.
+    ///
+    /// ```
+    /// use lutra_sched::{Resumable, Runtime, Step};
+    /// struct Countdown(u32);
+    /// impl Resumable for Countdown {
+    ///     fn resume(&mut self) -> Step {
+    ///         self.0 -= 1;
+    ///         if self.0 == 0 { Step::Done } else { Step::Yield }
+    ///     }
+    /// }
+    /// let runtime = Runtime::builder().workers(2).build();
+    /// runtime.task().name("countdown").spawn_resumable(Box::new(Countdown(10)));
+    /// runtime.wait_idle();
+    /// ```
+    pub fn spawn_resumable(self, body: Box<dyn Resumable>) -> Arc<TaskCore> {
+        self.runtime.shared.spawn_resumable(self.options, body)
+    }
+}
+
+/// A [`Resumable`] spawned by [`TaskBuilder::spawn_resumable`]: clears the task's
+/// `notified` flag before each slice (a resumable body re-checks its condition when
+/// resumed, so an older wake-up must not make its next `Park` return at once forever).
+struct ResumedTask {
+    core: Arc<TaskCore>,
+    body: Box<dyn Resumable>,
+}
+
+impl Resumable for ResumedTask {
+    fn resume(&mut self) -> Step {
+        // ORDERING: pairs with the waker's store of `notified` (SeqCst on both sides,
+        // see task.rs): a wake-up after this swap is seen by the worker after `Park`.
+        self.core.notified.swap(false, Ordering::SeqCst);
+        self.body.resume()
     }
 }
 
