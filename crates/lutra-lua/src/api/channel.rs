@@ -1,0 +1,152 @@
+//! Raw functions about channels: create, send, poll, close, select.
+
+use crate::api::{current_waiter, failure, success};
+use crate::channel::{Channel, ChannelHandle, ReceivePoll, SendPoll};
+use crate::process::ProcessContext;
+use crate::timer;
+use crate::transfer;
+use mlua::{AnyUserData, Lua, MultiValue, Table};
+use std::sync::Arc;
+
+pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
+    raw.set("channel", lua.create_function(|lua, capacity: Option<i64>| {
+        let capacity = capacity.unwrap_or(0);
+        if capacity < 0 {
+            return Err(mlua::Error::runtime(format!(
+                "bad argument #1 to 'channel' (capacity must be 0 or more, got {capacity})"
+            )));
+        }
+        ChannelHandle(Arc::new(Channel::new(capacity as usize))).push(lua)
+    })?)?;
+    raw.set("is_channel", lua.create_function(|_, value: mlua::Value| {
+        Ok(matches!(&value, mlua::Value::UserData(ud) if ud.is::<ChannelHandle>()))
+    })?)?;
+    raw.set("channel_send", lua.create_function(channel_send)?)?;
+    raw.set("channel_send_poll", lua.create_function(channel_send_poll)?)?;
+    raw.set("channel_poll", lua.create_function(|lua, (ch, deadline, register): (AnyUserData, Option<f64>, bool)| {
+        let channel = ch.borrow::<ChannelHandle>()?.0.clone();
+        receive_poll(lua, &channel, deadline, register)
+    })?)?;
+    raw.set("channel_close", lua.create_function(|_, ch: AnyUserData| {
+        ch.borrow::<ChannelHandle>()?.0.close();
+        Ok(())
+    })?)?;
+    raw.set("select_poll", lua.create_function(select_poll)?)?;
+    Ok(())
+}
+
+fn channel_of(ch: &AnyUserData) -> mlua::Result<Arc<Channel>> {
+    Ok(ch.borrow::<ChannelHandle>()?.0.clone())
+}
+
+/// `channel_send(ch, ...)`: exports and queues the message; returns its sequence, or
+/// `nil, message`.
+fn channel_send(lua: &Lua, (ch, args): (AnyUserData, MultiValue)) -> mlua::Result<MultiValue> {
+    let channel = channel_of(&ch)?;
+    let args: Vec<mlua::Value> = args.into_iter().collect();
+    let message = match transfer::export(lua, &args, |i| format!("argument #{i}")) {
+        Ok(message) => message,
+        Err(error) => return failure(lua, error),
+    };
+    match channel.start_send(message) {
+        Ok(sequence) => success(lua, sequence),
+        Err(_) => failure(lua, format!("send on channel#{}: the channel is closed", channel.id())),
+    }
+}
+
+/// `channel_send_poll(ch, sequence)`: `"sent"` | `"closed"` | `"wait"`.
+fn channel_send_poll(lua: &Lua, (ch, sequence): (AnyUserData, u64)) -> mlua::Result<&'static str> {
+    let channel = channel_of(&ch)?;
+    let context = ProcessContext::of(lua)?;
+    Ok(match channel.poll_send(sequence, Some(current_waiter(&context))) {
+        SendPoll::Sent => "sent",
+        SendPoll::Closed => "closed",
+        SendPoll::Wait => "wait",
+    })
+}
+
+/// One receive attempt: `"ok", ...values` | `"closed"` | `"timeout"` | `"empty"` (no
+/// registration asked) | `"wait"` (registered; also with the timer if `deadline`).
+pub(super) fn receive_poll(
+    lua: &Lua,
+    channel: &Arc<Channel>,
+    deadline: Option<f64>,
+    register: bool,
+) -> mlua::Result<MultiValue> {
+    let context = ProcessContext::of(lua)?;
+    let expired = deadline.is_some_and(|d| timer::now() >= d);
+    let waiter = (register && !expired).then(|| current_waiter(&context));
+    let status = match channel.poll_receive(waiter.clone()) {
+        ReceivePoll::Message(message) => {
+            drop(context);
+            return delivered(lua, None, &message);
+        }
+        ReceivePoll::Closed => "closed",
+        ReceivePoll::Empty if expired => "timeout",
+        ReceivePoll::Empty if waiter.is_none() => "empty",
+        ReceivePoll::Empty => {
+            if let (Some(deadline), Some(waiter)) = (deadline, waiter) {
+                context.runtime.timer.wake_at(deadline, waiter.waker);
+            }
+            "wait"
+        }
+    };
+    let mut out = MultiValue::new();
+    out.push_back(mlua::Value::String(lua.create_string(status)?));
+    Ok(out)
+}
+
+/// `select_poll(channels, deadline, register)`: takes a message from a ready channel,
+/// starting at a random one so that ready channels are served fairly:
+/// `"ok", ch, ...values` | `"closed"` (all closed) | `"timeout"` | `"wait"`.
+fn select_poll(lua: &Lua, (channels, deadline, register): (Table, Option<f64>, bool)) -> mlua::Result<MultiValue> {
+    let handles: Vec<AnyUserData> = channels.sequence_values().collect::<mlua::Result<_>>()?;
+    let list: Vec<Arc<Channel>> = handles.iter().map(channel_of).collect::<mlua::Result<_>>()?;
+    let context = ProcessContext::of(lua)?;
+    let start = if list.is_empty() { 0 } else { fastrand::usize(..list.len()) };
+    let mut all_closed = true;
+    for offset in 0..list.len() {
+        let index = (start + offset) % list.len();
+        match list[index].poll_receive(None) {
+            ReceivePoll::Message(message) => {
+                drop(context);
+                return delivered(lua, Some(&handles[index]), &message);
+            }
+            ReceivePoll::Closed => {}
+            ReceivePoll::Empty => all_closed = false,
+        }
+    }
+    let status = if all_closed {
+        "closed"
+    } else if deadline.is_some_and(|d| timer::now() >= d) {
+        "timeout"
+    } else if register {
+        let waiter = current_waiter(&context);
+        for (index, channel) in list.iter().enumerate() {
+            if let ReceivePoll::Message(message) = channel.poll_receive(Some(waiter.clone())) {
+                // A message arrived between the two passes: hand it out now.
+                drop(context);
+                return delivered(lua, Some(&handles[index]), &message);
+            }
+        }
+        if let Some(deadline) = deadline {
+            context.runtime.timer.wake_at(deadline, waiter.waker);
+        }
+        "wait"
+    } else {
+        "empty"
+    };
+    let mut out = MultiValue::new();
+    out.push_back(mlua::Value::String(lua.create_string(status)?));
+    Ok(out)
+}
+
+/// `"ok", [ch,] ...values` for a received message.
+fn delivered(lua: &Lua, from: Option<&AnyUserData>, message: &transfer::Message) -> mlua::Result<MultiValue> {
+    let mut values = transfer::import(lua, message)?;
+    if let Some(handle) = from {
+        values.push_front(mlua::Value::UserData(handle.clone()));
+    }
+    values.push_front(mlua::Value::String(lua.create_string("ok")?));
+    Ok(values)
+}

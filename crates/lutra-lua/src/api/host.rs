@@ -1,0 +1,66 @@
+//! Raw functions about the caller itself: where it runs, parking a host thread, what
+//! it waits on, preemption, clocks, output.
+
+use crate::api::current_waiter;
+use crate::process::ProcessContext;
+use crate::process::state::take_preempted;
+use crate::timer;
+use mlua::{Function, Lua, MultiValue, Table};
+use std::sync::atomic::Ordering;
+
+pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
+    raw.set("in_task", lua.create_function(|_, ()| Ok(lutra_sched::current_task().is_some()))?)?;
+    raw.set("park_thread", lua.create_function(park_thread)?)?;
+    raw.set("note_wait", lua.create_function(note_wait)?)?;
+    raw.set("take_preempted", lua.create_function(|lua, ()| Ok(take_preempted(lua)))?)?;
+    raw.set("request_yield", lua.create_function(request_yield)?)?;
+    raw.set("now", lua.create_function(|_, ()| Ok(timer::now()))?)?;
+    raw.set("wake_at", lua.create_function(wake_at)?)?;
+    raw.set("write_line", lua.create_function(write_line)?)?;
+    Ok(())
+}
+
+/// Parks the calling OS thread (not a task) until a waker registered by it fires.
+fn park_thread(lua: &Lua, what: String) -> mlua::Result<()> {
+    let context = ProcessContext::of(lua)?;
+    context.process.set_waiting_on(Some(what));
+    context.runtime.note_host_blocked(true);
+    std::thread::park();
+    context.runtime.note_host_blocked(false);
+    context.process.set_waiting_on(None);
+    Ok(())
+}
+
+/// Marks the caller's next bare yield as meant for the scheduler (as a preemption is).
+fn request_yield(lua: &Lua, (): ()) -> mlua::Result<()> {
+    ProcessContext::of(lua)?.preempted.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+fn note_wait(lua: &Lua, what: Option<String>) -> mlua::Result<()> {
+    ProcessContext::of(lua)?.process.set_waiting_on(what);
+    Ok(())
+}
+
+/// Wakes the caller at `deadline` (seconds on `now`'s clock).
+fn wake_at(lua: &Lua, deadline: f64) -> mlua::Result<()> {
+    let context = ProcessContext::of(lua)?;
+    context.runtime.timer.wake_at(deadline, current_waiter(&context).waker);
+    Ok(())
+}
+
+/// `print`: converts every argument with `tostring` and writes one line at once.
+fn write_line(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
+    let tostring: Function = lua.globals().get("tostring")?;
+    let mut line = Vec::new();
+    for (index, value) in args.into_iter().enumerate() {
+        if index > 0 {
+            line.push(b'\t');
+        }
+        let text: mlua::LuaString = tostring.call(value)?;
+        line.extend_from_slice(&text.as_bytes());
+    }
+    line.push(b'\n');
+    ProcessContext::of(lua)?.runtime.write_line(&line);
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! The `lutra` library: Rust functions that never block (the "raw" table), and the
+//! Lua functions of `prelude.lua` that loop over them and park.
+//!
+//! # Protocol (a blocking call)
+//! 1. The Lua function calls a raw poll, which either completes or registers the
+//!    caller's waker with the object and answers "wait".
+//! 2. On "wait" the Lua function parks: inside a process it yields the light userdata
+//!    [`PARK`] up to the scheduler (through user coroutines, see `prelude.lua`); on a
+//!    host thread (the stock `lua` program's main thread) it parks the OS thread.
+//! 3. When woken it polls again. Wake-ups may be spurious; every poll re-checks.
+//!
+//! Blocking never jumps across Rust frames: the yield is Lua's, from a Lua function.
+
+mod channel;
+mod host;
+mod process;
+
+use crate::channel::Waiter;
+use crate::channel::handle::CHANNEL_METHODS_KEY;
+use crate::process::ProcessContext;
+use crate::process::handle::PROCESS_METHODS_KEY;
+use mlua::{Function, LightUserData, Lua, MultiValue, Table};
+use std::ffi::c_void;
+
+/// The value a process yields to tell the scheduler it waits (`Step::Park`).
+pub(crate) const PARK: *mut c_void = 1 as *mut c_void;
+
+/// Registry key of the function that runs a process's main function with a
+/// traceback on error (the body of its main coroutine).
+pub(crate) const RUN_KEY: &str = "lutra.run";
+
+/// Installs `lutra` into `lua` (whose app data must hold a [`ProcessContext`]): the
+/// global `lutra`, `package.loaded.lutra`, and the process-aware `print`,
+/// `coroutine.resume` and `coroutine.wrap`. Returns the `lutra` table.
+pub(crate) fn install(lua: &Lua) -> mlua::Result<Table> {
+    let debug: Table = lua.globals().get("debug")?;
+    lua.set_named_registry_value(
+        crate::process::GETUPVALUE_KEY,
+        debug.get::<Function>("getupvalue")?,
+    )?;
+    let raw = lua.create_table()?;
+    host::register(lua, &raw)?;
+    process::register(lua, &raw)?;
+    channel::register(lua, &raw)?;
+    let prelude = lua
+        .load(include_str!("../prelude.lua"))
+        .set_name("=lutra")
+        .into_function()?;
+    let exports: Table = prelude.call((raw, LightUserData(PARK)))?;
+    lua.set_named_registry_value(CHANNEL_METHODS_KEY, exports.get::<Table>("channel")?)?;
+    lua.set_named_registry_value(PROCESS_METHODS_KEY, exports.get::<Table>("process")?)?;
+    lua.set_named_registry_value(RUN_KEY, exports.get::<Function>("run")?)?;
+    let lutra: Table = exports.get("lutra")?;
+    lua.globals().set("lutra", &lutra)?;
+    let package: Table = lua.globals().get("package")?;
+    package.get::<Table>("loaded")?.set("lutra", &lutra)?;
+    Ok(lutra)
+}
+
+/// The caller as a waiter: its process id and a waker for its task (or its OS thread
+/// outside tasks).
+pub(crate) fn current_waiter(context: &ProcessContext) -> Waiter {
+    Waiter {
+        id: context.process.id(),
+        waker: lutra_sched::current_waker(),
+    }
+}
+
+/// The `nil, message` pair a raw function returns for a failure that the Lua side
+/// raises as a plain string error (errors returned to mlua would reach Lua as
+/// userdata, which `string.find` and friends cannot read).
+pub(crate) fn failure(lua: &Lua, message: impl std::fmt::Display) -> mlua::Result<MultiValue> {
+    let mut out = MultiValue::new();
+    out.push_back(mlua::Value::Nil);
+    out.push_back(mlua::Value::String(lua.create_string(message.to_string())?));
+    Ok(out)
+}
+
+/// One value as a raw function's successful answer.
+pub(crate) fn success(lua: &Lua, value: impl mlua::IntoLua) -> mlua::Result<MultiValue> {
+    let mut out = MultiValue::new();
+    out.push_back(value.into_lua(lua)?);
+    Ok(out)
+}
+
+/// `bad argument #n to 'name' (expected, got type)`, as `luaL_argerror` words it.
+pub(crate) fn bad_argument(position: usize, name: &str, expected: &str, got: &mlua::Value) -> mlua::Error {
+    mlua::Error::runtime(format!(
+        "bad argument #{position} to '{name}' ({expected} expected, got {})",
+        got.type_name()
+    ))
+}

@@ -1,0 +1,107 @@
+//! Raw functions about processes: spawn, join, mailboxes.
+
+use crate::api::{bad_argument, current_waiter, failure, success};
+use crate::channel::SendPoll;
+use crate::process::{Code, Outcome, ProcessContext, ProcessHandle};
+use crate::transfer::{self, Value};
+use mlua::{AnyUserData, Lua, MultiValue, Table};
+use std::sync::Arc;
+
+pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
+    raw.set("spawn", lua.create_function(spawn)?)?;
+    raw.set("join_poll", lua.create_function(join_poll)?)?;
+    raw.set("process_send", lua.create_function(process_send)?)?;
+    raw.set("process_send_poll", lua.create_function(process_send_poll)?)?;
+    raw.set("mailbox_poll", lua.create_function(mailbox_poll)?)?;
+    raw.set("self", lua.create_function(|lua, ()| {
+        let context = ProcessContext::of(lua)?;
+        ProcessHandle(context.process.clone()).push(lua)
+    })?)?;
+    raw.set("process_id", lua.create_function(|_, p: AnyUserData| Ok(p.borrow::<ProcessHandle>()?.0.id()))?)?;
+    Ok(())
+}
+
+/// `spawn(fn_or_source, where, ...)`: exports the code and arguments, starts the process.
+fn spawn(lua: &Lua, (code, origin, args): (mlua::Value, String, MultiValue)) -> mlua::Result<MultiValue> {
+    let code = match &code {
+        mlua::Value::String(source) => Code::Script {
+            name: format!("=spawned at {origin}"),
+            text: source.as_bytes().to_vec(),
+            args: Vec::new(),
+        },
+        mlua::Value::Function(_) => {
+            match transfer::export(lua, std::slice::from_ref(&code), |_| "argument #1".into()) {
+                Ok(exported) => match exported.values.into_iter().next() {
+                    Some(Value::Function(function)) => Code::Function(function),
+                    _ => return failure(lua, "bad argument #1 to 'spawn' (isolated function expected)"),
+                },
+                Err(error) => return failure(lua, error),
+            }
+        }
+        other => return failure(lua, bad_argument(1, "spawn", "function or source string", other)),
+    };
+    let args: Vec<mlua::Value> = args.into_iter().collect();
+    let message = match transfer::export(lua, &args, |i| format!("argument #{}", i + 1)) {
+        Ok(message) => message,
+        Err(error) => return failure(lua, error),
+    };
+    let context = ProcessContext::of(lua)?;
+    let core = context.runtime.spawn(code, message, origin);
+    drop(context);
+    success(lua, ProcessHandle(core).push(lua)?)
+}
+
+/// `join_poll(p, register)`: `"done", ...results` | `"failed", message` | `"wait"`.
+fn join_poll(lua: &Lua, (process, register): (AnyUserData, bool)) -> mlua::Result<MultiValue> {
+    let core = process.borrow::<ProcessHandle>()?.0.clone();
+    let context = ProcessContext::of(lua)?;
+    let waiter = register.then(|| current_waiter(&context));
+    let mut out = MultiValue::new();
+    match core.poll_join(waiter) {
+        None => out.push_back(mlua::Value::String(lua.create_string("wait")?)),
+        Some(Outcome::Finished(message)) => {
+            out = transfer::import(lua, &message)?;
+            out.push_front(mlua::Value::String(lua.create_string("done")?));
+        }
+        Some(Outcome::Failed(error)) => {
+            out.push_back(mlua::Value::String(lua.create_string("failed")?));
+            out.push_back(mlua::Value::String(lua.create_string(&error)?));
+        }
+        Some(Outcome::Running) => unreachable!("poll_join returns only ended outcomes"),
+    }
+    Ok(out)
+}
+
+/// `process_send(p, ...)`: queues a message in `p`'s mailbox; returns its sequence,
+/// or `nil, message`.
+fn process_send(lua: &Lua, (process, args): (AnyUserData, MultiValue)) -> mlua::Result<MultiValue> {
+    let core = process.borrow::<ProcessHandle>()?.0.clone();
+    let args: Vec<mlua::Value> = args.into_iter().collect();
+    let message = match transfer::export(lua, &args, |i| format!("argument #{i}")) {
+        Ok(message) => message,
+        Err(error) => return failure(lua, error),
+    };
+    match core.mailbox().start_send(message) {
+        Ok(sequence) => success(lua, sequence),
+        Err(_) => failure(lua, format!("cannot send to process#{}: it has finished", core.id())),
+    }
+}
+
+/// `process_send_poll(p, sequence)`: `"sent"` | `"closed"` | `"wait"`.
+fn process_send_poll(lua: &Lua, (process, sequence): (AnyUserData, u64)) -> mlua::Result<&'static str> {
+    let core = process.borrow::<ProcessHandle>()?.0.clone();
+    let context = ProcessContext::of(lua)?;
+    Ok(match core.mailbox().poll_send(sequence, Some(current_waiter(&context))) {
+        SendPoll::Sent => "sent",
+        SendPoll::Closed => "closed",
+        SendPoll::Wait => "wait",
+    })
+}
+
+/// `mailbox_poll(deadline, register)`: the caller's own mailbox, as `channel_poll`.
+fn mailbox_poll(lua: &Lua, (deadline, register): (Option<f64>, bool)) -> mlua::Result<MultiValue> {
+    let context = ProcessContext::of(lua)?;
+    let mailbox = Arc::clone(context.process.mailbox());
+    drop(context);
+    super::channel::receive_poll(lua, &mailbox, deadline, register)
+}

@@ -1,0 +1,38 @@
+//! One Lua userdata per runtime object per process: pushing the same object twice
+//! gives the same userdata, so handles compare equal with `==` and `rawequal` and work
+//! as table keys. The cache is a weak-valued registry table keyed by the object's
+//! address.
+
+use mlua::{Lua, LightUserData, Table, UserData};
+use std::ffi::c_void;
+
+const HANDLES_KEY: &str = "lutra.handles";
+
+/// The userdata of the object at `address`, created by `make` the first time.
+pub(crate) fn push_interned<T: UserData + Send + Sync + 'static>(
+    lua: &Lua,
+    address: *const c_void,
+    make: impl FnOnce() -> T,
+) -> mlua::Result<mlua::Value> {
+    let cache = handles(lua)?;
+    let key = LightUserData(address.cast_mut());
+    let existing: mlua::Value = cache.raw_get(key)?;
+    if !existing.is_nil() {
+        return Ok(existing);
+    }
+    let handle = mlua::Value::UserData(lua.create_userdata(make())?);
+    cache.raw_set(key, &handle)?;
+    Ok(handle)
+}
+
+fn handles(lua: &Lua) -> mlua::Result<Table> {
+    if let Ok(table) = lua.named_registry_value::<Table>(HANDLES_KEY) {
+        return Ok(table);
+    }
+    let table = lua.create_table()?;
+    let weak_values = lua.create_table()?;
+    weak_values.set("__mode", "v")?;
+    table.set_metatable(Some(weak_values))?;
+    lua.set_named_registry_value(HANDLES_KEY, &table)?;
+    Ok(table)
+}

@@ -1,0 +1,28 @@
+//! Lua processes for Lutra (seeds 001 and 002): isolated Lua states run as tasks on
+//! the scheduler's workers and resumed as Lua coroutines, talking over channels and
+//! mailboxes, with values copied, moved or shared by the transfer rules.
+//!
+//! ```
+//! use lutra_lua::{LuaRuntime, Options, WaitOutcome};
+//! let runtime = LuaRuntime::new(Options::default());
+//! runtime.spawn_source("=doc", r#"
+//!     local ch = lutra.channel()
+//!     lutra.spawn(function(ch) ch:send("hello", 42) end, ch)
+//!     local word, n = ch:receive()
+//!     assert(word == "hello" and n == 42)
+//! "#);
+//! assert_eq!(runtime.wait(), WaitOutcome::AllFinished);
+//! ```
+
+mod api;
+pub mod channel;
+mod intern;
+mod options;
+pub mod process;
+mod runtime;
+mod timer;
+pub mod transfer;
+
+pub use options::Options;
+pub use process::{Outcome, ProcessCore};
+pub use runtime::{LuaRuntime, WaitOutcome};

@@ -1,0 +1,268 @@
+-- The Lua half of the `lutra` library: loops that poll the raw (never-blocking)
+-- functions and park when told to wait; the process-aware `coroutine.resume`,
+-- `coroutine.wrap` and `print`; the body of every process's main coroutine.
+--
+-- Invariant: a scheduler yield (a blocking call's PARK, a preemption) travels from
+-- the coroutine that made it up to the process's main coroutine, through every user
+-- coroutine in between, and each of them is resumed again on the way back down, so a
+-- user's coroutine never sees (or swallows) a yield that was not its own.
+
+local raw, PARK = ...
+
+local co_create, co_resume, co_yield = coroutine.create, coroutine.resume, coroutine.yield
+local co_status, co_isyieldable, co_close = coroutine.status, coroutine.isyieldable, coroutine.close
+local pack, unpack, select, error, type, tostring = table.pack, table.unpack, select, error, type, tostring
+local traceback, getinfo = debug.traceback, debug.getinfo
+
+-- Resumed into a coroutine whose scheduler yield could not go further up.
+local CANNOT = setmetatable({}, { __name = "lutra.cannot_block" })
+
+local lutra = {}
+local Channel = {}
+local Process = {}
+
+-- Parks the caller until something it registered with wakes it. Returns nil, or a
+-- message saying why it cannot block here.
+local function wait(what)
+  if not raw.in_task() then
+    raw.park_thread(what)
+    return nil
+  end
+  if not co_isyieldable() then
+    return "cannot block on " .. what .. " here: the call runs inside a C function "
+      .. "(a metamethod, a table.sort comparator, string.gsub's callback...) that cannot yield"
+  end
+  raw.note_wait(what)
+  local answer = co_yield(PARK)
+  raw.note_wait(nil)
+  if answer == CANNOT then
+    return "cannot block on " .. what .. " here: this coroutine was resumed from a "
+      .. "C function that cannot yield, so the scheduler cannot be reached"
+  end
+  return nil
+end
+
+local function where(level)
+  local info = getinfo(level + 1, "Sl")
+  if not info then return "?" end
+  return info.short_src .. ":" .. (info.currentline or 0)
+end
+
+-- Coroutines --------------------------------------------------------------------------
+
+-- Handles what `co_resume(co, ...)` returned: passes scheduler yields up and resumes
+-- `co` again with what came back down.
+local function relay(co, ok, first, ...)
+  if ok and co_status(co) == "suspended" then
+    local preempted = raw.take_preempted()
+    if first == PARK or preempted then
+      if co_isyieldable() then
+        if preempted then raw.request_yield() end
+        return relay(co, co_resume(co, co_yield(first, ...)))
+      end
+      if first == PARK then
+        return relay(co, co_resume(co, CANNOT))
+      end
+      return relay(co, co_resume(co))
+    end
+  end
+  return ok, first, ...
+end
+
+function coroutine.resume(co, ...)
+  return relay(co, co_resume(co, ...))
+end
+
+function coroutine.wrap(f)
+  local co = co_create(f)
+  local function unwrap(ok, ...)
+    if ok then return ... end
+    local message = ...
+    co_close(co)
+    error(message, 0)
+  end
+  return function(...)
+    return unwrap(relay(co, co_resume(co, ...)))
+  end
+end
+
+-- Yields the worker to other processes (the process stays runnable).
+function lutra.yield()
+  if raw.in_task() and co_isyieldable() then
+    raw.request_yield()
+    co_yield()
+  end
+end
+
+-- Processes ----------------------------------------------------------------------------
+
+-- Raises `problem` (a string) at the caller's caller when `value` is nil.
+local function checked(value, problem)
+  if value == nil and problem ~= nil then error(problem, 3) end
+  return value
+end
+
+function lutra.spawn(code, ...)
+  return checked(raw.spawn(code, where(2), ...))
+end
+
+function lutra.self()
+  return raw.self()
+end
+
+function lutra.receive(timeout)
+  local deadline = timeout and raw.now() + timeout
+  while true do
+    local r = pack(raw.mailbox_poll(deadline, true))
+    if r[1] == "ok" then return unpack(r, 2, r.n) end
+    if r[1] == "timeout" then return nil, "timeout" end
+    local problem = wait("its mailbox (lutra.receive)")
+    if problem then error(problem, 2) end
+  end
+end
+
+function lutra.sleep(seconds)
+  local deadline = raw.now() + (seconds or 0)
+  while raw.now() < deadline do
+    raw.wake_at(deadline)
+    local problem = wait("lutra.sleep")
+    if problem then error(problem, 2) end
+  end
+end
+
+function Process.join(p)
+  while true do
+    local r = pack(raw.join_poll(p, true))
+    if r[1] == "done" then return unpack(r, 2, r.n) end
+    if r[1] == "failed" then error(tostring(p) .. " failed: " .. r[2], 2) end
+    local problem = wait("join of " .. tostring(p))
+    if problem then error(problem, 2) end
+  end
+end
+
+function Process.send(p, ...)
+  local sequence = checked(raw.process_send(p, ...))
+  while true do
+    local status = raw.process_send_poll(p, sequence)
+    if status == "sent" then return end
+    if status == "closed" then
+      error("cannot send to " .. tostring(p) .. ": it has finished", 2)
+    end
+    local problem = wait("send to " .. tostring(p))
+    if problem then error(problem, 2) end
+  end
+end
+
+function Process.id(p)
+  return raw.process_id(p)
+end
+
+-- Channels -----------------------------------------------------------------------------
+
+function lutra.channel(capacity)
+  if capacity ~= nil and (math.type(capacity) ~= "integer" or capacity < 0) then
+    error("bad argument #1 to 'channel' (non-negative integer expected, got " .. tostring(capacity) .. ")", 2)
+  end
+  return raw.channel(capacity)
+end
+
+function Channel.send(ch, ...)
+  local sequence = checked(raw.channel_send(ch, ...))
+  while true do
+    local status = raw.channel_send_poll(ch, sequence)
+    if status == "sent" then return end
+    if status == "closed" then
+      error("send on " .. tostring(ch) .. ": the channel was closed before the message was received", 2)
+    end
+    local problem = wait("send on " .. tostring(ch))
+    if problem then error(problem, 2) end
+  end
+end
+
+function Channel.receive(ch)
+  while true do
+    local r = pack(raw.channel_poll(ch, nil, true))
+    if r[1] == "ok" then return unpack(r, 2, r.n) end
+    if r[1] == "closed" then error("receive on " .. tostring(ch) .. ": the channel is closed", 2) end
+    local problem = wait("receive on " .. tostring(ch))
+    if problem then error(problem, 2) end
+  end
+end
+
+function Channel.try_receive(ch, timeout)
+  if timeout == nil then
+    local r = pack(raw.channel_poll(ch, nil, false))
+    if r[1] == "ok" then return true, unpack(r, 2, r.n) end
+    return false, r[1]
+  end
+  local deadline = raw.now() + timeout
+  while true do
+    local r = pack(raw.channel_poll(ch, deadline, true))
+    if r[1] == "ok" then return true, unpack(r, 2, r.n) end
+    if r[1] ~= "wait" then return false, r[1] end
+    local problem = wait("receive on " .. tostring(ch))
+    if problem then error(problem, 2) end
+  end
+end
+
+function Channel.close(ch)
+  raw.channel_close(ch)
+end
+
+function Channel.values(ch)
+  return function()
+    while true do
+      local r = pack(raw.channel_poll(ch, nil, true))
+      if r[1] == "ok" then return unpack(r, 2, r.n) end
+      if r[1] == "closed" then return nil end
+      local problem = wait("receive on " .. tostring(ch))
+      if problem then error(problem, 2) end
+    end
+  end
+end
+
+function lutra.select(...)
+  local n = select("#", ...)
+  local timeout
+  if n > 0 and type(select(n, ...)) == "number" then
+    timeout = select(n, ...)
+    n = n - 1
+  end
+  local channels = {}
+  for i = 1, n do
+    local ch = select(i, ...)
+    if not raw.is_channel(ch) then
+      error("bad argument #" .. i .. " to 'select' (channel expected, got " .. type(ch) .. ")", 2)
+    end
+    channels[i] = ch
+  end
+  local deadline = timeout and raw.now() + timeout
+  while true do
+    local r = pack(raw.select_poll(channels, deadline, true))
+    if r[1] == "ok" then return unpack(r, 2, r.n) end
+    if r[1] == "closed" then error("select: every channel is closed", 2) end
+    if r[1] == "timeout" then return nil end
+    local problem = wait("select over " .. n .. " channels")
+    if problem then error(problem, 2) end
+  end
+end
+
+-- Output -------------------------------------------------------------------------------
+
+print = function(...)
+  raw.write_line(...)
+end
+
+-- The body of every process's main coroutine ---------------------------------------
+
+local function with_traceback(e)
+  if type(e) ~= "string" then e = tostring(e) end
+  return traceback(e, 2)
+end
+
+-- Returns true and the results, or false and the error with its traceback.
+local function run(main, ...)
+  return xpcall(main, with_traceback, ...)
+end
+
+return { lutra = lutra, channel = Channel, process = Process, run = run }

@@ -1,0 +1,123 @@
+//! What every process shares about another: its id, its outcome, who waits to join
+//! it, its mailbox, and what it waits on (for the deadlock report).
+//!
+//! # Invariants
+//! - The outcome moves once, from `Running` to `Finished` or `Failed`; joiners are
+//!   woken then, and the mailbox is closed (sending to a finished process fails).
+
+use crate::channel::{Channel, WaitList, Waiter};
+use crate::transfer::Message;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// How a process ended, if it has.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Still running (or blocked).
+    Running,
+    /// Returned these values.
+    Finished(Message),
+    /// Raised an error: message and traceback.
+    Failed(String),
+}
+
+/// The shared record of one process.
+#[derive(Debug)]
+pub struct ProcessCore {
+    id: u64,
+    origin: String,
+    mailbox: Arc<Channel>,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    outcome: Outcome,
+    joined: bool,
+    joiners: WaitList,
+    waiting_on: Option<String>,
+}
+
+impl ProcessCore {
+    /// A running process; `origin` says where it was spawned, `mailbox_capacity` how many
+    /// messages its mailbox buffers before senders wait.
+    pub fn new(id: u64, origin: String, mailbox_capacity: usize) -> Self {
+        Self {
+            id,
+            origin,
+            mailbox: Arc::new(Channel::new(mailbox_capacity)),
+            state: Mutex::new(State {
+                outcome: Outcome::Running,
+                joined: false,
+                joiners: WaitList::default(),
+                waiting_on: None,
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The process id (1 is the main script).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Where the process was spawned (`main`, or `file.lua:12`).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The process's mailbox (`p:send` / `lutra.receive`).
+    pub fn mailbox(&self) -> &Arc<Channel> {
+        &self.mailbox
+    }
+
+    /// The outcome so far.
+    pub fn outcome(&self) -> Outcome {
+        self.lock().outcome.clone()
+    }
+
+    /// Records how the process ended and wakes its joiners.
+    pub fn finish(&self, outcome: Outcome) {
+        let mut state = self.lock();
+        state.outcome = outcome;
+        state.waiting_on = None;
+        state.joiners.wake_all();
+        drop(state);
+        self.mailbox.close();
+    }
+
+    /// The outcome if the process has ended (marking it joined); otherwise registers
+    /// `waiter` and returns `None`.
+    pub(crate) fn poll_join(&self, waiter: Option<Waiter>) -> Option<Outcome> {
+        let mut state = self.lock();
+        if matches!(state.outcome, Outcome::Running) {
+            if let Some(waiter) = waiter {
+                state.joiners.register(waiter);
+            }
+            return None;
+        }
+        state.joined = true;
+        Some(state.outcome.clone())
+    }
+
+    /// Whether the process failed and nobody joined it (reported at exit).
+    pub fn failed_unjoined(&self) -> Option<String> {
+        let state = self.lock();
+        match (&state.outcome, state.joined) {
+            (Outcome::Failed(message), false) => Some(message.clone()),
+            _ => None,
+        }
+    }
+
+    /// Notes what the process is about to wait on (`None` once it stops waiting).
+    pub fn set_waiting_on(&self, what: Option<String>) {
+        self.lock().waiting_on = what;
+    }
+
+    /// What the process waits on, if it is blocked.
+    pub fn waiting_on(&self) -> Option<String> {
+        self.lock().waiting_on.clone()
+    }
+}

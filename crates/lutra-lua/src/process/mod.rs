@@ -1,0 +1,12 @@
+//! Processes: isolated Lua states run as scheduler tasks and resumed as coroutines
+//! (seed 001's Lua processes; seed 002's isolation).
+
+mod core;
+pub(crate) mod handle;
+pub(crate) mod state;
+mod task;
+
+pub use core::{Outcome, ProcessCore};
+pub(crate) use handle::ProcessHandle;
+pub(crate) use state::{GETUPVALUE_KEY, ProcessContext, new_state};
+pub(crate) use task::{Code, ProcessTask};

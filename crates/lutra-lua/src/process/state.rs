@@ -1,0 +1,84 @@
+//! A process's Lua state: the standard libraries, the `lutra` library, the
+//! process's context (runtime, own record), the preemption hook and memory limit.
+
+use crate::process::ProcessCore;
+use crate::runtime::RuntimeShared;
+use mlua::{HookTriggers, Lua, LuaOptions, StdLib, VmState};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Registry key of the original `debug.getupvalue` (user code may replace the global).
+pub(crate) const GETUPVALUE_KEY: &str = "lutra.getupvalue";
+
+/// What a Lua state knows about the process it belongs to (its app data).
+pub(crate) struct ProcessContext {
+    pub(crate) runtime: Arc<RuntimeShared>,
+    pub(crate) process: Arc<ProcessCore>,
+    /// Set by the preemption hook just before it yields; consumed by the resumer.
+    pub(crate) preempted: AtomicBool,
+    /// Set while preemption must not happen (inside `atomic`).
+    pub(crate) no_preempt: AtomicBool,
+}
+
+impl ProcessContext {
+    /// The context of `lua`.
+    ///
+    /// # Errors
+    /// When `lua` is not a Lutra state (a misuse of the raw functions).
+    pub(crate) fn of(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, ProcessContext>> {
+        lua.app_data_ref::<ProcessContext>()
+            .ok_or_else(|| mlua::Error::runtime("this Lua state is not a Lutra process"))
+    }
+}
+
+/// A fresh Lua state for `process`, with `lutra` installed.
+pub(crate) fn new_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua::Result<Lua> {
+    // SAFETY: `unsafe_new_with` only allows loading the `debug` library, which stock
+    // Lua programs expect (tracebacks, `debug.getupvalue`); Lutra never hands out
+    // userdata whose memory safety depends on the metatable staying intact.
+    let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
+    if let Some(limit) = runtime.options.memory_limit {
+        lua.set_memory_limit(limit)?;
+    }
+    lua.set_app_data(ProcessContext {
+        runtime: runtime.clone(),
+        process: process.clone(),
+        preempted: AtomicBool::new(false),
+        no_preempt: AtomicBool::new(false),
+    });
+    crate::api::install(&lua)?;
+    install_preemption(&lua, runtime.options.preempt_instructions)?;
+    Ok(lua)
+}
+
+/// Every `instructions` VM instructions, a process outside `atomic` yields to the
+/// scheduler (when it is at a point that can yield; otherwise it goes on).
+fn install_preemption(lua: &Lua, instructions: u32) -> mlua::Result<()> {
+    if instructions == 0 {
+        return Ok(());
+    }
+    let triggers = HookTriggers::new().every_nth_instruction(instructions);
+    lua.set_global_hook(triggers, |lua, _debug| {
+        let Some(context) = lua.app_data_ref::<ProcessContext>() else {
+            return Ok(VmState::Continue);
+        };
+        if context.no_preempt.load(Ordering::Relaxed) || !lutra_sched::current_task().is_some() {
+            return Ok(VmState::Continue);
+        }
+        let thread = lua.current_thread();
+        // SAFETY: `thread.state()` is the state of the thread running this hook, alive
+        // for the whole call; `lua_isyieldable` only reads it.
+        let yieldable = unsafe { mlua::ffi::lua_isyieldable(thread.state()) } != 0;
+        if !yieldable {
+            return Ok(VmState::Continue);
+        }
+        context.preempted.store(true, Ordering::Relaxed);
+        Ok(VmState::Yield)
+    })
+}
+
+/// Consumes the preemption mark of `lua` (whether its last yield was a preemption).
+pub(crate) fn take_preempted(lua: &Lua) -> bool {
+    lua.app_data_ref::<ProcessContext>()
+        .is_some_and(|context| context.preempted.swap(false, Ordering::Relaxed))
+}

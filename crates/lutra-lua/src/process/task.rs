@@ -1,0 +1,169 @@
+//! A process as a scheduler task: each slice resumes the process's main coroutine
+//! until it yields (a blocking call parks, anything else yields the worker) or ends.
+//!
+//! # Protocol (one slice)
+//! 1. First slice only: create the Lua state, load the code, import the arguments.
+//! 2. Resume the main coroutine.
+//! 3. It yielded `PARK` (a blocking call left a waker): `Step::Park`. It yielded
+//!    anything else (preemption, a bare `coroutine.yield()` at top level):
+//!    `Step::Yield`. It returned: export the results, finish. It raised: finish as
+//!    failed with the message and traceback.
+//!
+//! A panic inside a slice (a bug in Lutra) fails the process, never the worker.
+
+use crate::api::PARK;
+use crate::process::{Outcome, ProcessCore, new_state, state};
+use crate::runtime::RuntimeShared;
+use crate::transfer::{self, IsolatedFunction, Message};
+use lutra_sched::{Resumable, Step};
+use mlua::{Function, Lua, MultiValue, Thread};
+use mlua::chunk::ChunkMode;
+use mlua::thread::ThreadStatus;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+/// What a process runs.
+pub(crate) enum Code {
+    /// An isolated function's bytecode.
+    Function(Arc<IsolatedFunction>),
+    /// A source chunk (a string given to `spawn`, or the main script).
+    Script {
+        name: String,
+        text: Vec<u8>,
+        args: Vec<String>,
+    },
+}
+
+/// The task body of one process.
+pub(crate) struct ProcessTask {
+    runtime: Arc<RuntimeShared>,
+    core: Arc<ProcessCore>,
+    start: Option<(Code, Message)>,
+    lua: Option<Lua>,
+    thread: Option<Thread>,
+    parked: bool,
+}
+
+impl ProcessTask {
+    pub(crate) fn new(runtime: Arc<RuntimeShared>, core: Arc<ProcessCore>, code: Code, args: Message) -> Self {
+        Self {
+            runtime,
+            core,
+            start: Some((code, args)),
+            lua: None,
+            thread: None,
+            parked: false,
+        }
+    }
+
+    fn slice(&mut self) -> Step {
+        let args = match self.start.take() {
+            Some((code, message)) => match self.boot(code, &message) {
+                Ok(args) => args,
+                Err(error) => return self.finish(Outcome::Failed(error_text(&error))),
+            },
+            None => MultiValue::new(),
+        };
+        let (Some(lua), Some(thread)) = (&self.lua, &self.thread) else {
+            return Step::Done;
+        };
+        match thread.resume::<MultiValue>(args) {
+            Ok(values) if thread.status() == ThreadStatus::Resumable => {
+                state::take_preempted(lua);
+                match values.front() {
+                    Some(mlua::Value::LightUserData(mark)) if mark.0 == PARK => Step::Park,
+                    _ => Step::Yield,
+                }
+            }
+            Ok(values) => {
+                let mut values: Vec<mlua::Value> = values.into_iter().collect();
+                if !matches!(values.first(), Some(mlua::Value::Boolean(true))) {
+                    let error = match values.get(1) {
+                        Some(mlua::Value::String(text)) => text.to_string_lossy(),
+                        _ => "the process failed with a non-string error".into(),
+                    };
+                    return self.finish(Outcome::Failed(error));
+                }
+                values.remove(0);
+                let outcome = match transfer::export(lua, &values, |i| format!("result #{i}")) {
+                    Ok(message) => Outcome::Finished(message),
+                    Err(error) => Outcome::Failed(format!("process#{} returned a value that cannot be transferred: {error}", self.core.id())),
+                };
+                self.finish(outcome)
+            }
+            Err(error) => self.finish(Outcome::Failed(error_text(&error))),
+        }
+    }
+
+    fn boot(&mut self, code: Code, message: &Message) -> mlua::Result<MultiValue> {
+        let lua = new_state(&self.runtime, &self.core)?;
+        let function: Function = match code {
+            Code::Function(function) => lua
+                .load(&function.bytecode[..])
+                .set_name(format!("={}", function.origin))
+                .set_mode(ChunkMode::Binary)
+                .into_function()?,
+            Code::Script { name, text, args } => {
+                set_script_args(&lua, &name, &args)?;
+                lua.load(&text[..]).set_name(name).set_mode(ChunkMode::Text).into_function()?
+            }
+        };
+        let runner: Function = lua.named_registry_value(crate::api::RUN_KEY)?;
+        let thread = lua.create_thread(runner)?;
+        let mut args = transfer::import(&lua, message)?;
+        args.push_front(mlua::Value::Function(function));
+        self.thread = Some(thread);
+        self.lua = Some(lua);
+        Ok(args)
+    }
+
+    fn finish(&mut self, outcome: Outcome) -> Step {
+        self.core.finish(outcome);
+        self.thread = None;
+        self.lua = None;
+        self.runtime.note_finished(&self.core);
+        Step::Done
+    }
+}
+
+impl Resumable for ProcessTask {
+    fn resume(&mut self) -> Step {
+        self.runtime.note_resumed(std::mem::take(&mut self.parked));
+        let step = match catch_unwind(AssertUnwindSafe(|| self.slice())) {
+            Ok(step) => step,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                self.finish(Outcome::Failed(format!("internal error in Lutra: {what}")))
+            }
+        };
+        if step == Step::Park {
+            self.parked = true;
+            self.runtime.note_parked();
+        }
+        step
+    }
+}
+
+/// The global `arg` table as the stock `lua` program builds it.
+fn set_script_args(lua: &Lua, name: &str, args: &[String]) -> mlua::Result<()> {
+    let table = lua.create_table()?;
+    table.raw_set(0, name.trim_start_matches(['@', '=']))?;
+    for (index, arg) in args.iter().enumerate() {
+        table.raw_set(index + 1, arg.as_str())?;
+    }
+    lua.globals().set("arg", table)
+}
+
+/// The text of a Lua error: its message (with the traceback the runner added).
+pub(crate) fn error_text(error: &mlua::Error) -> String {
+    match error {
+        mlua::Error::RuntimeError(message) => message.clone(),
+        mlua::Error::MemoryError(message) => format!("not enough memory ({message})"),
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        other => other.to_string(),
+    }
+}

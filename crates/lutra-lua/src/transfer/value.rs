@@ -1,0 +1,48 @@
+//! The transferable values themselves.
+
+use crate::channel::Channel;
+use crate::process::ProcessCore;
+use crate::transfer::export::IsolatedFunction;
+use std::sync::Arc;
+
+/// One transferable value.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// `nil`.
+    Nil,
+    /// A boolean.
+    Boolean(bool),
+    /// An integer (kept distinct from floats).
+    Integer(i64),
+    /// A float.
+    Number(f64),
+    /// A string (any bytes).
+    String(Arc<[u8]>),
+    /// A deep-copied table: an index into [`Message::tables`].
+    Table(usize),
+    /// A channel, shared by reference.
+    Channel(Arc<Channel>),
+    /// A process handle, shared by reference.
+    Process(Arc<ProcessCore>),
+    /// A function that captures nothing but globals, as bytecode.
+    Function(Arc<IsolatedFunction>),
+}
+
+/// A list of values sent as one message, with the tables they contain.
+#[derive(Debug, Clone, Default)]
+pub struct Message {
+    /// The values, in order.
+    pub values: Vec<Value>,
+    /// The copied tables: each a list of key/value pairs.
+    pub tables: Vec<Vec<(Value, Value)>>,
+}
+
+impl Message {
+    /// A message of plain values (no tables).
+    pub fn of(values: Vec<Value>) -> Self {
+        Self {
+            values,
+            tables: Vec::new(),
+        }
+    }
+}
