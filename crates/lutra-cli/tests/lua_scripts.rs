@@ -1,0 +1,98 @@
+//! Runs every Lua test script under `tests/lua/` with the `lutra` program.
+//!
+//! A script passes when `lutra` exits 0, unless its first lines declare otherwise:
+//! - `-- expect-exit: N` — the exit status to expect;
+//! - `-- expect-stderr: text` — text standard error must contain (repeatable);
+//! - `-- expect-stdout: text` — text standard output must contain (repeatable);
+//! - `-- lutra-args: ...` — options given to `lutra` before the script (e.g. `-w 1`).
+//!
+//! Scripts use `assert`; a failed assertion is an uncaught error (exit 1).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Expectations {
+    exit: i32,
+    stderr: Vec<String>,
+    stdout: Vec<String>,
+    args: Vec<String>,
+}
+
+fn expectations(source: &str) -> Expectations {
+    let mut expected = Expectations {
+        exit: 0,
+        stderr: Vec::new(),
+        stdout: Vec::new(),
+        args: Vec::new(),
+    };
+    for line in source.lines().take_while(|line| line.starts_with("--")) {
+        let line = line.trim_start_matches("--").trim();
+        if let Some(code) = line.strip_prefix("expect-exit:") {
+            expected.exit = code.trim().parse().expect("expect-exit takes a number");
+        } else if let Some(text) = line.strip_prefix("expect-stderr:") {
+            expected.stderr.push(text.trim().to_owned());
+        } else if let Some(text) = line.strip_prefix("expect-stdout:") {
+            expected.stdout.push(text.trim().to_owned());
+        } else if let Some(args) = line.strip_prefix("lutra-args:") {
+            expected.args = args.split_whitespace().map(str::to_owned).collect();
+        }
+    }
+    expected
+}
+
+fn scripts() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/lua");
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|entry| entry.expect("readable directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "lua"))
+        .collect();
+    scripts.sort();
+    scripts
+}
+
+fn run(script: &Path) -> Result<(), String> {
+    let source = std::fs::read_to_string(script).map_err(|e| e.to_string())?;
+    let expected = expectations(&source);
+    let output = Command::new(env!("CARGO_BIN_EXE_lutra"))
+        .args(&expected.args)
+        .arg(script.file_name().expect("a script has a file name"))
+        .current_dir(script.parent().expect("scripts live in a directory"))
+        .output()
+        .map_err(|e| format!("cannot start lutra: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let status = output.status.code().unwrap_or(-1);
+    let mut problems = Vec::new();
+    if status != expected.exit {
+        problems.push(format!("exit status {status}, expected {}", expected.exit));
+    }
+    for text in &expected.stderr {
+        if !stderr.contains(text.as_str()) {
+            problems.push(format!("stderr lacks {text:?}"));
+        }
+    }
+    for text in &expected.stdout {
+        if !stdout.contains(text.as_str()) {
+            problems.push(format!("stdout lacks {text:?}"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: {}\n--- stdout\n{stdout}--- stderr\n{stderr}",
+            script.display(),
+            problems.join("; ")
+        ))
+    }
+}
+
+#[test]
+fn every_lua_script_passes() {
+    let scripts = scripts();
+    assert!(!scripts.is_empty(), "no Lua test scripts found");
+    let failures: Vec<String> = scripts.iter().filter_map(|s| run(s).err()).collect();
+    println!("{} Lua scripts, {} failed", scripts.len(), failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
