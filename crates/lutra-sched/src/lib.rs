@@ -7,13 +7,18 @@
 //! a task that runs another, or announce a priority and give way to a task of at least
 //! some priority. [`TaskParking`] lets the STM engine park tasks on `retry` instead of
 //! blocking workers. The transaction-aware policies ([`policy::Policy`]: round-robin,
-//! ATS, CILUTS, CTLUTS, restart-profile) plug into the engine's hooks.
+//! ATS, CILUTS, CTLUTS, restart-profile) plug into the engine's hooks. The scheduler's
+//! shared structures (run queue, live-task count) are synchronised by locks or by
+//! transactions on a private engine, chosen at start-up ([`Builder::sync`], seed 001);
+//! [`sync`] offers the same choice to client runtimes.
 //!
 //! | file | job |
 //! |------|-----|
 //! | `runtime.rs` | builder, runtime, spawning, worker count |
 //! | `worker.rs` | the run loop |
-//! | `queue.rs` | the run queue and LUTS's switch |
+//! | `queue/` | the run queue and LUTS's switch: under a lock, or on transactions |
+//! | `live.rs` | the live-task count and `wait_idle` |
+//! | `sync/` | locks or transactions, chosen at start-up: [`sync::SyncMode`], and the toolkit client runtimes build their shared structures with ([`sync::SyncCell`], [`sync::SyncQueue`]) |
 //! | `task.rs` | task records and their state protocol |
 //! | `native.rs` | native tasks and join handles |
 //! | `park.rs` | park, unpark, yield, switch |
@@ -49,6 +54,7 @@
 
 mod barrier;
 mod context;
+mod live;
 mod local;
 mod native;
 mod overflow;
@@ -57,6 +63,7 @@ mod parking;
 pub mod policy;
 mod queue;
 mod runtime;
+pub mod sync;
 mod task;
 mod worker;
 

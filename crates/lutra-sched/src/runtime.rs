@@ -1,19 +1,30 @@
 //! The runtime: workers (one per core by default, pinned), the run queue, spawning,
 //! changing the number of workers, shutting down.
 //!
+//! The run queue and the live-task count are synchronised as the builder's
+//! [`SyncMode`] says (locks, or transactions on the runtime's private engine: see
+//! `sync/`).
+//!
 //! # Invariants
 //! - `live` counts tasks spawned and not yet `DONE`; `wait_idle` returns when it is 0.
 //! - At most `max_workers` workers run; workers with an index at or above `target`
 //!   leave between slices.
+//!
+//! # Protocol (stopping workers: shutdown, fewer workers)
+//! 1. Store the new condition (`shutdown`, or a lower `target`; SeqCst).
+//! 2. `queue.wake_all()`: every idle worker re-checks `worker_must_stop` (see
+//!    `queue/`: each implementation orders its check after this wake-up).
 
 use crate::context;
+use crate::live::LiveTasks;
 use crate::native::{JoinHandle, JoinState, NativeTask};
 use crate::overflow;
 use crate::queue::RunQueue;
+use crate::sync::{SyncDomain, SyncMode};
 use crate::task::{Resumable, Step, TaskCore};
 use crate::worker;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 /// Default stack size of a native task.
@@ -21,9 +32,9 @@ pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
 
 pub(crate) struct Shared {
     pub(crate) queue: RunQueue,
+    sync: SyncDomain,
     next_id: AtomicU64,
-    live: Mutex<usize>,
-    idle: Condvar,
+    live: LiveTasks,
     target: AtomicUsize,
     shutdown: AtomicBool,
     switches: AtomicU64,
@@ -39,14 +50,7 @@ impl Shared {
     }
 
     pub(crate) fn task_finished(&self) {
-        let mut live = self
-            .live
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        *live -= 1;
-        if *live == 0 {
-            self.idle.notify_all();
-        }
+        self.live.remove();
     }
 
     pub(crate) fn count_switch(&self) {
@@ -87,10 +91,7 @@ impl Shared {
             .body
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(body);
-        *self
-            .live
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) += 1;
+        self.live.add();
         self.queue.push(core);
     }
 
@@ -116,6 +117,7 @@ pub struct Builder {
     allow_more_workers_than_cores: bool,
     pin: bool,
     stack_size: usize,
+    sync: SyncMode,
 }
 
 impl Builder {
@@ -146,17 +148,34 @@ impl Builder {
         self
     }
 
+    /// How the runtime's shared structures (run queue, task count) are synchronised
+    /// (default [`SyncMode::Locks`]); client runtimes reach the same choice through
+    /// [`Runtime::sync_domain`].
+    ///
+    /// ```
+    /// use lutra_sched::{Runtime, sync::SyncMode};
+    /// let runtime = Runtime::builder().workers(2).sync("tm".parse().unwrap()).build();
+    /// assert_eq!(runtime.sync_mode(), SyncMode::Transactions);
+    /// let squares: Vec<_> = (0..10u64).map(|n| runtime.spawn(move || n * n)).collect();
+    /// assert_eq!(squares.into_iter().map(|t| t.join().unwrap()).sum::<u64>(), 285);
+    /// ```
+    pub fn sync(mut self, mode: SyncMode) -> Self {
+        self.sync = mode;
+        self
+    }
+
     /// Starts the workers.
     pub fn build(self) -> Runtime {
         overflow::install();
         let cores = core_affinity::get_core_ids().unwrap_or_default();
         let available = thread::available_parallelism().map_or(1, usize::from);
         let workers = self.clamp(self.workers.unwrap_or(available), available);
+        let sync = SyncDomain::new(self.sync);
         let shared = Arc::new(Shared {
-            queue: RunQueue::new(),
+            queue: RunQueue::new(&sync),
+            live: LiveTasks::new(&sync),
+            sync,
             next_id: AtomicU64::new(1),
-            live: Mutex::new(0),
-            idle: Condvar::new(),
             target: AtomicUsize::new(workers),
             shutdown: AtomicBool::new(false),
             switches: AtomicU64::new(0),
@@ -293,6 +312,7 @@ impl Runtime {
             allow_more_workers_than_cores: false,
             pin: true,
             stack_size: DEFAULT_STACK_SIZE,
+            sync: SyncMode::default(),
         }
     }
 
@@ -364,20 +384,33 @@ impl Runtime {
         self.shared.switches.load(Ordering::Relaxed)
     }
 
-    /// Waits until every task spawned so far has finished.
+    /// How the runtime's shared structures are synchronised.
+    pub fn sync_mode(&self) -> SyncMode {
+        self.shared.sync.mode()
+    }
+
+    /// The runtime's synchronisation domain: build client structures
+    /// ([`SyncCell`](crate::sync::SyncCell), [`SyncQueue`](crate::sync::SyncQueue)) in
+    /// it so they follow the same `--sync` choice, and read its statistics (in
+    /// [`SyncMode::Transactions`]: the private engine's commits and aborts, the run
+    /// queue's under [`SITE_RUN_QUEUE`](crate::sync::SITE_RUN_QUEUE)).
+    ///
+    /// ```
+    /// use lutra_sched::{Runtime, sync::{SyncCell, SyncMode}};
+    /// let runtime = Runtime::builder().workers(1).sync(SyncMode::Transactions).build();
+    /// let channels = SyncCell::new(runtime.sync_domain(), 0u32);
+    /// channels.update(|n| *n += 1);
+    /// runtime.spawn(|| ()).join().unwrap();
+    /// let stats = runtime.sync_domain().stats().unwrap();
+    /// assert!(stats.by_site[&lutra_sched::sync::SITE_RUN_QUEUE].commits >= 2);
+    /// ```
+    pub fn sync_domain(&self) -> &SyncDomain {
+        &self.shared.sync
+    }
+
+    /// Waits until every task spawned so far has finished (blocks the current thread).
     pub fn wait_idle(&self) {
-        let mut live = self
-            .shared
-            .live
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        while *live > 0 {
-            live = self
-                .shared
-                .idle
-                .wait(live)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-        }
+        self.shared.live.wait_idle();
     }
 
     /// Waits for every task, then stops the workers (also done on drop).

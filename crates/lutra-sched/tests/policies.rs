@@ -17,8 +17,11 @@
 //!   lower-priority one.
 //! - End to end: two ids that always conflict on one `TVar` plus independent ones;
 //!   CILUTS and CTLUTS switch and abort less than round-robin; every policy completes.
+//!
+//! Every test on a runtime runs in both synchronisation modes (locks, transactions).
 
 use lutra_sched::policy::{Ats, Ciluts, Ctluts, Policy, RestartProfile};
+use lutra_sched::sync::SyncMode;
 use lutra_sched::{Barrier, Runtime, current_task};
 use lutra_stm::{AbortReason, Config, Decision, DesignKind, Stm, TVar, TxEvent, TxHooks, cm};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -209,16 +212,21 @@ fn on_worker<T: Send + 'static>(
         .unwrap()
 }
 
-fn two_workers() -> Runtime {
+fn two_workers(mode: SyncMode) -> Runtime {
     Runtime::builder()
         .workers(2)
+        .sync(mode)
         .allow_more_workers_than_cores()
         .build()
 }
 
 #[test]
 fn ctluts_switches_only_when_a_likely_conflicting_id_runs() {
-    let runtime = two_workers();
+    SyncMode::ALL.into_iter().for_each(ctluts_switches_in);
+}
+
+fn ctluts_switches_in(mode: SyncMode) {
+    let runtime = two_workers(mode);
     let ct = Arc::new(Ctluts::new(2));
     let with = |worker, body: fn(&Ctluts) -> Vec<Decision>| {
         let ct = ct.clone();
@@ -349,10 +357,11 @@ fn restart_profile_prices_restarts_and_wasted_time() {
 /// (made wasting, priority 0) spawns `other`, lets it run its `setup`, then reaches
 /// `decide`; and how many switches happened.
 fn descheduling_order(
+    mode: SyncMode,
     other_setup: fn(&RestartProfile),
     decide: fn(&RestartProfile, &Mutex<Vec<&'static str>>),
 ) -> (Vec<&'static str>, u64) {
-    let runtime = Runtime::builder().workers(1).build();
+    let runtime = Runtime::builder().workers(1).sync(mode).build();
     let profile = Arc::new(RestartProfile::with_switch_cost(Duration::from_micros(1)));
     let log = Arc::new(Mutex::new(Vec::new()));
     let waster = {
@@ -392,8 +401,12 @@ fn abort_decision(profile: &RestartProfile, log: &Mutex<Vec<&'static str>>) {
 
 #[test]
 fn restart_profile_deschedules_a_wasting_task_for_one_that_is_not() {
+    SyncMode::ALL.into_iter().for_each(deschedules_in);
+}
+
+fn deschedules_in(mode: SyncMode) {
     // A clean runnable task of the same priority takes the wasting task's turn.
-    let (log, switches) = descheduling_order(|_| {}, abort_decision);
+    let (log, switches) = descheduling_order(mode, |_| {}, abort_decision);
     assert_eq!(log, ["other", "waster"]);
     assert_eq!(switches, 1);
 
@@ -405,7 +418,7 @@ fn restart_profile_deschedules_a_wasting_task_for_one_that_is_not() {
             ..event(2, 1, 1)
         });
     };
-    let (log, switches) = descheduling_order(wasting, abort_decision);
+    let (log, switches) = descheduling_order(mode, wasting, abort_decision);
     assert_eq!(log, ["waster", "other"]);
     assert_eq!(switches, 0);
 
@@ -419,7 +432,7 @@ fn restart_profile_deschedules_a_wasting_task_for_one_that_is_not() {
         });
         assert_eq!(profile.start_priority(&event(2, 1, 0)), Some(-4));
     };
-    let (log, switches) = descheduling_order(lower, |profile, log| {
+    let (log, switches) = descheduling_order(mode, lower, |profile, log| {
         abort_decision(profile, log);
         profile.on_start(&event(1, 0, 0));
         log.lock().unwrap().push("fresh start");
@@ -455,8 +468,8 @@ const ROUNDS: usize = 10;
 /// Under round-robin a loser restarts at once for 64 aborts before the engine makes it
 /// yield; the switching policies send it away after a few. Counted when the holder lets
 /// go, the numbers depend only on the order of events, not on timing.
-fn scripted_run(policy: Policy, own_manager: bool) -> Counts {
-    let runtime = two_workers();
+fn scripted_run(mode: SyncMode, policy: Policy, own_manager: bool) -> Counts {
+    let runtime = two_workers(mode);
     let config = policy.configure(Config::default(), 2);
     let config = config.with_design(DesignKind::WriteBackEtl);
     let stm = Stm::new(if own_manager {
@@ -545,20 +558,24 @@ fn scripted_run(policy: Policy, own_manager: bool) -> Counts {
 
 #[test]
 fn switching_policies_switch_and_abort_less_than_round_robin_on_a_scripted_conflict() {
+    SyncMode::ALL.into_iter().for_each(switching_policies_in);
+}
+
+fn switching_policies_in(mode: SyncMode) {
     let counts: Vec<(Policy, Counts)> = Policy::ALL
         .into_iter()
         .map(|policy| {
             (
                 policy,
-                within(policy.name(), move || scripted_run(policy, false)),
+                within(policy.name(), move || scripted_run(mode, policy, false)),
             )
         })
         .collect();
     for (policy, counts) in &counts {
-        eprintln!("{policy:>16} (suicide): {counts:?}");
+        eprintln!("{mode} {policy:>16} (suicide): {counts:?}");
     }
-    let prioritised = within("restart-profile", || {
-        scripted_run(Policy::RestartProfile, true)
+    let prioritised = within("restart-profile", move || {
+        scripted_run(mode, Policy::RestartProfile, true)
     });
     eprintln!("restart-profile (priority): {prioritised:?}");
     let of = |wanted| {

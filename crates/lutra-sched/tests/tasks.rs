@@ -2,7 +2,10 @@
 //! park/unpark with no lost wake-up, barriers, tasks migrating between workers while
 //! their transactions stay correct, `retry` parking a task (not its worker), pinned
 //! tasks, and changing the number of workers while tasks run.
+//!
+//! Every test runs in both synchronisation modes of the runtime (locks, transactions).
 
+use lutra_sched::sync::SyncMode;
 use lutra_sched::{Barrier, Runtime, TaskParking, current_waker, park, worker_index, yield_now};
 use lutra_stm::{Config, DesignKind, Stm, TVar, cm};
 use std::collections::HashSet;
@@ -21,7 +24,13 @@ fn task_stm(design: DesignKind) -> Stm {
 
 #[test]
 fn join_returns_results_and_panics_of_many_tasks() {
-    let runtime = Runtime::builder().workers(2).build();
+    SyncMode::ALL
+        .into_iter()
+        .for_each(join_returns_results_and_panics_of_many_tasks_in);
+}
+
+fn join_returns_results_and_panics_of_many_tasks_in(mode: SyncMode) {
+    let runtime = Runtime::builder().workers(2).sync(mode).build();
     let tasks: Vec<_> = (0..300u64)
         .map(|n| {
             runtime.spawn(move || {
@@ -51,7 +60,13 @@ fn join_returns_results_and_panics_of_many_tasks() {
 /// competing for the workers: a lost wake-up would hang the test.
 #[test]
 fn ping_pong_through_park_and_wakers_loses_nothing() {
-    let runtime = Runtime::builder().workers(2).build();
+    SyncMode::ALL
+        .into_iter()
+        .for_each(ping_pong_through_park_and_wakers_loses_nothing_in);
+}
+
+fn ping_pong_through_park_and_wakers_loses_nothing_in(mode: SyncMode) {
+    let runtime = Runtime::builder().workers(2).sync(mode).build();
     let turn = Arc::new(AtomicUsize::new(0));
     let wakers: Arc<Mutex<[Option<std::task::Waker>; 2]>> = Arc::new(Mutex::new([None, None]));
     let players: Vec<_> = (0..2usize)
@@ -89,8 +104,14 @@ fn ping_pong_through_park_and_wakers_loses_nothing() {
 /// lost at the end.
 #[test]
 fn bank_conservation_with_256_migrating_tasks() {
+    SyncMode::ALL
+        .into_iter()
+        .for_each(bank_conservation_with_256_migrating_tasks_in);
+}
+
+fn bank_conservation_with_256_migrating_tasks_in(mode: SyncMode) {
     for design in DesignKind::ALL {
-        let runtime = Runtime::builder().workers(2).build();
+        let runtime = Runtime::builder().workers(2).sync(mode).build();
         let stm = task_stm(design);
         let accounts: Arc<Vec<TVar<i64>>> = Arc::new((0..32).map(|_| TVar::new(1_000)).collect());
         let seen_workers = Arc::new(Mutex::new(HashSet::new()));
@@ -123,10 +144,10 @@ fn bank_conservation_with_256_migrating_tasks() {
         tasks.into_iter().for_each(|task| task.join().unwrap());
         let total =
             stm.atomically(|tx| accounts.iter().map(|a| tx.read(a)).sum::<Result<i64, _>>());
-        assert_eq!(total, 32_000, "{design:?}");
+        assert_eq!(total, 32_000, "{mode} {design:?}");
         assert!(
             seen_workers.lock().unwrap().contains(&2),
-            "no task ever moved between workers"
+            "{mode}: no task ever moved between workers"
         );
     }
 }
@@ -136,7 +157,13 @@ fn bank_conservation_with_256_migrating_tasks() {
 /// could never run.
 #[test]
 fn retry_parks_the_task_not_the_worker() {
-    let runtime = Runtime::builder().workers(1).build();
+    SyncMode::ALL
+        .into_iter()
+        .for_each(retry_parks_the_task_not_the_worker_in);
+}
+
+fn retry_parks_the_task_not_the_worker_in(mode: SyncMode) {
+    let runtime = Runtime::builder().workers(1).sync(mode).build();
     let stm = task_stm(DesignKind::WriteBackCtl);
     let queue = Arc::new(TVar::new(Vec::<u32>::new()));
     let consumer = {
@@ -179,7 +206,13 @@ fn retry_parks_the_task_not_the_worker() {
 
 #[test]
 fn pinned_tasks_stay_on_their_worker() {
-    let runtime = Runtime::builder().workers(2).build();
+    SyncMode::ALL
+        .into_iter()
+        .for_each(pinned_tasks_stay_on_their_worker_in);
+}
+
+fn pinned_tasks_stay_on_their_worker_in(mode: SyncMode) {
+    let runtime = Runtime::builder().workers(2).sync(mode).build();
     let tasks: Vec<_> = (0..40usize)
         .map(|n| {
             runtime
@@ -199,7 +232,13 @@ fn pinned_tasks_stay_on_their_worker() {
 
 #[test]
 fn workers_can_be_removed_and_added_while_tasks_run() {
-    let runtime = Runtime::builder().workers(2).build();
+    SyncMode::ALL
+        .into_iter()
+        .for_each(workers_can_be_removed_and_added_while_tasks_run_in);
+}
+
+fn workers_can_be_removed_and_added_while_tasks_run_in(mode: SyncMode) {
+    let runtime = Runtime::builder().workers(2).sync(mode).build();
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicUsize::new(0));
     let tasks: Vec<_> = (0..20)
@@ -232,7 +271,13 @@ fn workers_can_be_removed_and_added_while_tasks_run() {
 
 #[test]
 fn barrier_rounds_hold_with_far_more_tasks_than_workers() {
-    let runtime = Runtime::builder().workers(2).build();
+    SyncMode::ALL
+        .into_iter()
+        .for_each(barrier_rounds_hold_with_far_more_tasks_than_workers_in);
+}
+
+fn barrier_rounds_hold_with_far_more_tasks_than_workers_in(mode: SyncMode) {
+    let runtime = Runtime::builder().workers(2).sync(mode).build();
     let parties = 500;
     let barrier = Arc::new(Barrier::new(parties));
     let arrived = Arc::new(AtomicUsize::new(0));
@@ -267,7 +312,17 @@ fn recurse(depth: u64) -> u64 {
 
 #[test]
 fn a_stack_overflow_fails_only_that_task() {
-    let runtime = Runtime::builder().workers(2).stack_size(64 * 1024).build();
+    SyncMode::ALL
+        .into_iter()
+        .for_each(a_stack_overflow_fails_only_that_task_in);
+}
+
+fn a_stack_overflow_fails_only_that_task_in(mode: SyncMode) {
+    let runtime = Runtime::builder()
+        .workers(2)
+        .sync(mode)
+        .stack_size(64 * 1024)
+        .build();
     let overflowing = runtime.spawn(|| recurse(10_000_000));
     let error = overflowing.join().unwrap_err();
     let message = error.downcast_ref::<String>().expect("a message");

@@ -1,11 +1,12 @@
-//! The run queue: one FIFO shared by all workers (as LUTS's), so that a switch can
-//! look for a task running another transaction (or announcing a high enough
-//! priority), and pinned tasks are honoured.
+//! The run queue under a lock: a `VecDeque` in a mutex, idle workers waiting on a
+//! condition variable (luaproc's `mutex_sched` and `cond_wakeup_worker`).
 //!
-//! # Invariants
-//! - A task is in the queue at most once, and only in state `RUNNABLE`.
-//! - A worker takes only tasks it may run (unpinned, or pinned to it).
+//! # Protocol (idle wait)
+//! A worker that finds nothing it may run waits on `ready` (releasing the mutex) with
+//! a timeout of `IDLE_RECHECK` as a safety net; pushes notify one waiter (all for a
+//! pinned task, which only one worker may take), switches and `wake_all` notify all.
 
+use super::TaskQueue;
 use crate::task::TaskCore;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -15,12 +16,12 @@ use std::time::Duration;
 /// sleepers).
 const IDLE_RECHECK: Duration = Duration::from_millis(20);
 
-pub(crate) struct RunQueue {
+pub(crate) struct LockedQueue {
     tasks: Mutex<VecDeque<Arc<TaskCore>>>,
     ready: Condvar,
 }
 
-impl RunQueue {
+impl LockedQueue {
     pub(crate) fn new() -> Self {
         Self {
             tasks: Mutex::new(VecDeque::new()),
@@ -33,9 +34,10 @@ impl RunQueue {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
 
-    /// Appends a runnable task and wakes a worker that may run it.
-    pub(crate) fn push(&self, task: Arc<TaskCore>) {
+impl TaskQueue for LockedQueue {
+    fn push(&self, task: Arc<TaskCore>) {
         let pinned = task.home.is_some();
         self.lock().push_back(task);
         if pinned {
@@ -45,9 +47,7 @@ impl RunQueue {
         }
     }
 
-    /// Takes the first task `worker` may run, waiting while there is none; `None` once
-    /// `stop()` holds.
-    pub(crate) fn pop(&self, worker: usize, stop: impl Fn() -> bool) -> Option<Arc<TaskCore>> {
+    fn pop(&self, worker: usize, stop: &dyn Fn() -> bool) -> Option<Arc<TaskCore>> {
         let mut tasks = self.lock();
         loop {
             if stop() {
@@ -64,21 +64,11 @@ impl RunQueue {
         }
     }
 
-    /// LUTS's switch: if a task that `worker` may run announced a transaction id other
-    /// than `tx_id`, moves it to the front and `current` behind everything; otherwise
-    /// puts `current` at the front (it runs again next). Returns whether it switched.
-    pub(crate) fn switch(&self, worker: usize, current: Arc<TaskCore>, tx_id: u64) -> bool {
-        self.switch_where(worker, current, |task| task.tx_id() != tx_id)
-    }
-
-    /// The switch with any criterion: if a task that `worker` may run satisfies
-    /// `suits`, moves the first such to the front and `current` behind everything;
-    /// otherwise puts `current` at the front. Returns whether it switched.
-    pub(crate) fn switch_where(
+    fn switch_where(
         &self,
         worker: usize,
         current: Arc<TaskCore>,
-        suits: impl Fn(&TaskCore) -> bool,
+        suits: &dyn Fn(&TaskCore) -> bool,
     ) -> bool {
         let mut tasks = self.lock();
         let other = tasks
@@ -100,8 +90,7 @@ impl RunQueue {
         switched
     }
 
-    /// Wakes every waiting worker (shutdown, worker count changes).
-    pub(crate) fn wake_all(&self) {
+    fn wake_all(&self) {
         let _tasks = self.lock();
         self.ready.notify_all();
     }
