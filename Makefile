@@ -1,12 +1,12 @@
 # Lutra's entry points. `make demo` runs the main job, `make test` runs every test.
 CARGO ?= cargo
 
-.PHONY: demo test test-rust test-model test-c bench lint
+.PHONY: demo test test-rust test-model test-c test-module bench lint
 
 demo:
 	$(CARGO) run --release -p lutra-bench --bin demo
 
-test: test-rust test-model test-c
+test: test-rust test-model test-c test-module
 
 test-rust:
 	$(CARGO) test --workspace
@@ -19,6 +19,11 @@ test-model:
 test-c:
 	$(MAKE) -C tests/c run
 
+# The loadable module (`require "lutra"` / `require "luaproc"`) under a stock lua5.4:
+# built on its own (it links against the host's Lua), then tests/module/*.lua.
+test-module:
+	CARGO="$(CARGO)" scripts/test-module.sh
+
 bench:
 	$(CARGO) run --release -p lutra-bench --bin intset
 	$(CARGO) run --release -p lutra-bench --bin bank
@@ -27,3 +32,11 @@ bench:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# Lua programs under `lutra` beside stock lua5.4 (seeds 000, 001, 002): tables on
+# stdout, CSV in target/bench/luabench.csv. `make bench-lua LUABENCH_ARGS=--quick`
+# for a ~30 s run.
+.PHONY: bench-lua
+bench-lua:
+	$(CARGO) build --release -p lutra-cli
+	$(CARGO) run --release -p lutra-bench --bin luabench -- $(LUABENCH_ARGS)

@@ -15,14 +15,21 @@
 //! ```
 
 mod api;
+mod atomic;
 pub mod channel;
 mod intern;
+mod module;
 mod options;
 pub mod process;
+pub mod shared;
 mod runtime;
+mod stats;
 mod timer;
 pub mod transfer;
 
-pub use options::Options;
+pub use atomic::{SiteStats, TransactionStats};
+pub use module::{global_runtime, open_luaproc, open_module, options_from_env};
+pub use options::{Options, SyncMode};
 pub use process::{Outcome, ProcessCore};
 pub use runtime::{LuaRuntime, WaitOutcome};
+pub use stats::RuntimeStats;

@@ -7,7 +7,9 @@
 -- coroutine in between, and each of them is resumed again on the way back down, so a
 -- user's coroutine never sees (or swallows) a yield that was not its own.
 
-local raw, PARK = ...
+-- HOST: installed into a host's state (a stock `lua` that loaded the module), whose
+-- globals (`print`, `coroutine`) are left alone.
+local raw, PARK, HOST = ...
 
 local co_create, co_resume, co_yield = coroutine.create, coroutine.resume, coroutine.yield
 local co_status, co_isyieldable, co_close = coroutine.status, coroutine.isyieldable, coroutine.close
@@ -24,9 +26,13 @@ local Process = {}
 -- Parks the caller until something it registered with wakes it. Returns nil, or a
 -- message saying why it cannot block here.
 local function wait(what)
+  if raw.in_atomic() then
+    return "cannot block on " .. what .. " inside lutra.atomic: a transaction cannot wait for "
+      .. "another process (use lutra.retry() to wait for a change to shared tables)"
+  end
   if not raw.in_task() then
-    raw.park_thread(what)
-    return nil
+    -- A host thread: park the OS thread (returns a report if nothing can wake it).
+    return raw.park_thread(what)
   end
   if not co_isyieldable() then
     return "cannot block on " .. what .. " here: the call runs inside a C function "
@@ -69,20 +75,22 @@ local function relay(co, ok, first, ...)
   return ok, first, ...
 end
 
-function coroutine.resume(co, ...)
-  return relay(co, co_resume(co, ...))
-end
-
-function coroutine.wrap(f)
-  local co = co_create(f)
-  local function unwrap(ok, ...)
-    if ok then return ... end
-    local message = ...
-    co_close(co)
-    error(message, 0)
+if not HOST then
+  function coroutine.resume(co, ...)
+    return relay(co, co_resume(co, ...))
   end
-  return function(...)
-    return unwrap(relay(co, co_resume(co, ...)))
+
+  function coroutine.wrap(f)
+    local co = co_create(f)
+    local function unwrap(ok, ...)
+      if ok then return ... end
+      local message = ...
+      co_close(co)
+      error(message, 0)
+    end
+    return function(...)
+      return unwrap(relay(co, co_resume(co, ...)))
+    end
   end
 end
 
@@ -117,6 +125,14 @@ function lutra.receive(timeout)
     if r[1] == "ok" then return unpack(r, 2, r.n) end
     if r[1] == "timeout" then return nil, "timeout" end
     local problem = wait("its mailbox (lutra.receive)")
+    if problem then error(problem, 2) end
+  end
+end
+
+-- Waits until every process other than the caller has finished (luaproc's `wait`).
+function lutra.wait()
+  while not raw.wait_poll() do
+    local problem = wait("the other processes to finish (lutra.wait)")
     if problem then error(problem, 2) end
   end
 end
@@ -249,8 +265,10 @@ end
 
 -- Output -------------------------------------------------------------------------------
 
-print = function(...)
-  raw.write_line(...)
+if not HOST then
+  print = function(...)
+    raw.write_line(...)
+  end
 end
 
 -- The body of every process's main coroutine ---------------------------------------
@@ -265,4 +283,8 @@ local function run(main, ...)
   return xpcall(main, with_traceback, ...)
 end
 
-return { lutra = lutra, channel = Channel, process = Process, run = run }
+return {
+  lutra = lutra, channel = Channel, process = Process, run = run,
+  -- for luaproc.lua
+  internal = { wait = wait, where = where },
+}

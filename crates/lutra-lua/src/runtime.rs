@@ -40,6 +40,18 @@ pub(crate) struct RuntimeShared {
     finished: Condvar,
     finished_lock: Mutex<()>,
     output: Mutex<()>,
+    /// Processes, messages: what `--stats` reports.
+    pub(crate) counters: crate::stats::Counters,
+    /// luaproc's named channels.
+    pub(crate) named_channels: crate::channel::Registry,
+    /// Finished states kept for reuse (luaproc's `recycle` changes it at run time).
+    pub(crate) recycle_limit: AtomicUsize,
+    /// Finished states reset and ready for new processes.
+    pub(crate) states: crate::process::StatePool,
+    /// Callers of `wait_poll` (luaproc's `wait`), woken whenever a process finishes.
+    all_finished_waiters: Mutex<crate::channel::WaitList>,
+    /// The engine of user transactions (shared tables, `lutra.atomic`).
+    pub(crate) tm: Arc<crate::atomic::Engine>,
 }
 
 impl RuntimeShared {
@@ -49,6 +61,7 @@ impl RuntimeShared {
         let core = Arc::new(ProcessCore::new(id, origin, self.options.mailbox_capacity));
         self.lock_processes().insert(id, core.clone());
         self.live.fetch_add(1, Ordering::SeqCst);
+        self.counters.note_spawned();
         let task = ProcessTask::new(self.clone(), core.clone(), code, args);
         self.sched
             .task()
@@ -86,6 +99,41 @@ impl RuntimeShared {
         let _guard = self.finished_lock.lock().unwrap_or_else(|p| p.into_inner());
         self.live.fetch_sub(1, Ordering::SeqCst);
         self.finished.notify_all();
+        drop(_guard);
+        self.lock_all_finished_waiters().wake_all();
+    }
+
+    fn lock_all_finished_waiters(&self) -> MutexGuard<'_, crate::channel::WaitList> {
+        self.all_finished_waiters.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether every process other than the caller (`caller_is_process`: the caller is
+    /// itself a live process) has finished; registers `waiter` if not.
+    pub(crate) fn poll_all_finished(&self, caller_is_process: bool, waiter: Option<crate::channel::Waiter>) -> bool {
+        let mut waiters = self.lock_all_finished_waiters();
+        let others = self.live.load(Ordering::SeqCst).saturating_sub(usize::from(caller_is_process));
+        if others == 0 {
+            return true;
+        }
+        if let Some(waiter) = waiter {
+            waiters.register(waiter);
+        }
+        false
+    }
+
+    /// Whether a blocked host thread can be woken by nothing: every live process
+    /// parked, no timer pending, no other host thread blocked. Returns the activity
+    /// count to compare with a later look (as `looks_deadlocked`).
+    pub(crate) fn host_looks_stuck(&self) -> Option<u64> {
+        let stuck = self.parked.load(Ordering::SeqCst) == self.live.load(Ordering::SeqCst)
+            && self.timer.pending() == 0
+            && self.blocked_hosts.load(Ordering::SeqCst) <= 1;
+        stuck.then(|| self.activity.load(Ordering::SeqCst))
+    }
+
+    /// The deadlock report, for a host thread that found itself stuck.
+    pub(crate) fn host_deadlock_report(&self) -> String {
+        self.deadlock_report()
     }
 
     /// Marks a host thread as blocked (`true`) or running again (`false`).
@@ -157,12 +205,16 @@ impl LuaRuntime {
     /// # Panics
     /// When the OS refuses to start a worker thread.
     pub fn new(options: Options) -> Self {
-        let mut builder = lutra_sched::Runtime::builder();
+        // More workers than cores only when asked for (`-w`, luaproc's `setnumworkers`).
+        let mut builder = lutra_sched::Runtime::builder().allow_more_workers_than_cores();
         if let Some(workers) = options.workers {
             builder = builder.workers(workers);
         }
+        let recycle_limit = AtomicUsize::new(options.recycle_limit);
+        let sched = builder.build();
+        let tm = Arc::new(crate::atomic::Engine::new(&options, sched.workers()));
         let shared = Arc::new(RuntimeShared {
-            sched: builder.build(),
+            sched,
             options,
             timer: Timer::default(),
             next_pid: AtomicU64::new(1),
@@ -175,8 +227,19 @@ impl LuaRuntime {
             finished: Condvar::new(),
             finished_lock: Mutex::new(()),
             output: Mutex::new(()),
+            counters: crate::stats::Counters::default(),
+            named_channels: crate::channel::Registry::default(),
+            recycle_limit,
+            states: crate::process::StatePool::default(),
+            all_finished_waiters: Mutex::new(crate::channel::WaitList::default()),
+            tm,
         });
         Self { shared }
+    }
+
+    /// The state shared with processes (module mode installs host contexts with it).
+    pub(crate) fn shared(&self) -> &Arc<RuntimeShared> {
+        &self.shared
     }
 
     /// Spawns a process running the Lua chunk `source`; `name` is its chunk name
@@ -223,6 +286,20 @@ impl LuaRuntime {
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+    }
+
+    /// Processes spawned and messages sent and received so far (see `lutra --stats`).
+    pub fn stats(&self) -> crate::stats::RuntimeStats {
+        let mut stats = self.shared.counters.snapshot();
+        stats.transactions = Some(self.shared.tm.stm.stats());
+        stats
+    }
+
+    /// Commits, aborts (by reason), retry waits and irrevocable commits of the user
+    /// transactions so far, per site: each function given to `lutra.atomic` (named
+    /// `file.lua:line`) and the shared-table accesses made outside `atomic`.
+    pub fn transaction_stats(&self) -> crate::atomic::TransactionStats {
+        self.shared.tm.stats()
     }
 
     /// The processes that failed and that nobody joined, with their errors.

@@ -18,6 +18,12 @@
 //!
 //! Either the waiter's step 2 sees the new version, or the committer's step 1 sees the
 //! waiter's registration: the two full fences forbid both from missing each other.
+//!
+//! A driver that must not block its thread (a Lua process on a scheduler worker) uses
+//! steps 1 and 2 alone ([`WaitTable::register`], through
+//! [`TxDescriptor::watch_for_change`](crate::TxDescriptor::watch_for_change)): when
+//! step 2 finds a change it wakes the waker itself; the waiter then suspends its task
+//! its own way and unregisters (step 3's end) when it runs again.
 
 use crate::orec::{LockWord, OrecTable};
 use crate::parking::Parking;
@@ -50,6 +56,20 @@ struct Bucket {
     waiters: Mutex<Vec<Arc<Waiter>>>,
 }
 
+/// One waiter's place in the buckets of the records it watches.
+pub(crate) struct Registration {
+    waiter: Arc<Waiter>,
+    buckets: Vec<usize>,
+}
+
+impl Registration {
+    /// Whether a change of a watched record was seen (by a committer or at
+    /// registration).
+    pub(crate) fn notified(&self) -> bool {
+        self.waiter.notified.load(Ordering::SeqCst)
+    }
+}
+
 pub(crate) struct WaitTable {
     buckets: Box<[Bucket]>,
     total: AtomicUsize,
@@ -70,9 +90,25 @@ impl WaitTable {
 
     /// Blocks the current task until one of `watched` changes (the waiter's side).
     pub(crate) fn wait(&self, orecs: &OrecTable, watched: &[Watched], parking: &dyn Parking) {
+        let registration = self.register(orecs, watched, parking.waker());
+        while !registration.waiter.notified.load(Ordering::SeqCst) {
+            parking.park();
+        }
+        self.unregister(&registration);
+    }
+
+    /// Steps 1 and 2 of the waiter's side: registers `waker` for `watched` and, if one
+    /// of them has already changed, marks the registration notified and wakes `waker`
+    /// at once. The caller must [`unregister`](WaitTable::unregister) it.
+    pub(crate) fn register(
+        &self,
+        orecs: &OrecTable,
+        watched: &[Watched],
+        waker: Waker,
+    ) -> Registration {
         let waiter = Arc::new(Waiter {
             notified: AtomicBool::new(false),
-            waker: parking.waker(),
+            waker,
         });
         let mut buckets: Vec<usize> = watched.iter().map(|w| self.bucket_of(w.orec)).collect();
         buckets.sort_unstable();
@@ -92,14 +128,17 @@ impl WaitTable {
                 LockWord::Locked { .. } => false,
             }
         });
-        if !changed {
-            while !waiter.notified.load(Ordering::SeqCst) {
-                parking.park();
-            }
+        if changed {
+            waiter.notify();
         }
-        for &bucket in &buckets {
+        Registration { waiter, buckets }
+    }
+
+    /// Step 3's end: removes a registration from its buckets.
+    pub(crate) fn unregister(&self, registration: &Registration) {
+        for &bucket in &registration.buckets {
             let bucket = &self.buckets[bucket];
-            lock(&bucket.waiters).retain(|other| !Arc::ptr_eq(other, &waiter));
+            lock(&bucket.waiters).retain(|other| !Arc::ptr_eq(other, &registration.waiter));
             bucket.count.fetch_sub(1, Ordering::SeqCst);
         }
         self.total.fetch_sub(1, Ordering::SeqCst);

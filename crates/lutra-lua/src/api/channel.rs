@@ -9,29 +9,47 @@ use mlua::{AnyUserData, Lua, MultiValue, Table};
 use std::sync::Arc;
 
 pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.set("channel", lua.create_function(|lua, capacity: Option<i64>| {
-        let capacity = capacity.unwrap_or(0);
-        if capacity < 0 {
-            return Err(mlua::Error::runtime(format!(
-                "bad argument #1 to 'channel' (capacity must be 0 or more, got {capacity})"
-            )));
-        }
-        ChannelHandle(Arc::new(Channel::new(capacity as usize))).push(lua)
-    })?)?;
-    raw.set("is_channel", lua.create_function(|_, value: mlua::Value| {
-        Ok(matches!(&value, mlua::Value::UserData(ud) if ud.is::<ChannelHandle>()))
-    })?)?;
+    raw.set(
+        "channel",
+        lua.create_function(|lua, capacity: Option<i64>| {
+            let capacity = capacity.unwrap_or(0);
+            if capacity < 0 {
+                return Err(mlua::Error::runtime(format!(
+                    "bad argument #1 to 'channel' (capacity must be 0 or more, got {capacity})"
+                )));
+            }
+            ChannelHandle(Arc::new(Channel::new(capacity as usize))).push(lua)
+        })?,
+    )?;
+    raw.set(
+        "is_channel",
+        lua.create_function(|_, value: mlua::Value| {
+            Ok(matches!(&value, mlua::Value::UserData(ud) if ud.is::<ChannelHandle>()))
+        })?,
+    )?;
     raw.set("channel_send", lua.create_function(channel_send)?)?;
     raw.set("channel_send_poll", lua.create_function(channel_send_poll)?)?;
-    raw.set("channel_poll", lua.create_function(|lua, (ch, deadline, register): (AnyUserData, Option<f64>, bool)| {
-        let channel = ch.borrow::<ChannelHandle>()?.0.clone();
-        receive_poll(lua, &channel, deadline, register)
-    })?)?;
-    raw.set("channel_close", lua.create_function(|_, ch: AnyUserData| {
-        ch.borrow::<ChannelHandle>()?.0.close();
-        Ok(())
-    })?)?;
+    raw.set(
+        "channel_poll",
+        lua.create_function(
+            |lua, (ch, deadline, register): (AnyUserData, Option<f64>, bool)| {
+                let channel = ch.borrow::<ChannelHandle>()?.0.clone();
+                receive_poll(lua, &channel, deadline, register)
+            },
+        )?,
+    )?;
+    raw.set(
+        "channel_close",
+        lua.create_function(|_, ch: AnyUserData| {
+            ch.borrow::<ChannelHandle>()?.0.close();
+            Ok(())
+        })?,
+    )?;
     raw.set("select_poll", lua.create_function(select_poll)?)?;
+    raw.set(
+        "channel_closed",
+        lua.create_function(|_, ch: AnyUserData| Ok(channel_of(&ch)?.is_closed()))?,
+    )?;
     Ok(())
 }
 
@@ -49,8 +67,14 @@ fn channel_send(lua: &Lua, (ch, args): (AnyUserData, MultiValue)) -> mlua::Resul
         Err(error) => return failure(lua, error),
     };
     match channel.start_send(message) {
-        Ok(sequence) => success(lua, sequence),
-        Err(_) => failure(lua, format!("send on channel#{}: the channel is closed", channel.id())),
+        Ok(sequence) => {
+            ProcessContext::of(lua)?.runtime.counters.note_sent();
+            success(lua, sequence)
+        }
+        Err(_) => failure(
+            lua,
+            format!("send on channel#{}: the channel is closed", channel.id()),
+        ),
     }
 }
 
@@ -58,11 +82,13 @@ fn channel_send(lua: &Lua, (ch, args): (AnyUserData, MultiValue)) -> mlua::Resul
 fn channel_send_poll(lua: &Lua, (ch, sequence): (AnyUserData, u64)) -> mlua::Result<&'static str> {
     let channel = channel_of(&ch)?;
     let context = ProcessContext::of(lua)?;
-    Ok(match channel.poll_send(sequence, Some(current_waiter(&context))) {
-        SendPoll::Sent => "sent",
-        SendPoll::Closed => "closed",
-        SendPoll::Wait => "wait",
-    })
+    Ok(
+        match channel.poll_send(sequence, Some(current_waiter(&context))) {
+            SendPoll::Sent => "sent",
+            SendPoll::Closed => "closed",
+            SendPoll::Wait => "wait",
+        },
+    )
 }
 
 /// One receive attempt: `"ok", ...values` | `"closed"` | `"timeout"` | `"empty"` (no
@@ -97,16 +123,24 @@ pub(super) fn receive_poll(
 }
 
 /// `select_poll(channels, deadline, register)`: takes a message from a ready channel,
-/// starting at a random one so that ready channels are served fairly:
+/// trying them in a random order so that ready channels are served fairly:
 /// `"ok", ch, ...values` | `"closed"` (all closed) | `"timeout"` | `"wait"`.
-fn select_poll(lua: &Lua, (channels, deadline, register): (Table, Option<f64>, bool)) -> mlua::Result<MultiValue> {
+fn select_poll(
+    lua: &Lua,
+    (channels, deadline, register): (Table, Option<f64>, bool),
+) -> mlua::Result<MultiValue> {
     let handles: Vec<AnyUserData> = channels.sequence_values().collect::<mlua::Result<_>>()?;
-    let list: Vec<Arc<Channel>> = handles.iter().map(channel_of).collect::<mlua::Result<_>>()?;
+    let list: Vec<Arc<Channel>> = handles
+        .iter()
+        .map(channel_of)
+        .collect::<mlua::Result<_>>()?;
     let context = ProcessContext::of(lua)?;
-    let start = if list.is_empty() { 0 } else { fastrand::usize(..list.len()) };
+    // A random order (not a random starting point: a closed channel would hand its
+    // turn to its neighbour) makes every ready channel equally likely to be served.
+    let mut order: Vec<usize> = (0..list.len()).collect();
+    fastrand::shuffle(&mut order);
     let mut all_closed = true;
-    for offset in 0..list.len() {
-        let index = (start + offset) % list.len();
+    for index in order {
         match list[index].poll_receive(None) {
             ReceivePoll::Message(message) => {
                 drop(context);
@@ -142,7 +176,12 @@ fn select_poll(lua: &Lua, (channels, deadline, register): (Table, Option<f64>, b
 }
 
 /// `"ok", [ch,] ...values` for a received message.
-fn delivered(lua: &Lua, from: Option<&AnyUserData>, message: &transfer::Message) -> mlua::Result<MultiValue> {
+fn delivered(
+    lua: &Lua,
+    from: Option<&AnyUserData>,
+    message: &transfer::Message,
+) -> mlua::Result<MultiValue> {
+    ProcessContext::of(lua)?.runtime.counters.note_received();
     let mut values = transfer::import(lua, message)?;
     if let Some(handle) = from {
         values.push_front(mlua::Value::UserData(handle.clone()));

@@ -13,7 +13,10 @@
 
 mod channel;
 mod host;
+mod luaproc;
 mod process;
+mod shared;
+mod transfer;
 
 use crate::channel::Waiter;
 use crate::channel::handle::CHANNEL_METHODS_KEY;
@@ -23,16 +26,38 @@ use mlua::{Function, LightUserData, Lua, MultiValue, Table};
 use std::ffi::c_void;
 
 /// The value a process yields to tell the scheduler it waits (`Step::Park`).
-pub(crate) const PARK: *mut c_void = 1 as *mut c_void;
+pub(crate) const PARK: *mut c_void = std::ptr::dangling_mut::<c_void>();
 
 /// Registry key of the function that runs a process's main function with a
 /// traceback on error (the body of its main coroutine).
 pub(crate) const RUN_KEY: &str = "lutra.run";
 
-/// Installs `lutra` into `lua` (whose app data must hold a [`ProcessContext`]): the
-/// global `lutra`, `package.loaded.lutra`, and the process-aware `print`,
-/// `coroutine.resume` and `coroutine.wrap`. Returns the `lutra` table.
+/// Installs `lutra` into a process's state `lua` (whose app data must hold a
+/// [`ProcessContext`]): the global `lutra`, `package.loaded.lutra`,
+/// Shared tables and transactions (`shared.lua`), loaded right after the prelude.
+fn install_shared(lua: &Lua, raw: &Table, exports: &Table, host: bool) -> mlua::Result<()> {
+    let chunk = lua
+        .load(include_str!("../shared.lua"))
+        .set_name("=lutra.shared")
+        .into_function()?;
+    let shared: Table = chunk.call((raw, exports, host))?;
+    shared::set_newindex(lua, shared.get("newindex")?)
+}
+
+/// `package.preload.luaproc`, and the process-aware `print`, `coroutine.resume` and
+/// `coroutine.wrap`. Returns the `lutra` table.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<Table> {
+    install_as(lua, false)
+}
+
+/// Installs `lutra` into a host's state (the stock `lua` program that loaded the
+/// module): `package.loaded.lutra` and `package.preload.luaproc` only; the host's
+/// globals (`print`, `coroutine`) are left as they are.
+pub(crate) fn install_host(lua: &Lua) -> mlua::Result<Table> {
+    install_as(lua, true)
+}
+
+fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     let debug: Table = lua.globals().get("debug")?;
     lua.set_named_registry_value(
         crate::process::GETUPVALUE_KEY,
@@ -42,19 +67,39 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<Table> {
     host::register(lua, &raw)?;
     process::register(lua, &raw)?;
     channel::register(lua, &raw)?;
+    luaproc::register(lua, &raw)?;
+    shared::register(lua, &raw)?;
     let prelude = lua
         .load(include_str!("../prelude.lua"))
         .set_name("=lutra")
         .into_function()?;
-    let exports: Table = prelude.call((raw, LightUserData(PARK)))?;
+    let exports: Table = prelude.call((&raw, LightUserData(PARK), host))?;
     lua.set_named_registry_value(CHANNEL_METHODS_KEY, exports.get::<Table>("channel")?)?;
     lua.set_named_registry_value(PROCESS_METHODS_KEY, exports.get::<Table>("process")?)?;
     lua.set_named_registry_value(RUN_KEY, exports.get::<Function>("run")?)?;
     let lutra: Table = exports.get("lutra")?;
-    lua.globals().set("lutra", &lutra)?;
+    transfer::install(lua, &lutra)?;
+    install_shared(lua, &raw, &exports, host)?;
+    if !host {
+        lua.globals().set("lutra", &lutra)?;
+    }
     let package: Table = lua.globals().get("package")?;
     package.get::<Table>("loaded")?.set("lutra", &lutra)?;
+    preload_luaproc(lua, &package, &raw, &exports)?;
     Ok(lutra)
+}
+
+/// `package.preload.luaproc`: builds luaproc's API (`luaproc.lua`) on first `require`.
+fn preload_luaproc(lua: &Lua, package: &Table, raw: &Table, exports: &Table) -> mlua::Result<()> {
+    let chunk = lua
+        .load(include_str!("../luaproc.lua"))
+        .set_name("=luaproc")
+        .into_function()?;
+    let loader: Function = lua
+        .load("local chunk, raw, internal = ... return function() return chunk(raw, internal) end")
+        .set_name("=luaproc")
+        .call((chunk, raw, exports.get::<Table>("internal")?))?;
+    package.get::<Table>("preload")?.set("luaproc", loader)
 }
 
 /// The caller as a waiter: its process id and a waker for its task (or its OS thread

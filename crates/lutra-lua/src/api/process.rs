@@ -77,12 +77,17 @@ fn join_poll(lua: &Lua, (process, register): (AnyUserData, bool)) -> mlua::Resul
 fn process_send(lua: &Lua, (process, args): (AnyUserData, MultiValue)) -> mlua::Result<MultiValue> {
     let core = process.borrow::<ProcessHandle>()?.0.clone();
     let args: Vec<mlua::Value> = args.into_iter().collect();
-    let message = match transfer::export(lua, &args, |i| format!("argument #{i}")) {
-        Ok(message) => message,
+    // The moves in the message (`lutra.move`) happen once it is queued.
+    let (message, moves) = match transfer::export_pending(lua, &args, |i| format!("argument #{i}")) {
+        Ok(exported) => exported,
         Err(error) => return failure(lua, error),
     };
     match core.mailbox().start_send(message) {
-        Ok(sequence) => success(lua, sequence),
+        Ok(sequence) => {
+            moves.commit(lua)?;
+            ProcessContext::of(lua)?.runtime.counters.note_sent();
+            success(lua, sequence)
+        }
         Err(_) => failure(lua, format!("cannot send to process#{}: it has finished", core.id())),
     }
 }

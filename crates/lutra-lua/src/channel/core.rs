@@ -8,15 +8,24 @@
 //!   message `s` was delivered iff `received > s`.
 //! - A sender of message `s` on a channel of capacity `c` may return once
 //!   `received + c > s` (capacity 0: once its message was taken — a rendezvous).
-//! - Closing removes the messages whose senders are still waiting (`s >= received +
-//!   c`): those sends fail with "closed"; messages whose sends returned stay and are
+//! - Closing sets `cut = received + c`: the messages at or above `cut` are those whose
+//!   senders still wait; they are removed and those sends fail with "closed", whatever
+//!   `received` becomes later. Messages below `cut` (their sends returned) stay and are
 //!   delivered.
+//! - `senders` holds each waiting sender with the sequence it waits for; a receive
+//!   wakes exactly the senders it completes (no herd of senders per message).
 //!
 //! # Protocol (no lost wake-up)
 //! A poll that finds nothing registers its waiter under the channel's lock; every
-//! change (message in, message out, close) wakes the registered waiters under the same
-//! lock. The scheduler's `notified` flag covers a wake-up that arrives between the
-//! registration and the process's park.
+//! change (message in, message out, close) wakes the waiters it may concern under the
+//! same lock. The scheduler's `notified` flag covers a wake-up that arrives between the
+//! registration and the process's park (a host thread's park token does the same).
+//!
+//! | state          | send poll         | receive poll            |
+//! |----------------|-------------------|-------------------------|
+//! | open           | `Sent` or `Wait`  | `Message` or `Empty`    |
+//! | closed, queued | `Sent` if `s<cut` | `Message` (drains)      |
+//! | closed, empty  | `Sent` if `s<cut` | `Closed`                |
 
 use crate::channel::{WaitList, Waiter};
 use crate::transfer::Message;
@@ -39,9 +48,40 @@ struct State {
     queue: VecDeque<(u64, Message)>,
     next_sequence: u64,
     received: u64,
-    closed: bool,
+    /// `Some(cut)` once closed: sends of sequence `>= cut` failed.
+    cut: Option<u64>,
     receivers: WaitList,
-    senders: WaitList,
+    /// Waiting senders and the sequence each waits for.
+    senders: Vec<(u64, Waiter)>,
+}
+
+impl State {
+    /// Whether the send of message `sequence` has completed.
+    fn sent(&self, sequence: u64, capacity: usize) -> bool {
+        match self.cut {
+            Some(cut) if sequence >= cut => false,
+            _ => self.received + capacity as u64 > sequence,
+        }
+    }
+
+    /// Wakes the waiting senders whose sends are now complete.
+    fn wake_completed_senders(&mut self, capacity: usize) {
+        let limit = self.received + capacity as u64;
+        self.senders.retain(|(sequence, waiter)| {
+            let done = *sequence < limit;
+            if done {
+                waiter.waker.wake_by_ref();
+            }
+            !done
+        });
+    }
+
+    /// Wakes every waiting sender (the channel closed).
+    fn wake_all_senders(&mut self) {
+        for (_, waiter) in self.senders.drain(..) {
+            waiter.waker.wake();
+        }
+    }
 }
 
 /// Where a send stands.
@@ -94,7 +134,7 @@ impl Channel {
     /// [`Channel::poll_send`]. Fails (handing the message back) when closed.
     pub fn start_send(&self, message: Message) -> Result<u64, Message> {
         let mut state = self.lock();
-        if state.closed {
+        if state.cut.is_some() {
             return Err(message);
         }
         let sequence = state.next_sequence;
@@ -107,14 +147,17 @@ impl Channel {
     /// Whether the send of message `sequence` is complete; registers `waiter` if not.
     pub(crate) fn poll_send(&self, sequence: u64, waiter: Option<Waiter>) -> SendPoll {
         let mut state = self.lock();
-        if state.received + self.capacity as u64 > sequence {
+        if state.sent(sequence, self.capacity) {
             return SendPoll::Sent;
         }
-        if state.closed {
+        if state.cut.is_some() {
             return SendPoll::Closed;
         }
         if let Some(waiter) = waiter {
-            state.senders.register(waiter);
+            match state.senders.iter_mut().find(|(_, w)| w.id == waiter.id) {
+                Some(slot) => *slot = (sequence, waiter),
+                None => state.senders.push((sequence, waiter)),
+            }
         }
         SendPoll::Wait
     }
@@ -124,10 +167,10 @@ impl Channel {
         let mut state = self.lock();
         if let Some((sequence, message)) = state.queue.pop_front() {
             state.received = sequence + 1;
-            state.senders.wake_all();
+            state.wake_completed_senders(self.capacity);
             return ReceivePoll::Message(message);
         }
-        if state.closed {
+        if state.cut.is_some() {
             return ReceivePoll::Closed;
         }
         if let Some(waiter) = waiter {
@@ -139,25 +182,25 @@ impl Channel {
     /// Whether a receive would not wait (a message is queued, or the channel is closed).
     pub fn is_ready(&self) -> bool {
         let state = self.lock();
-        !state.queue.is_empty() || state.closed
+        !state.queue.is_empty() || state.cut.is_some()
     }
 
     /// Whether the channel was closed.
     pub fn is_closed(&self) -> bool {
-        self.lock().closed
+        self.lock().cut.is_some()
     }
 
     /// Closes the channel (idempotent): waiting senders fail, receivers drain what was
     /// sent and then see "closed".
     pub fn close(&self) {
         let mut state = self.lock();
-        if state.closed {
+        if state.cut.is_some() {
             return;
         }
-        state.closed = true;
-        let keep_below = state.received + self.capacity as u64;
-        state.queue.retain(|(sequence, _)| *sequence < keep_below);
-        state.senders.wake_all();
+        let cut = state.received + self.capacity as u64;
+        state.cut = Some(cut);
+        state.queue.retain(|(sequence, _)| *sequence < cut);
+        state.wake_all_senders();
         state.receivers.wake_all();
     }
 
@@ -169,5 +212,245 @@ impl Channel {
     /// Whether no message is queued.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transfer::Value;
+    use std::sync::Arc;
+    use std::task::Waker;
+
+    fn message(a: i64, b: i64) -> Message {
+        Message::of(vec![Value::Integer(a), Value::Integer(b)])
+    }
+
+    fn ints(message: &Message) -> (i64, i64) {
+        match message.values.as_slice() {
+            [Value::Integer(a), Value::Integer(b)] => (*a, *b),
+            other => panic!("unexpected message {other:?}"),
+        }
+    }
+
+    fn thread_waiter(id: u64) -> Waiter {
+        Waiter {
+            id,
+            waker: lutra_sched::current_waker(),
+        }
+    }
+
+    fn noop_waiter(id: u64) -> Waiter {
+        Waiter {
+            id,
+            waker: Waker::noop().clone(),
+        }
+    }
+
+    /// A blocking send from an OS thread, as the Lua loop does it.
+    fn send(channel: &Channel, id: u64, message: Message) -> Result<(), ()> {
+        let sequence = channel.start_send(message).map_err(|_| ())?;
+        loop {
+            match channel.poll_send(sequence, Some(thread_waiter(id))) {
+                SendPoll::Sent => return Ok(()),
+                SendPoll::Closed => return Err(()),
+                SendPoll::Wait => std::thread::park(),
+            }
+        }
+    }
+
+    /// A blocking receive from an OS thread; `None` once closed and drained.
+    fn receive(channel: &Channel, id: u64) -> Option<Message> {
+        loop {
+            match channel.poll_receive(Some(thread_waiter(id))) {
+                ReceivePoll::Message(message) => return Some(message),
+                ReceivePoll::Closed => return None,
+                ReceivePoll::Empty => std::thread::park(),
+            }
+        }
+    }
+
+    #[test]
+    fn rendezvous_send_completes_only_when_received() {
+        let channel = Channel::new(0);
+        let sequence = channel.start_send(message(1, 2)).unwrap();
+        assert_eq!(
+            channel.poll_send(sequence, Some(noop_waiter(1))),
+            SendPoll::Wait
+        );
+        let ReceivePoll::Message(got) = channel.poll_receive(None) else {
+            panic!("the message is queued")
+        };
+        assert_eq!(ints(&got), (1, 2));
+        assert_eq!(channel.poll_send(sequence, None), SendPoll::Sent);
+    }
+
+    #[test]
+    fn buffered_sends_complete_up_to_capacity() {
+        let channel = Channel::new(2);
+        let sequences: Vec<u64> = (0..3)
+            .map(|i| channel.start_send(message(i, 0)).unwrap())
+            .collect();
+        assert_eq!(channel.poll_send(sequences[0], None), SendPoll::Sent);
+        assert_eq!(channel.poll_send(sequences[1], None), SendPoll::Sent);
+        assert_eq!(channel.poll_send(sequences[2], None), SendPoll::Wait);
+        assert!(matches!(
+            channel.poll_receive(None),
+            ReceivePoll::Message(_)
+        ));
+        assert_eq!(channel.poll_send(sequences[2], None), SendPoll::Sent);
+    }
+
+    #[test]
+    fn close_keeps_completed_sends_and_fails_waiting_ones() {
+        let channel = Channel::new(1);
+        let first = channel.start_send(message(1, 0)).unwrap();
+        let second = channel.start_send(message(2, 0)).unwrap();
+        assert_eq!(channel.poll_send(first, None), SendPoll::Sent);
+        assert_eq!(
+            channel.poll_send(second, Some(noop_waiter(9))),
+            SendPoll::Wait
+        );
+        channel.close();
+        channel.close();
+        assert!(channel.start_send(message(3, 0)).is_err());
+        assert_eq!(channel.poll_send(second, None), SendPoll::Closed);
+        let ReceivePoll::Message(got) = channel.poll_receive(None) else {
+            panic!("a completed send is still delivered after close")
+        };
+        assert_eq!(ints(&got), (1, 0));
+        // Taking the buffered message must not turn the failed send into a success.
+        assert_eq!(channel.poll_send(second, None), SendPoll::Closed);
+        assert!(matches!(channel.poll_receive(None), ReceivePoll::Closed));
+    }
+
+    #[test]
+    fn a_receive_wakes_only_the_senders_it_completes() {
+        use std::sync::atomic::AtomicUsize;
+        use std::task::Wake;
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let channel = Channel::new(0);
+        let counters: Vec<Arc<Count>> = (0..4)
+            .map(|_| Arc::new(Count(AtomicUsize::new(0))))
+            .collect();
+        for (id, counter) in counters.iter().enumerate() {
+            let sequence = channel.start_send(message(id as i64, 0)).unwrap();
+            let waiter = Waiter {
+                id: id as u64,
+                waker: Waker::from(counter.clone()),
+            };
+            assert_eq!(channel.poll_send(sequence, Some(waiter)), SendPoll::Wait);
+        }
+        assert!(matches!(
+            channel.poll_receive(None),
+            ReceivePoll::Message(_)
+        ));
+        let woken: Vec<usize> = counters
+            .iter()
+            .map(|c| c.0.load(Ordering::SeqCst))
+            .collect();
+        assert_eq!(woken, vec![1, 0, 0, 0]);
+        channel.close();
+        let woken: Vec<usize> = counters
+            .iter()
+            .map(|c| c.0.load(Ordering::SeqCst))
+            .collect();
+        assert_eq!(woken, vec![1, 1, 1, 1]);
+    }
+
+    /// Many OS threads send and receive through one channel: nothing is lost, nothing
+    /// is duplicated, and each sender's messages arrive in the order it sent them.
+    fn stress(capacity: usize) {
+        const SENDERS: i64 = 6;
+        const RECEIVERS: u64 = 4;
+        const PER_SENDER: i64 = 2_000;
+        let channel = Arc::new(Channel::new(capacity));
+        let receivers: Vec<_> = (0..RECEIVERS)
+            .map(|r| {
+                let channel = channel.clone();
+                std::thread::spawn(move || {
+                    let mut got = Vec::new();
+                    while let Some(message) = receive(&channel, 1_000 + r) {
+                        got.push(ints(&message));
+                    }
+                    got
+                })
+            })
+            .collect();
+        let senders: Vec<_> = (0..SENDERS)
+            .map(|s| {
+                let channel = channel.clone();
+                std::thread::spawn(move || {
+                    for i in 0..PER_SENDER {
+                        send(&channel, s as u64, message(s, i)).expect("the channel is open");
+                    }
+                })
+            })
+            .collect();
+        senders.into_iter().for_each(|t| t.join().unwrap());
+        channel.close();
+        let mut per_sender = vec![Vec::new(); SENDERS as usize];
+        for receiver in receivers {
+            let got = receiver.join().unwrap();
+            // Within one receiver, each sender's messages come in order.
+            let mut last = vec![-1; SENDERS as usize];
+            for (sender, i) in got {
+                assert!(
+                    i > last[sender as usize],
+                    "sender {sender}: {i} after {}",
+                    last[sender as usize]
+                );
+                last[sender as usize] = i;
+                per_sender[sender as usize].push(i);
+            }
+        }
+        for (sender, mut values) in per_sender.into_iter().enumerate() {
+            values.sort_unstable();
+            let expected: Vec<i64> = (0..PER_SENDER).collect();
+            assert_eq!(
+                values, expected,
+                "sender {sender}: lost or duplicated messages"
+            );
+        }
+    }
+
+    #[test]
+    fn stress_rendezvous_many_threads() {
+        stress(0);
+    }
+
+    #[test]
+    fn stress_buffered_many_threads() {
+        stress(16);
+    }
+
+    /// FIFO per sender across receivers: a single receiver sees each sender's messages
+    /// in order even with a buffer and concurrent senders.
+    #[test]
+    fn single_receiver_sees_global_fifo_per_sender() {
+        let channel = Arc::new(Channel::new(4));
+        let senders: Vec<_> = (0..3)
+            .map(|s| {
+                let channel = channel.clone();
+                std::thread::spawn(move || {
+                    for i in 0..500 {
+                        send(&channel, s, message(s as i64, i)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        let mut next = [0i64; 3];
+        for _ in 0..1_500 {
+            let (s, i) = ints(&receive(&channel, 99).unwrap());
+            assert_eq!(i, next[s as usize]);
+            next[s as usize] += 1;
+        }
+        senders.into_iter().for_each(|t| t.join().unwrap());
+        assert!(channel.is_empty());
     }
 }

@@ -3,10 +3,12 @@
 
 mod core;
 pub(crate) mod handle;
+mod pool;
 pub(crate) mod state;
 mod task;
 
 pub use core::{Outcome, ProcessCore};
 pub(crate) use handle::ProcessHandle;
+pub(crate) use pool::StatePool;
 pub(crate) use state::{GETUPVALUE_KEY, ProcessContext, new_state};
 pub(crate) use task::{Code, ProcessTask};

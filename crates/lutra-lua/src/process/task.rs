@@ -16,11 +16,12 @@ use crate::process::{Outcome, ProcessCore, new_state, state};
 use crate::runtime::RuntimeShared;
 use crate::transfer::{self, IsolatedFunction, Message};
 use lutra_sched::{Resumable, Step};
-use mlua::{Function, Lua, MultiValue, Thread};
 use mlua::chunk::ChunkMode;
 use mlua::thread::ThreadStatus;
+use mlua::{Function, Lua, MultiValue, Thread};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// What a process runs.
 pub(crate) enum Code {
@@ -45,7 +46,12 @@ pub(crate) struct ProcessTask {
 }
 
 impl ProcessTask {
-    pub(crate) fn new(runtime: Arc<RuntimeShared>, core: Arc<ProcessCore>, code: Code, args: Message) -> Self {
+    pub(crate) fn new(
+        runtime: Arc<RuntimeShared>,
+        core: Arc<ProcessCore>,
+        code: Code,
+        args: Message,
+    ) -> Self {
         Self {
             runtime,
             core,
@@ -82,14 +88,18 @@ impl ProcessTask {
                         Some(mlua::Value::String(text)) => text.to_string_lossy(),
                         _ => "the process failed with a non-string error".into(),
                     };
-                    return self.finish(Outcome::Failed(error));
+                    let recyclable = !error.starts_with("not enough memory");
+                    return self.finish_as(Outcome::Failed(error), recyclable);
                 }
                 values.remove(0);
                 let outcome = match transfer::export(lua, &values, |i| format!("result #{i}")) {
                     Ok(message) => Outcome::Finished(message),
-                    Err(error) => Outcome::Failed(format!("process#{} returned a value that cannot be transferred: {error}", self.core.id())),
+                    Err(error) => Outcome::Failed(format!(
+                        "process#{} returned a value that cannot be transferred: {error}",
+                        self.core.id()
+                    )),
                 };
-                self.finish(outcome)
+                self.finish_as(outcome, true)
             }
             Err(error) => self.finish(Outcome::Failed(error_text(&error))),
         }
@@ -98,14 +108,13 @@ impl ProcessTask {
     fn boot(&mut self, code: Code, message: &Message) -> mlua::Result<MultiValue> {
         let lua = new_state(&self.runtime, &self.core)?;
         let function: Function = match code {
-            Code::Function(function) => lua
-                .load(&function.bytecode[..])
-                .set_name(format!("={}", function.origin))
-                .set_mode(ChunkMode::Binary)
-                .into_function()?,
+            Code::Function(function) => transfer::load_isolated(&lua, &function)?,
             Code::Script { name, text, args } => {
                 set_script_args(&lua, &name, &args)?;
-                lua.load(&text[..]).set_name(name).set_mode(ChunkMode::Text).into_function()?
+                lua.load(&text[..])
+                    .set_name(name)
+                    .set_mode(ChunkMode::Text)
+                    .into_function()?
             }
         };
         let runner: Function = lua.named_registry_value(crate::api::RUN_KEY)?;
@@ -117,12 +126,25 @@ impl ProcessTask {
         Ok(args)
     }
 
-    fn finish(&mut self, outcome: Outcome) -> Step {
-        self.core.finish(outcome);
+    /// Ends the process with `outcome`; its state goes back to the pool when
+    /// `recyclable` (the process returned or raised a Lua error that was not a memory
+    /// error), before joiners are woken.
+    fn finish_as(&mut self, outcome: Outcome, recyclable: bool) -> Step {
         self.thread = None;
-        self.lua = None;
+        if let Some(lua) = self.lua.take() {
+            let limit = self.runtime.recycle_limit.load(Ordering::Relaxed);
+            if recyclable && limit > 0 {
+                self.runtime.states.recycle(lua, limit);
+            }
+        }
+        self.core.finish(outcome);
         self.runtime.note_finished(&self.core);
         Step::Done
+    }
+
+    /// Ends the process after an error outside Lua's control: the state is dropped.
+    fn finish(&mut self, outcome: Outcome) -> Step {
+        self.finish_as(outcome, false)
     }
 }
 

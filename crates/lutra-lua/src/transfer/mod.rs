@@ -6,20 +6,32 @@
 //! survive), and runtime objects (channels, processes, isolated functions, frozen
 //! values, shared tables) by reference.
 //!
+//! - `export.rs`: Lua values → a message (the rules of what crosses, key paths).
+//! - `import.rs`: a message → Lua values of the receiver.
+//! - `function.rs`: isolated functions (bytecode, upvalues rebound on import).
+//! - `freeze.rs`: `lutra.freeze`, immutable graphs shared by reference.
+//! - `moved.rs`: `lutra.move`, markers and the moves committed after a send.
+//! - `transfer.lua`: the Lua side of freeze and move (plain-string errors).
+//!
 //! # Invariants
 //! - A `Message` holds no Lua reference: it is `Send` and can be imported into any
 //!   state, any number of times.
 //! - `Value::Table(i)` indexes `Message::tables`; every index is in range.
 //! - Export either succeeds completely or fails naming the value, its key path and the
-//!   reason; the sender's values are left as they were.
+//!   reason; the sender's values are left as they were (no move happens).
 
 mod export;
+pub(crate) mod freeze;
+pub(crate) mod function;
 mod import;
+pub(crate) mod moved;
 mod value;
 
-pub(crate) use export::export;
+pub(crate) use export::{export, export_pending};
+pub use freeze::{FrozenGraph, FrozenRef};
+pub(crate) use function::load_isolated;
+pub use function::{IsolatedFunction, Upvalue};
 pub(crate) use import::import;
-pub use export::IsolatedFunction;
 pub use value::{Message, Value};
 
 /// Why a value cannot cross between processes.

@@ -2,7 +2,8 @@
 
 use crate::channel::Channel;
 use crate::process::ProcessCore;
-use crate::transfer::export::IsolatedFunction;
+use crate::transfer::freeze::FrozenRef;
+use crate::transfer::function::IsolatedFunction;
 use std::sync::Arc;
 
 /// One transferable value.
@@ -18,14 +19,19 @@ pub enum Value {
     Number(f64),
     /// A string (any bytes).
     String(Arc<[u8]>),
-    /// A deep-copied table: an index into [`Message::tables`].
+    /// A deep-copied table: an index into [`Message::tables`] (or, inside a frozen
+    /// value, into the frozen graph's nodes).
     Table(usize),
     /// A channel, shared by reference.
     Channel(Arc<Channel>),
     /// A process handle, shared by reference.
     Process(Arc<ProcessCore>),
-    /// A function that captures nothing but globals, as bytecode.
+    /// A function that captures nothing but globals (and itself), as bytecode.
     Function(Arc<IsolatedFunction>),
+    /// A frozen (deeply immutable) table, shared by reference.
+    Frozen(FrozenRef),
+    /// A shared table (stored in the engine), shared by reference.
+    Shared(Arc<crate::shared::SharedTable>),
 }
 
 /// A list of values sent as one message, with the tables they contain.

@@ -1,0 +1,33 @@
+-- Seed 001, experiment 2: 100 processes, 50 senders and 50 receivers, each sending
+-- or receiving 10,000 messages over C rendezvous channels (sender k and receiver k
+-- use channel (k - 1) % C + 1).
+--   lutra -w W channels.lua C [messages] [pairs]      lua5.4 channels.lua C ...
+if not lutra then dofile((arg and arg[0] or ""):match("^(.-)[^/]*$") .. "shim.lua") end
+
+local c, messages, pairs_ = ...
+c = math.tointeger(tonumber(c)) or 1
+messages = math.tointeger(tonumber(messages)) or 10000
+pairs_ = math.tointeger(tonumber(pairs_)) or 50
+
+local channels = {}
+for i = 1, c do channels[i] = lutra.channel() end
+
+local function sender(ch, n)
+  for i = 1, n do ch:send(i) end
+end
+local function receiver(ch, n)
+  local sum = 0
+  for _ = 1, n do sum = sum + ch:receive() end
+  return sum
+end
+
+local procs = {}
+for k = 1, pairs_ do
+  local ch = channels[(k - 1) % c + 1]
+  procs[#procs + 1] = lutra.spawn(sender, ch, messages)
+  procs[#procs + 1] = lutra.spawn(receiver, ch, messages)
+end
+local total = 0
+for _, p in ipairs(procs) do total = total + (p:join() or 0) end
+assert(total == pairs_ * messages * (messages + 1) // 2, "lost or duplicated messages")
+print("channels: ok " .. total)

@@ -1,0 +1,182 @@
+//! `luabench`: Lua programs under `lutra` beside the same scripts under stock
+//! `lua5.4` (one core; the scripts' `shim.lua` runs processes as coroutines), in one
+//! run: seed 001's three experiments (one long process under W workers; 50 senders
+//! and 50 receivers over 1/2/4 channels; parallel string search over log files),
+//! each under `--sync=locks` and `--sync=tm` when `lutra` has that option; seed 002's
+//! fib hub and word count; seed 000's While and Iterator loops as processes.
+//!
+//! Every run is a child process, timed from outside (elapsed time and the CPU time
+//! of all its threads); the best of `--repeats` is kept. Prints one table per
+//! experiment with the ratios (lutra ÷ lua5.4, N workers ÷ 1 worker, tm ÷ locks),
+//! then the aims, and writes every run to `target/bench/luabench.csv`.
+//!
+//! ```text
+//! cargo build --release -p lutra-cli        # the `lutra` binary, found beside this one
+//! cargo run --release -p lutra-bench --bin luabench               # full (≈ 5 min)
+//! cargo run --release -p lutra-bench --bin luabench -- --quick    # ≈ 30 s
+//! cargo run --release -p lutra-bench --bin luabench -- --only exp2,fib --repeats 3
+//! LUTRA_BIN=/path/to/lutra LUA_BIN=lua5.4 … luabench -- --lutra-arg=--preempt=0
+//! ```
+
+mod child;
+mod data;
+mod plan;
+mod report;
+
+use clap::Parser;
+use lutra_bench::csv::Csv;
+use lutra_bench::sweep::progress_bar;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Lua processes under `lutra` beside stock `lua5.4`: seeds 000, 001 and 002.
+#[derive(Parser, Debug)]
+#[command(version)]
+pub(crate) struct Args {
+    /// A fast smoke run (≈ 30 s): smaller sizes, fewer configurations, one repeat.
+    #[arg(long)]
+    pub(crate) quick: bool,
+    /// Experiments, comma-separated (exp1, exp2, exp3, fib, wc, micro) [default: all].
+    #[arg(long, value_delimiter = ',', value_parser = plan::EXPERIMENTS)]
+    pub(crate) only: Option<Vec<String>>,
+    /// Runs of each configuration; the fastest is kept [default: 2; --quick: 1].
+    #[arg(long)]
+    pub(crate) repeats: Option<usize>,
+    /// The `lutra` program [default: $LUTRA_BIN, else `lutra` beside this binary].
+    #[arg(long)]
+    pub(crate) lutra: Option<PathBuf>,
+    /// The stock Lua [default: $LUA_BIN, else `lua5.4`].
+    #[arg(long)]
+    pub(crate) lua: Option<PathBuf>,
+    /// An option given to every `lutra` run (repeatable), e.g. `--lutra-arg=--preempt=0`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) lutra_arg: Vec<String>,
+    /// The benchmark scripts [default: bench/lua of this repository].
+    #[arg(long)]
+    pub(crate) scripts: Option<PathBuf>,
+    /// Where generated input files go.
+    #[arg(long, default_value = "target/bench/lua-data")]
+    pub(crate) data: PathBuf,
+    /// Where to write the CSV file.
+    #[arg(long, default_value = "target/bench/luabench.csv")]
+    pub(crate) csv: PathBuf,
+    /// Seconds after which a run is killed and reported as failed.
+    #[arg(long, default_value_t = 120)]
+    pub(crate) limit: u64,
+}
+
+/// The programs a run can use, located and checked.
+pub(crate) struct Programs {
+    pub(crate) lutra: PathBuf,
+    pub(crate) lua: Option<PathBuf>,
+    /// `lutra` has `--sync=locks|tm`.
+    pub(crate) has_sync: bool,
+}
+
+fn locate(args: &Args) -> Result<Programs, String> {
+    let lutra = args
+        .lutra
+        .clone()
+        .or_else(|| std::env::var_os("LUTRA_BIN").map(PathBuf::from))
+        .or_else(|| {
+            let exe = std::env::current_exe().ok()?;
+            Some(exe.parent()?.join("lutra"))
+        })
+        .ok_or("cannot tell where `lutra` is; give --lutra or LUTRA_BIN")?;
+    let help = Command::new(&lutra)
+        .arg("--help")
+        .output()
+        .map_err(|error| {
+            format!(
+                "cannot run {}: {error}\n(build it first: cargo build --release -p lutra-cli, \
+             or give --lutra / LUTRA_BIN)",
+                lutra.display()
+            )
+        })?;
+    let has_sync = String::from_utf8_lossy(&help.stdout).contains("--sync");
+    let lua = args
+        .lua
+        .clone()
+        .or_else(|| std::env::var_os("LUA_BIN").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("lua5.4"));
+    let lua_works = Command::new(&lua)
+        .arg("-v")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !lua_works {
+        eprintln!(
+            "note: {} not found: the lua5.4 columns stay empty",
+            lua.display()
+        );
+    }
+    Ok(Programs {
+        lutra,
+        lua: lua_works.then_some(lua),
+        has_sync,
+    })
+}
+
+fn scripts_dir(args: &Args) -> PathBuf {
+    args.scripts
+        .clone()
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/lua"))
+}
+
+fn main() -> std::io::Result<()> {
+    let args = Args::parse();
+    let programs = match locate(&args) {
+        Ok(programs) => programs,
+        Err(message) => {
+            eprintln!("luabench: {message}");
+            std::process::exit(2);
+        }
+    };
+    let scripts = std::fs::canonicalize(scripts_dir(&args))?;
+    let data = std::path::absolute(&args.data)?;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let specs = plan::build(&args, &programs, &data, cores)?;
+    let repeats = args
+        .repeats
+        .unwrap_or(if args.quick { 1 } else { 2 })
+        .max(1);
+    println!(
+        "luabench · {cores} cores · {} runs × best of {repeats} · lutra {} · sync variants: {}\n",
+        specs.len(),
+        programs.lutra.display(),
+        if programs.has_sync {
+            "locks, tm"
+        } else {
+            "none (lutra has no --sync yet)"
+        }
+    );
+    let progress = progress_bar((specs.len() * repeats) as u64);
+    let limit = Duration::from_secs(args.limit);
+    let mut rows = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let mut best: Option<child::Measured> = None;
+        for _ in 0..repeats {
+            progress.set_message(spec.label());
+            let measured = child::run(&spec.program, &spec.argv, &scripts, spec.expect, limit);
+            progress.inc(1);
+            let better = match &best {
+                None => true,
+                Some(old) => measured.ok && (!old.ok || measured.wall < old.wall),
+            };
+            if better {
+                best = Some(measured);
+            }
+        }
+        rows.push(report::Row {
+            spec,
+            measured: best.unwrap_or_default(),
+        });
+    }
+    progress.finish_and_clear();
+    print!("{}", report::tables(&rows));
+    print!("{}", report::aims(&rows, cores));
+    let mut csv = Csv::with_header(&args.csv, report::CSV_HEADER)?;
+    csv.write_lines(rows.iter().map(|row| report::csv_line(row, &rows)))?;
+    eprintln!("CSV written to {}", csv.path().display());
+    Ok(())
+}

@@ -1,0 +1,358 @@
+//! Which runs an invocation makes: each experiment's configurations, sizes for the
+//! full and the `--quick` run, and the program and arguments of each run.
+//!
+//! A run belongs to a *group* (the work: "C=2", "F=4", "P=2"…); within a group the
+//! baseline is the `lua5.4` run, and `lutra` runs differ by workers and sync variant.
+
+use crate::{Args, Programs, data};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Experiment names, as `--only` takes them.
+pub(crate) const EXPERIMENTS: [&str; 6] = ["exp1", "exp2", "exp3", "fib", "wc", "micro"];
+
+/// Who runs the script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Runner {
+    /// Stock Lua on one core (the shim's coroutines), the baseline of its group.
+    Lua,
+    /// Stock Lua, another way of doing the work (not the baseline).
+    LuaOther,
+    /// `lutra -w workers [--sync=…]`.
+    Lutra {
+        workers: usize,
+        sync: Option<&'static str>,
+    },
+}
+
+/// One configuration to measure.
+#[derive(Clone, Debug)]
+pub(crate) struct Spec {
+    /// Experiment name (see [`EXPERIMENTS`]).
+    pub(crate) exp: &'static str,
+    /// The work within the experiment ("C=2", "F=4", …).
+    pub(crate) group: String,
+    /// A note on the variant ("serial", "hub"…), empty for most.
+    pub(crate) mode: &'static str,
+    pub(crate) runner: Runner,
+    pub(crate) program: PathBuf,
+    /// Arguments: options, the script, its arguments.
+    pub(crate) argv: Vec<String>,
+    /// What standard output must contain.
+    pub(crate) expect: &'static str,
+}
+
+impl Spec {
+    /// `lua5.4`, `lutra -w2`, `lutra -w2 tm`, plus the mode.
+    pub(crate) fn variant(&self) -> String {
+        let base = match &self.runner {
+            Runner::Lua | Runner::LuaOther => "lua5.4".to_string(),
+            Runner::Lutra { workers, sync } => match sync {
+                Some(sync) => format!("lutra -w{workers} {sync}"),
+                None => format!("lutra -w{workers}"),
+            },
+        };
+        if self.mode.is_empty() {
+            base
+        } else {
+            format!("{base} {}", self.mode)
+        }
+    }
+
+    /// For the progress line.
+    pub(crate) fn label(&self) -> String {
+        format!("{} {} · {}", self.exp, self.group, self.variant())
+    }
+
+    pub(crate) fn workers(&self) -> Option<usize> {
+        match self.runner {
+            Runner::Lutra { workers, .. } => Some(workers),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn sync(&self) -> Option<&'static str> {
+        match self.runner {
+            Runner::Lutra { sync, .. } => sync,
+            _ => None,
+        }
+    }
+}
+
+/// Sizes of one invocation.
+struct Sizes {
+    long_iterations: u64,
+    exp1_workers: Vec<usize>,
+    messages: u64,
+    exp2_workers: Vec<usize>,
+    exp2_channels: Vec<usize>,
+    log_lines: usize,
+    exp3_files: Vec<usize>,
+    exp3_workers: Vec<usize>,
+    fib_n: u32,
+    fib_requests: u32,
+    docs: usize,
+    doc_words: usize,
+    micro_procs: Vec<usize>,
+    while_n: u64,
+    iterator_n: u64,
+}
+
+impl Sizes {
+    fn new(quick: bool, cores: usize) -> Self {
+        let mut workers_to_4: Vec<usize> = vec![1, 2, 4];
+        if !workers_to_4.contains(&cores) {
+            workers_to_4.push(cores);
+            workers_to_4.sort_unstable();
+        }
+        if quick {
+            Self {
+                long_iterations: 40_000_000,
+                exp1_workers: workers_to_4.clone(),
+                messages: 2_000,
+                exp2_workers: vec![1, 2, 8],
+                exp2_channels: vec![1, 4],
+                log_lines: 100_000,
+                exp3_files: vec![1, 4],
+                exp3_workers: vec![1, 2],
+                fib_n: 20,
+                fib_requests: 400,
+                docs: 32,
+                doc_words: 10_000,
+                micro_procs: vec![1, 2],
+                while_n: 20_000_000,
+                iterator_n: 5_000_000,
+            }
+        } else {
+            let mut exp1_workers = workers_to_4.clone();
+            exp1_workers.push(8);
+            Self {
+                long_iterations: 150_000_000,
+                exp1_workers,
+                messages: 10_000,
+                exp2_workers: vec![1, 2, 4, 8],
+                exp2_channels: vec![1, 2, 4],
+                log_lines: 300_000,
+                exp3_files: vec![1, 2, 4],
+                exp3_workers: workers_to_4,
+                fib_n: 22,
+                fib_requests: 1_000,
+                docs: 64,
+                doc_words: 30_000,
+                micro_procs: vec![1, 2, 4],
+                while_n: 60_000_000,
+                iterator_n: 15_000_000,
+            }
+        }
+    }
+}
+
+struct Builder<'a> {
+    programs: &'a Programs,
+    lutra_args: &'a [String],
+    specs: Vec<Spec>,
+}
+
+impl Builder<'_> {
+    fn syncs(&self) -> Vec<Option<&'static str>> {
+        if self.programs.has_sync {
+            vec![Some("locks"), Some("tm")]
+        } else {
+            vec![None]
+        }
+    }
+
+    fn lua(
+        &mut self,
+        exp: &'static str,
+        group: &str,
+        mode: &'static str,
+        baseline: bool,
+        script: Vec<String>,
+    ) {
+        let Some(lua) = &self.programs.lua else {
+            return;
+        };
+        self.specs.push(Spec {
+            exp,
+            group: group.to_owned(),
+            mode,
+            runner: if baseline {
+                Runner::Lua
+            } else {
+                Runner::LuaOther
+            },
+            program: lua.clone(),
+            argv: script,
+            expect: expect_of(exp),
+        });
+    }
+
+    fn lutra(
+        &mut self,
+        exp: &'static str,
+        group: &str,
+        mode: &'static str,
+        workers: usize,
+        sync: Option<&'static str>,
+        script: Vec<String>,
+    ) {
+        let mut argv = vec![format!("-w{workers}")];
+        if let Some(sync) = sync {
+            argv.push(format!("--sync={sync}"));
+        }
+        argv.extend(self.lutra_args.iter().cloned());
+        argv.extend(script);
+        self.specs.push(Spec {
+            exp,
+            group: group.to_owned(),
+            mode,
+            runner: Runner::Lutra { workers, sync },
+            program: self.programs.lutra.clone(),
+            argv,
+            expect: expect_of(exp),
+        });
+    }
+}
+
+fn expect_of(exp: &str) -> &'static str {
+    match exp {
+        "exp1" => "long: ok",
+        "exp2" => "channels: ok",
+        "exp3" => "search: ok",
+        "fib" => "fib_hub: ok",
+        "wc" => "word_count: ok",
+        _ => "micro: ok",
+    }
+}
+
+fn script(name: &str, args: &[String]) -> Vec<String> {
+    let mut argv = vec![name.to_owned()];
+    argv.extend(args.iter().cloned());
+    argv
+}
+
+fn strings(values: &[&dyn ToString]) -> Vec<String> {
+    values.iter().map(|v| v.to_string()).collect()
+}
+
+fn paths(paths: &[PathBuf]) -> Vec<String> {
+    paths.iter().map(|p| p.display().to_string()).collect()
+}
+
+/// Every run of this invocation, in order (input files are generated here).
+pub(crate) fn build(
+    args: &Args,
+    programs: &Programs,
+    data_dir: &Path,
+    cores: usize,
+) -> io::Result<Vec<Spec>> {
+    let sizes = Sizes::new(args.quick, cores);
+    let wanted = |exp: &str| {
+        args.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|o| o == exp))
+    };
+    let mut b = Builder {
+        programs,
+        lutra_args: &args.lutra_arg,
+        specs: Vec::new(),
+    };
+    if wanted("exp1") {
+        let s = script("long.lua", &strings(&[&sizes.long_iterations]));
+        b.lua("exp1", "long loop", "", true, s.clone());
+        for sync in b.syncs() {
+            for &w in &sizes.exp1_workers {
+                b.lutra("exp1", "long loop", "", w, sync, s.clone());
+            }
+        }
+    }
+    if wanted("exp2") {
+        for &c in &sizes.exp2_channels {
+            let group = format!("C={c}");
+            let s = script("channels.lua", &strings(&[&c, &sizes.messages, &50]));
+            b.lua("exp2", &group, "", true, s.clone());
+            for sync in b.syncs() {
+                for &w in &sizes.exp2_workers {
+                    b.lutra("exp2", &group, "", w, sync, s.clone());
+                }
+            }
+        }
+    }
+    if wanted("exp3") {
+        let max_files = sizes.exp3_files.iter().copied().max().unwrap_or(1);
+        let logs = data::log_files(&data_dir.join("logs"), sizes.log_lines, max_files)?;
+        for &f in &sizes.exp3_files {
+            let group = format!("F={f}");
+            let files = paths(&logs[..f]);
+            let mut lua_args = vec!["1".to_owned()];
+            lua_args.extend(files.iter().cloned());
+            b.lua("exp3", &group, "", true, script("search.lua", &lua_args));
+            for sync in b.syncs() {
+                for &w in &sizes.exp3_workers {
+                    // one searcher per worker, as the paper's runs had
+                    let mut a = vec![w.to_string()];
+                    a.extend(files.iter().cloned());
+                    b.lutra("exp3", &group, "", w, sync, script("search.lua", &a));
+                }
+            }
+        }
+    }
+    if wanted("fib") {
+        let group = format!("fib({})x{}", sizes.fib_n, sizes.fib_requests);
+        let workers = cores.max(2) * 2;
+        let hub = script(
+            "fib_hub.lua",
+            &strings(&[&"hub", &sizes.fib_n, &sizes.fib_requests, &workers]),
+        );
+        let serial = script(
+            "fib_hub.lua",
+            &strings(&[&"serial", &sizes.fib_n, &sizes.fib_requests]),
+        );
+        b.lua("fib", &group, "serial", true, serial.clone());
+        b.lua("fib", &group, "hub", false, hub.clone());
+        b.lutra("fib", &group, "serial", 1, None, serial);
+        let mut ws = vec![1, 2];
+        if cores > 2 {
+            ws.push(cores);
+        }
+        for w in ws {
+            b.lutra("fib", &group, "hub", w, None, hub.clone());
+        }
+    }
+    if wanted("wc") {
+        let docs = data::text_files(&data_dir.join("text"), sizes.docs, sizes.doc_words)?;
+        let group = format!("{} docs", sizes.docs);
+        let mappers = (cores.max(2) * 2).to_string();
+        let mut hub = vec!["hub".to_owned(), mappers];
+        hub.extend(paths(&docs));
+        let mut serial = vec!["serial".to_owned(), "1".to_owned()];
+        serial.extend(paths(&docs));
+        b.lua(
+            "wc",
+            &group,
+            "serial",
+            true,
+            script("word_count.lua", &serial),
+        );
+        b.lua("wc", &group, "hub", false, script("word_count.lua", &hub));
+        let mut ws = vec![1, 2];
+        if cores > 2 {
+            ws.push(cores);
+        }
+        for w in ws {
+            b.lutra("wc", &group, "hub", w, None, script("word_count.lua", &hub));
+        }
+    }
+    if wanted("micro") {
+        for (kind, n) in [("while", sizes.while_n), ("iterator", sizes.iterator_n)] {
+            for &p in &sizes.micro_procs {
+                let group = format!("{kind} P={p}");
+                let s = script("micro.lua", &strings(&[&kind, &p, &n]));
+                b.lua("micro", &group, "", true, s.clone());
+                b.lutra("micro", &group, "", cores, None, s);
+            }
+        }
+    }
+    Ok(b.specs)
+}

@@ -1,0 +1,258 @@
+//! The tables, the aims and the CSV lines of a `luabench` run.
+//!
+//! | figure | definition |
+//! |--------|------------|
+//! | `cores` | CPU time ÷ elapsed time (average busy cores) |
+//! | `×lua` | elapsed ÷ the group's `lua5.4` baseline (below 1: lutra is faster) |
+//! | `×1w` | elapsed ÷ the same lutra run on 1 worker |
+//! | `tm/locks` | elapsed under `--sync=tm` ÷ under `--sync=locks`, same workers |
+
+use crate::child::Measured;
+use crate::plan::{Runner, Spec};
+use std::fmt::Write as _;
+
+/// One configuration and its best run.
+pub(crate) struct Row {
+    pub(crate) spec: Spec,
+    pub(crate) measured: Measured,
+}
+
+/// The CSV columns.
+pub(crate) const CSV_HEADER: &str = "experiment,group,variant,program,workers,sync,wall_s,cpu_s,cores_busy,vs_lua,vs_1_worker,tm_vs_locks,ok,problem";
+
+const TITLES: [(&str, &str); 6] = [
+    (
+        "exp1",
+        "seed 001 exp. 1 — one long-running process, W workers: time and CPU use",
+    ),
+    (
+        "exp2",
+        "seed 001 exp. 2 — 50 senders + 50 receivers, rendezvous channels",
+    ),
+    (
+        "exp3",
+        "seed 001 exp. 3 — parallel string search over log files (one searcher per worker)",
+    ),
+    (
+        "fib",
+        "seed 002 — fib hub (hub process → worker processes) vs the serial loop",
+    ),
+    (
+        "wc",
+        "seed 002 — word count (distinct words per file, max), mapper processes",
+    ),
+    (
+        "micro",
+        "seed 000 — While / Iterator loops, P processes (lua5.4 runs them in turn)",
+    ),
+];
+
+fn wall_of(rows: &[Row], pick: impl Fn(&Spec) -> bool) -> Option<f64> {
+    rows.iter()
+        .find(|row| row.measured.ok && pick(&row.spec))
+        .map(|row| row.measured.wall)
+}
+
+fn same_work(a: &Spec, b: &Spec) -> bool {
+    a.exp == b.exp && a.group == b.group
+}
+
+/// Elapsed ÷ the group's lua5.4 baseline.
+pub(crate) fn vs_lua(row: &Row, rows: &[Row]) -> Option<f64> {
+    if !row.measured.ok || row.spec.runner == Runner::Lua {
+        return None;
+    }
+    let base = wall_of(rows, |s| same_work(s, &row.spec) && s.runner == Runner::Lua)?;
+    Some(row.measured.wall / base)
+}
+
+/// Elapsed ÷ the same lutra run on one worker.
+pub(crate) fn vs_one_worker(row: &Row, rows: &[Row]) -> Option<f64> {
+    let workers = row.spec.workers().filter(|&w| w > 1)?;
+    let _ = workers;
+    if !row.measured.ok {
+        return None;
+    }
+    let base = wall_of(rows, |s| {
+        same_work(s, &row.spec)
+            && s.mode == row.spec.mode
+            && s.sync() == row.spec.sync()
+            && s.workers() == Some(1)
+    })?;
+    Some(row.measured.wall / base)
+}
+
+/// Elapsed under tm ÷ under locks.
+pub(crate) fn tm_vs_locks(row: &Row, rows: &[Row]) -> Option<f64> {
+    if row.spec.sync() != Some("tm") || !row.measured.ok {
+        return None;
+    }
+    let base = wall_of(rows, |s| {
+        same_work(s, &row.spec)
+            && s.mode == row.spec.mode
+            && s.workers() == row.spec.workers()
+            && s.sync() == Some("locks")
+    })?;
+    Some(row.measured.wall / base)
+}
+
+fn cell(value: Option<f64>) -> String {
+    value.map_or(String::new(), |v| format!("{v:.2}"))
+}
+
+/// One table per experiment that has rows.
+pub(crate) fn tables(rows: &[Row]) -> String {
+    let mut out = String::new();
+    for (exp, title) in TITLES {
+        let mine: Vec<&Row> = rows.iter().filter(|row| row.spec.exp == exp).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "== {title}");
+        let _ = writeln!(
+            out,
+            "{:<16}{:<22}{:>9}{:>9}{:>7}{:>8}{:>7}{:>10}",
+            "work", "variant", "wall s", "cpu s", "cores", "×lua", "×1w", "tm/locks"
+        );
+        for row in mine {
+            let m = &row.measured;
+            let _ = write!(
+                out,
+                "{:<16}{:<22}{:>9.3}{:>9.3}{:>7.2}{:>8}{:>7}{:>10}",
+                row.spec.group,
+                row.spec.variant(),
+                m.wall,
+                m.cpu,
+                m.cores_busy(),
+                cell(vs_lua(row, rows)),
+                cell(vs_one_worker(row, rows)),
+                cell(tm_vs_locks(row, rows)),
+            );
+            if !m.ok {
+                let _ = write!(out, "  FAILED: {}", m.problem);
+            }
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+/// The issue's aims, each with the figures behind it.
+pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
+    let mut out = String::from("== aims\n");
+    // 1. Experiment 2: more workers at most 1.3× the one-worker time.
+    let exp2: Vec<(String, f64)> = rows
+        .iter()
+        .filter(|row| row.spec.exp == "exp2")
+        .filter_map(|row| {
+            vs_one_worker(row, rows)
+                .map(|r| (format!("{} {}", row.spec.group, row.spec.variant()), r))
+        })
+        .collect();
+    if let Some((worst_label, worst)) = exp2.iter().cloned().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        let _ = writeln!(
+            out,
+            "exp2: N workers ÷ 1 worker ≤ 1.3: {} (worst {worst:.2}, {worst_label})",
+            verdict(worst <= 1.3)
+        );
+    }
+    // 2. tm at most 1.25× locks, idle workers using no CPU.
+    let ratios: Vec<(String, f64)> = rows
+        .iter()
+        .filter_map(|row| tm_vs_locks(row, rows).map(|r| (row.spec.label(), r)))
+        .collect();
+    match ratios.iter().cloned().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        Some((label, worst)) => {
+            let _ = writeln!(
+                out,
+                "tm ÷ locks ≤ 1.25: {} (worst {worst:.2}, {label})",
+                verdict(worst <= 1.25)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "tm ÷ locks ≤ 1.25: not measured (lutra has no --sync=locks|tm)"
+            );
+        }
+    }
+    let idle: Vec<&Row> = rows
+        .iter()
+        .filter(|row| row.spec.exp == "exp1" && row.spec.workers().is_some() && row.measured.ok)
+        .collect();
+    if let Some(worst) = idle
+        .iter()
+        .max_by(|a, b| a.measured.cores_busy().total_cmp(&b.measured.cores_busy()))
+    {
+        let busy = worst.measured.cores_busy();
+        let _ = writeln!(
+            out,
+            "exp1: idle workers use no CPU (≤ 1.15 cores busy for one process): {} (worst {busy:.2} cores, {})",
+            verdict(busy <= 1.15),
+            worst.spec.variant()
+        );
+    }
+    // 3. Fib hub: at least 1.8× the single-core run on 2 cores.
+    let fib = |workers: usize, mode: &str| {
+        wall_of(rows, |s| {
+            s.exp == "fib" && s.mode == mode && s.workers() == Some(workers)
+        })
+    };
+    let lua_serial = wall_of(rows, |s| s.exp == "fib" && s.runner == Runner::Lua);
+    if let (Some(one), Some(two)) = (fib(1, "hub"), fib(2, "hub")) {
+        let speedup = one / two;
+        let _ = write!(
+            out,
+            "fib hub: lutra -w2 ≥ 1.8× lutra -w1: {} ({speedup:.2}×",
+            if cores < 2 {
+                "not measurable (fewer than 2 cores)"
+            } else {
+                verdict(speedup >= 1.8)
+            }
+        );
+        if let Some(serial) = fib(1, "serial") {
+            let _ = write!(out, "; {:.2}× lutra's serial loop", serial / two);
+        }
+        if let Some(lua) = lua_serial {
+            let _ = write!(out, "; {:.2}× lua5.4's serial loop", lua / two);
+        }
+        out.push_str(")\n");
+    }
+    let failed = rows.iter().filter(|row| !row.measured.ok).count();
+    if failed > 0 {
+        let _ = writeln!(out, "{failed} runs FAILED (see the tables)");
+    }
+    out
+}
+
+/// One CSV line (see [`CSV_HEADER`]).
+pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
+    let spec = &row.spec;
+    let m = &row.measured;
+    let program = match spec.runner {
+        Runner::Lua | Runner::LuaOther => "lua5.4",
+        Runner::Lutra { .. } => "lutra",
+    };
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
+    format!(
+        "{},{},{},{program},{},{},{:.4},{:.4},{:.3},{},{},{},{},\"{}\"",
+        spec.exp,
+        spec.group,
+        spec.variant(),
+        spec.workers().map_or(String::new(), |w| w.to_string()),
+        spec.sync().unwrap_or(""),
+        m.wall,
+        m.cpu,
+        m.cores_busy(),
+        opt(vs_lua(row, rows)),
+        opt(vs_one_worker(row, rows)),
+        opt(tm_vs_locks(row, rows)),
+        m.ok,
+        m.problem.replace('"', "'"),
+    )
+}

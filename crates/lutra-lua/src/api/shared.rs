@@ -1,0 +1,136 @@
+//! Raw functions of shared tables and transactions, looped over and wrapped by
+//! `shared.lua`: none blocks (a `retry` answers "retry" and the Lua loop parks).
+
+use crate::api::{bad_argument, failure, success};
+use crate::atomic::{TxContext, aborted, driver};
+use crate::process::ProcessContext;
+use crate::shared::SharedHandle;
+use crate::shared::handle::{self, SHARED_NEWINDEX_KEY};
+use mlua::{AnyUserData, Function, Lua, MultiValue, Table};
+
+pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
+    let engine = ProcessContext::of(lua)?.runtime.tm.clone();
+    lua.set_app_data(TxContext::new(engine));
+    raw.set("shared_new", lua.create_function(shared_new)?)?;
+    raw.set("shared_set", lua.create_function(shared_set)?)?;
+    raw.set(
+        "is_shared",
+        lua.create_function(|_, v: mlua::Value| Ok(is_shared(&v)))?,
+    )?;
+    raw.set("atomic_run", lua.create_function(driver::run)?)?;
+    raw.set(
+        "atomic_site",
+        lua.create_function(|lua, name: String| Ok(TxContext::of(lua)?.engine.site(&name)))?,
+    )?;
+    raw.set(
+        "in_atomic",
+        lua.create_function(|lua, ()| Ok(TxContext::of(lua)?.running.get()))?,
+    )?;
+    raw.set("atomic_doomed", lua.create_function(atomic_doomed)?)?;
+    raw.set("atomic_retry", lua.create_function(atomic_retry)?)?;
+    raw.set(
+        "atomic_irrevocable",
+        lua.create_function(atomic_irrevocable)?,
+    )?;
+    raw.set("atomic_checkpoint", lua.create_function(atomic_checkpoint)?)?;
+    raw.set("atomic_close", lua.create_function(atomic_close)?)?;
+    Ok(())
+}
+
+/// Stores the `__newindex` function of shared handles (from `shared.lua`).
+pub(super) fn set_newindex(lua: &Lua, newindex: Function) -> mlua::Result<()> {
+    lua.set_named_registry_value(SHARED_NEWINDEX_KEY, newindex)
+}
+
+fn is_shared(value: &mlua::Value) -> bool {
+    matches!(value, mlua::Value::UserData(ud) if ud.is::<SharedHandle>())
+}
+
+/// `shared_new([t])`: a new shared table (a copy of `t`), or `nil, message`.
+fn shared_new(lua: &Lua, source: mlua::Value) -> mlua::Result<MultiValue> {
+    let source = match &source {
+        mlua::Value::Nil => None,
+        mlua::Value::Table(table) => Some(table),
+        other if is_shared(other) => return success(lua, other.clone()),
+        other => return failure(lua, bad_argument(1, "shared", "table or nil", other)),
+    };
+    match handle::new_from(lua, source)? {
+        Ok(handle) => success(lua, handle),
+        Err(problem) => failure(lua, problem),
+    }
+}
+
+/// `shared_set(t, k, v)`: `true`, or `nil, message` when `k` or `v` cannot be stored.
+fn shared_set(
+    lua: &Lua,
+    (table, key, value): (AnyUserData, mlua::Value, mlua::Value),
+) -> mlua::Result<MultiValue> {
+    let table = table.borrow::<SharedHandle>()?.0.clone();
+    match handle::set(lua, &table, &key, &value)? {
+        Ok(()) => success(lua, true),
+        Err(problem) => failure(lua, problem),
+    }
+}
+
+/// `atomic_doomed()`: the reason the running attempt is doomed (`"retry"`,
+/// `"validation"`…), or nil.
+fn atomic_doomed(lua: &Lua, (): ()) -> mlua::Result<Option<&'static str>> {
+    let context = TxContext::of(lua)?;
+    if !context.running.get() {
+        return Ok(None);
+    }
+    context.with_attempt(|desc| desc.doomed().map(|reason| reason.name()))
+}
+
+/// `atomic_retry()`: dooms the running attempt with `retry` (the caller then raises).
+fn atomic_retry(lua: &Lua, (): ()) -> mlua::Result<()> {
+    TxContext::of(lua)?.with_attempt(|desc| {
+        let _ = desc.transaction().retry::<()>();
+    })
+}
+
+/// `atomic_irrevocable()`: makes the running attempt irrevocable (before output or
+/// communication); raises the abort when that dooms it (it restarts irrevocable).
+fn atomic_irrevocable(lua: &Lua, (): ()) -> mlua::Result<()> {
+    let result = TxContext::of(lua)?.with_attempt(|desc| {
+        if desc.is_irrevocable() {
+            return Ok(());
+        }
+        desc.become_irrevocable()
+    })?;
+    result.map_err(|abort| aborted(abort.reason()))
+}
+
+/// `atomic_checkpoint()`: opens a checkpoint; returns its depth (1 for the first).
+fn atomic_checkpoint(lua: &Lua, (): ()) -> mlua::Result<usize> {
+    let context = TxContext::of(lua)?;
+    let checkpoint = context.with_attempt(|desc| desc.checkpoint())?;
+    let mut checkpoints = context.checkpoints.borrow_mut();
+    checkpoints.push(checkpoint);
+    Ok(checkpoints.len())
+}
+
+/// `atomic_close(depth, undo)`: closes the checkpoints down to `depth` (newest first),
+/// undoing what was done since the one at `depth` when `undo` is true.
+fn atomic_close(lua: &Lua, (depth, undo): (usize, bool)) -> mlua::Result<()> {
+    let context = TxContext::of(lua)?;
+    loop {
+        let checkpoint = {
+            let mut checkpoints = context.checkpoints.borrow_mut();
+            if checkpoints.len() < depth.max(1) {
+                return Ok(());
+            }
+            checkpoints.pop()
+        };
+        let Some(checkpoint) = checkpoint else {
+            return Ok(());
+        };
+        context.with_attempt(|desc| {
+            if undo {
+                desc.roll_back_to(checkpoint);
+            } else {
+                desc.keep(checkpoint);
+            }
+        })?;
+    }
+}

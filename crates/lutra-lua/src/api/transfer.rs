@@ -1,0 +1,60 @@
+//! Raw functions about transfer: freeze, move, and what they made.
+
+use crate::api::{failure, success};
+use crate::transfer::freeze::{
+    FROZEN_NEWINDEX_KEY, FROZEN_NEXT_KEY, FrozenRef, freeze, frozen_next,
+};
+use crate::transfer::function::SETUPVALUE_KEY;
+use crate::transfer::moved::{MOVED_METATABLE_KEY, is_moved, marker};
+use mlua::{Function, Lua, MultiValue, Table};
+
+/// Registers the raw functions, then runs `transfer.lua`, which adds `lutra.freeze`,
+/// `lutra.is_frozen`, `lutra.move` and `lutra.is_moved` to `lutra`.
+pub(super) fn install(lua: &Lua, lutra: &Table) -> mlua::Result<()> {
+    let debug: Table = lua.globals().get("debug")?;
+    lua.set_named_registry_value(SETUPVALUE_KEY, debug.get::<Function>("setupvalue")?)?;
+    lua.set_named_registry_value(FROZEN_NEXT_KEY, lua.create_function(frozen_next)?)?;
+    let raw = lua.create_table()?;
+    raw.set(
+        "freeze",
+        lua.create_function(|lua, value: mlua::Value| match freeze(lua, &value)? {
+            Ok(frozen) => success(lua, frozen),
+            Err(problem) => failure(lua, problem),
+        })?,
+    )?;
+    raw.set(
+        "is_frozen",
+        lua.create_function(|_, value: mlua::Value| {
+            Ok(matches!(&value, mlua::Value::UserData(ud) if ud.is::<FrozenRef>()))
+        })?,
+    )?;
+    raw.set(
+        "move",
+        lua.create_function(|lua, table: Table| -> mlua::Result<MultiValue> {
+            match marker(lua, &table)? {
+                Ok(marker) => success(lua, marker),
+                Err(problem) => failure(lua, problem),
+            }
+        })?,
+    )?;
+    raw.set(
+        "is_moved",
+        lua.create_function(|lua, value: mlua::Value| {
+            Ok(matches!(&value, mlua::Value::Table(t) if is_moved(lua, t)))
+        })?,
+    )?;
+    let chunk = lua
+        .load(include_str!("../transfer/transfer.lua"))
+        .set_name("=lutra.transfer")
+        .into_function()?;
+    let exports: Table = chunk.call((raw, lutra))?;
+    lua.set_named_registry_value(
+        MOVED_METATABLE_KEY,
+        exports.get::<Table>("moved_metatable")?,
+    )?;
+    lua.set_named_registry_value(
+        FROZEN_NEWINDEX_KEY,
+        exports.get::<Function>("frozen_newindex")?,
+    )?;
+    Ok(())
+}

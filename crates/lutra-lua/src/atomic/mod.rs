@@ -1,0 +1,138 @@
+//! `lutra.atomic`, `lutra.retry`, `lutra.or_else` for Lua processes, and the
+//! transaction every shared-table access runs in.
+//!
+//! - `engine.rs`: the runtime's engine instance (manager, policy hooks, a parking that
+//!   never blocks a worker), the descriptor pool, site names and statistics.
+//! - `driver.rs`: one `lutra.atomic` call's attempts, driven from Rust, with `retry`
+//!   parking the process (not the worker) and the policy's decisions acted on by
+//!   yielding the process.
+//! - this file: a Lua state's transaction context ([`TxContext`]) and [`with_tx`],
+//!   which runs one shared-table operation in the running `atomic` attempt or, outside
+//!   `atomic`, as a transaction of its own.
+//!
+//! # Invariants
+//! - An attempt runs entirely inside one Rust call (`driver::run`) that calls into Lua:
+//!   Lua code inside it cannot yield (the call is a C boundary), so an attempt never
+//!   spans a suspension of its process and is always running on some OS thread.
+//! - `running` is true exactly while that call is inside Lua; the descriptor is then in
+//!   `desc`, borrowed only for the length of one shared-table operation (no Lua code
+//!   runs while it is borrowed).
+//! - Between attempts `desc` may hold a transaction waiting to restart (after a yield
+//!   the policy asked for); `watch` holds the registration of a transaction parked in
+//!   `retry` until the process runs again.
+
+pub(crate) mod driver;
+pub(crate) mod engine;
+
+pub(crate) use engine::Engine;
+pub use engine::{SiteStats, TransactionStats};
+
+use lutra_stm::{Abort, AbortReason, ChangeWatch, Checkpoint, Transaction, TxDescriptor};
+use mlua::Lua;
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+
+/// A transaction waiting to (re)start after its process yielded.
+pub(crate) struct Pending {
+    pub(crate) desc: Box<TxDescriptor>,
+    /// Whether no attempt has begun yet (`begin`, not `restart`).
+    pub(crate) first: bool,
+}
+
+/// What a Lua state knows about its transactions (its app data).
+pub(crate) struct TxContext {
+    pub(crate) engine: Arc<Engine>,
+    /// The running attempt's descriptor (while `running`).
+    pub(crate) desc: RefCell<Option<Box<TxDescriptor>>>,
+    pub(crate) running: Cell<bool>,
+    pub(crate) pending: RefCell<Option<Pending>>,
+    pub(crate) watch: RefCell<Option<ChangeWatch>>,
+    /// Checkpoints open in the running attempt (`or_else`, nested `atomic`).
+    pub(crate) checkpoints: RefCell<Vec<Checkpoint>>,
+}
+
+impl TxContext {
+    pub(crate) fn new(engine: Arc<Engine>) -> Self {
+        Self {
+            engine,
+            desc: RefCell::new(None),
+            running: Cell::new(false),
+            pending: RefCell::new(None),
+            watch: RefCell::new(None),
+            checkpoints: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The context of `lua`.
+    ///
+    /// # Errors
+    /// When `lua` is not a Lutra process's state.
+    pub(crate) fn of(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, TxContext>> {
+        lua.app_data_ref::<TxContext>()
+            .ok_or_else(|| mlua::Error::runtime("this Lua state has no transaction context"))
+    }
+
+    /// Runs `body` with the running attempt's descriptor.
+    ///
+    /// # Errors
+    /// When no attempt is running.
+    pub(crate) fn with_attempt<R>(
+        &self,
+        body: impl FnOnce(&mut TxDescriptor) -> R,
+    ) -> mlua::Result<R> {
+        let mut slot = self.desc.borrow_mut();
+        match (self.running.get(), slot.as_mut()) {
+            (true, Some(desc)) => Ok(body(desc)),
+            _ => Err(mlua::Error::runtime(
+                "no lutra.atomic transaction is running",
+            )),
+        }
+    }
+}
+
+impl Drop for TxContext {
+    fn drop(&mut self) {
+        let desc = self.desc.get_mut().take();
+        let pending = self.pending.get_mut().take().map(|p| p.desc);
+        for desc in desc.into_iter().chain(pending) {
+            self.engine.release(desc);
+        }
+    }
+}
+
+/// The error a shared-table access raises in a doomed attempt: `lutra.atomic` catches
+/// it and runs the transaction again (or waits, after `retry`).
+pub(crate) fn aborted(reason: AbortReason) -> mlua::Error {
+    mlua::Error::runtime(format!(
+        "transaction attempt aborted ({}): lutra.atomic runs it again",
+        reason.name()
+    ))
+}
+
+/// Runs one shared-table operation: in the running `atomic` attempt of `lua` if there
+/// is one, otherwise as a transaction of its own (re-run on conflict).
+///
+/// # Errors
+/// In an attempt that is (or becomes) doomed: [`aborted`], raised again by every later
+/// access of the attempt.
+pub(crate) fn with_tx<R>(
+    lua: &Lua,
+    mut body: impl FnMut(&mut Transaction<'_>) -> Result<R, Abort>,
+) -> mlua::Result<R> {
+    let context = TxContext::of(lua)?;
+    if context.running.get() {
+        let mut slot = context.desc.borrow_mut();
+        if let Some(desc) = slot.as_mut() {
+            if let Some(reason) = desc.doomed() {
+                return Err(aborted(reason));
+            }
+            return body(&mut desc.transaction()).map_err(|abort| aborted(abort.reason()));
+        }
+    }
+    Ok(context
+        .engine
+        .stm
+        .transaction()
+        .site(engine::SINGLE_ACCESS_SITE)
+        .run(body))
+}

@@ -1,0 +1,175 @@
+-- luaproc's API over Lutra's runtime (seed 001), so that luaproc programs run
+-- unchanged: named rendezvous channels in a registry, `send` that returns once the
+-- message is received, `receive` with luaproc's asynchronous flag, processes created
+-- from source strings or functions (upvalues copied as luaproc copies them), and the
+-- worker count, `wait` and `recycle`. Expected failures return `nil, message` with
+-- luaproc's wording; misuse raises as `luaL_argerror` does.
+--
+-- Loaded by `package.preload.luaproc` with the raw functions and the prelude's
+-- internal helpers (`wait`: park the caller; `where`: the caller's file:line).
+
+local raw, internal = ...
+local wait, where = internal.wait, internal.where
+local pack, unpack, select, type, error, tostring = table.pack, table.unpack, select, type, error, tostring
+local load, getupvalue, dump = load, debug.getupvalue, string.dump
+local math_type = math.type
+
+local luaproc = {}
+
+-- What a process created by `newproc` runs first: the global `luaproc` (as luaproc
+-- registers it in every new state), then the code.
+local BOOT = [[
+luaproc = require "luaproc"
+local kind, code, name, upvalues = ...
+local main = assert(load(code, name, kind == "function" and "b" or "t"))
+if upvalues then
+  for i = 1, upvalues.n do
+    if upvalues.env[i] then
+      debug.setupvalue(main, i, _ENV)
+    else
+      debug.setupvalue(main, i, upvalues.values[i])
+    end
+  end
+end
+return main()
+]]
+
+local copyable = { boolean = true, number = true, string = true, ["nil"] = true }
+
+-- luaproc copies a function's upvalues when they are booleans, numbers, strings, nil
+-- or the global table; anything else is refused.
+local function upvalues_of(f)
+  local upvalues = { n = 0, env = {}, values = {} }
+  local i = 1
+  while true do
+    local name, value = getupvalue(f, i)
+    if name == nil then break end
+    if value == _G or name == "_ENV" and type(value) == "table" then
+      upvalues.env[i] = true
+    elseif copyable[type(value)] then
+      upvalues.values[i] = value
+    else
+      return nil, "failed to copy upvalue of unsupported type '" .. type(value) .. "'"
+    end
+    upvalues.n = i
+    i = i + 1
+  end
+  return upvalues
+end
+
+local function check_name(name, position, fname)
+  if type(name) ~= "string" and type(name) ~= "number" then
+    error("bad argument #" .. position .. " to '" .. fname .. "' (string expected, got "
+      .. (name == nil and "no value" or type(name)) .. ")", 3)
+  end
+  return tostring(name)
+end
+
+function luaproc.newproc(code)
+  local kind, upvalues, name = type(code), nil, nil
+  if kind == "function" then
+    local problem
+    upvalues, problem = upvalues_of(code)
+    if not upvalues then return nil, problem end
+    code, name = dump(code), "=" .. where(2)
+  elseif kind == "string" then
+    local ok, problem = load(code, code, "t")
+    if not ok then return nil, problem end
+    name = code
+  else
+    return nil, "cannot use '" .. kind .. "' to create a new process"
+  end
+  local p, problem = raw.spawn(BOOT, where(2), kind, code, name, upvalues)
+  if not p then return nil, problem end
+  return true
+end
+
+function luaproc.newchannel(name)
+  return raw.lp_newchannel(check_name(name, 1, "newchannel"))
+end
+
+function luaproc.delchannel(name)
+  return raw.lp_delchannel(check_name(name, 1, "delchannel"))
+end
+
+function luaproc.send(name, ...)
+  name = check_name(name, 1, "send")
+  local ch, problem = raw.lp_channel(name)
+  if not ch then return nil, problem end
+  local sequence
+  sequence, problem = raw.channel_send(ch, ...)
+  if not sequence then
+    if raw.channel_closed(ch) then return nil, "channel '" .. name .. "' does not exist" end
+    return nil, problem
+  end
+  while true do
+    local status = raw.channel_send_poll(ch, sequence)
+    if status == "sent" then return true end
+    if status == "closed" then
+      return nil, "channel '" .. name .. "' destroyed while waiting for receiver"
+    end
+    problem = wait("luaproc.send on channel '" .. name .. "'")
+    if problem then error(problem, 2) end
+  end
+end
+
+function luaproc.receive(name, async)
+  name = check_name(name, 1, "receive")
+  local ch, problem = raw.lp_channel(name)
+  if not ch then return nil, problem end
+  if async then
+    local r = pack(raw.channel_poll(ch, nil, false))
+    if r[1] == "ok" then return unpack(r, 2, r.n) end
+    if r[1] == "closed" then return nil, "channel '" .. name .. "' does not exist" end
+    return nil, "no senders waiting on channel '" .. name .. "'"
+  end
+  while true do
+    local r = pack(raw.channel_poll(ch, nil, true))
+    if r[1] == "ok" then return unpack(r, 2, r.n) end
+    if r[1] == "closed" then
+      return nil, "channel '" .. name .. "' destroyed while waiting for sender"
+    end
+    problem = wait("luaproc.receive on channel '" .. name .. "'")
+    if problem then error(problem, 2) end
+  end
+end
+
+local function check_count(n, fname, what)
+  if math_type(n) == nil then
+    error("bad argument #1 to '" .. fname .. "' (number expected, got "
+      .. (n == nil and "no value" or type(n)) .. ")", 3)
+  end
+  if math_type(n) == "float" then
+    if n ~= math.floor(n) then
+      error("bad argument #1 to '" .. fname .. "' (number has no integer representation)", 3)
+    end
+    n = math.tointeger(n)
+  end
+  return n
+end
+
+function luaproc.setnumworkers(n)
+  n = check_count(n, "setnumworkers")
+  if n <= 0 then error("bad argument #1 to 'setnumworkers' (number of workers must be positive)", 2) end
+  raw.set_workers(n)
+end
+
+function luaproc.getnumworkers()
+  return raw.workers()
+end
+
+function luaproc.wait()
+  while not raw.wait_poll() do
+    local problem = wait("the other processes to finish (luaproc.wait)")
+    if problem then error(problem, 2) end
+  end
+end
+
+function luaproc.recycle(n)
+  n = check_count(n, "recycle")
+  if n < 0 then error("bad argument #1 to 'recycle' (recycle limit must be positive)", 2) end
+  raw.set_recycle(n)
+  return true
+end
+
+return luaproc

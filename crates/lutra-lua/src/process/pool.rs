@@ -1,0 +1,76 @@
+//! Recycling finished Lua states (seed 001's luaproc recycles its Lua states too):
+//! a new process takes a state from the pool instead of building one, up to the
+//! runtime's recycle limit.
+//!
+//! # Protocol
+//! 1. A new state takes a snapshot of its baseline (`baseline.lua`) once its libraries
+//!    and `lutra` are installed, before any user code runs.
+//! 2. A process that finished (returned or raised) hands its state to
+//!    [`StatePool::recycle`]: the process's context is removed, the memory limit
+//!    lifted, the baseline restored, the garbage collected (dropping the handles the
+//!    old process held); then the state is pooled, unless the pool is full.
+//! 3. [`StatePool::take`] gives a pooled state to a new process, which binds its own
+//!    context and memory limit to it.
+//!
+//! # Invariants
+//! - A pooled state holds no process context and no Lua value of an earlier process
+//!   reachable from its globals (see `baseline.lua` for exactly what is restored).
+//! - A state whose process hit an internal error (a Rust panic, a failed boot) or ran
+//!   out of memory is not pooled.
+
+use mlua::{Function, Lua};
+use std::sync::Mutex;
+
+/// Registry key of the function that restores a state's baseline.
+const RESTORE_KEY: &str = "lutra.baseline.restore";
+
+/// Finished states ready for reuse.
+#[derive(Default)]
+pub(crate) struct StatePool {
+    states: Mutex<Vec<Lua>>,
+}
+
+impl StatePool {
+    /// A pooled state, if any.
+    pub(crate) fn take(&self) -> Option<Lua> {
+        self.lock().pop()
+    }
+
+    /// Resets `lua` and keeps it unless `limit` states are pooled already.
+    pub(crate) fn recycle(&self, lua: Lua, limit: usize) {
+        if self.lock().len() >= limit {
+            return;
+        }
+        if reset(&lua).is_err() {
+            return;
+        }
+        let mut states = self.lock();
+        if states.len() < limit {
+            states.push(lua);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Lua>> {
+        self.states.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Takes the baseline of a new state (step 1).
+pub(crate) fn snapshot_baseline(lua: &Lua) -> mlua::Result<()> {
+    let restore: Function = lua
+        .load(include_str!("baseline.lua"))
+        .set_name("=lutra.baseline")
+        .call(())?;
+    lua.set_named_registry_value(RESTORE_KEY, restore)
+}
+
+/// Restores the baseline of a finished process's state (step 2).
+fn reset(lua: &Lua) -> mlua::Result<()> {
+    lua.remove_app_data::<crate::process::ProcessContext>();
+    lua.set_memory_limit(0)?;
+    let restore: Function = lua.named_registry_value(RESTORE_KEY)?;
+    restore.call::<()>(())?;
+    // Twice: the first cycle runs finalizers, the second frees what they released.
+    lua.gc_collect()?;
+    lua.gc_collect()
+}

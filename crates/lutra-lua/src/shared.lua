@@ -1,0 +1,201 @@
+-- The Lua half of shared tables and transactions: `lutra.shared`, `lutra.atomic`,
+-- `lutra.retry`, `lutra.or_else`; the `__newindex` of shared handles; the wrappers
+-- that keep a doomed attempt from running on (pcall, xpcall, coroutine.resume) and
+-- make an attempt irrevocable before it does what cannot be undone (output, channel
+-- and mailbox operations, spawn).
+--
+-- Invariants:
+-- - `inside` is true exactly while this process runs the Lua code of an `atomic`
+--   attempt (set and cleared by `attempt`, which always returns normally).
+-- - An attempt that is doomed never runs user code past a protected call: every
+--   shared-table access raises again, and the wrapped pcall / xpcall /
+--   coroutine.resume raise ABORTED when the attempt is doomed, whatever they caught.
+-- - Wrappers tail-call what they wrap, so errors raised "at the caller" (level 2)
+--   still name the user's line.
+
+-- HOST: installed into a host's state (a stock `lua` that loaded the module), whose
+-- globals are left alone: there, pcall inside `atomic` is not watched and output does
+-- not make the transaction irrevocable.
+local raw, exports, HOST = ...
+local lutra, Channel, Process = exports.lutra, exports.channel, exports.process
+local wait = exports.internal.wait
+
+local pack, unpack, error, type = table.pack, table.unpack, error, type
+local base_pcall, base_xpcall, co_resume = pcall, xpcall, coroutine.resume
+local getinfo, getmetatable = debug.getinfo, getmetatable
+local doomed, irrevocable, checkpoint, close = raw.atomic_doomed, raw.atomic_irrevocable,
+  raw.atomic_checkpoint, raw.atomic_close
+
+-- Raised to end a doomed attempt; `lutra.atomic` never lets it out.
+local ABORTED = setmetatable({}, {
+  __name = "lutra.aborted",
+  __tostring = function() return "lutra: transaction attempt aborted (lutra.atomic runs it again)" end,
+})
+
+local inside = false
+
+-- The body of every attempt, called by `raw.atomic_run` (from Rust).
+local function attempt(f, ...)
+  inside = true
+  local results = pack(base_pcall(f, ...))
+  inside = false
+  return results
+end
+
+-- Shared tables ------------------------------------------------------------------------
+
+local function checked(value, problem)
+  if value == nil and problem ~= nil then error(problem, 3) end
+  return value
+end
+
+function lutra.shared(t)
+  return checked(raw.shared_new(t))
+end
+
+function lutra.is_shared(value)
+  return raw.is_shared(value)
+end
+
+local shared_set = raw.shared_set
+local function newindex(t, k, v)
+  local ok, problem = shared_set(t, k, v)
+  if not ok then error(problem, 2) end
+end
+
+-- Transactions -------------------------------------------------------------------------
+
+local site_of_function = setmetatable({}, { __mode = "k" })
+local site_of_name = {}
+
+-- The statistics site of `f`: where it is defined.
+local function site_of(f)
+  local site = site_of_function[f]
+  if site then return site end
+  local name = "?"
+  if type(f) == "function" then
+    local info = getinfo(f, "S")
+    name = info.short_src .. ":" .. (info.linedefined or 0)
+  end
+  site = site_of_name[name]
+  if not site then
+    site = raw.atomic_site(name)
+    site_of_name[name] = site
+  end
+  site_of_function[f] = site
+  return site
+end
+
+local function callable(f)
+  if type(f) == "function" then return true end
+  local mt = getmetatable(f)
+  return type(mt) == "table" and mt.__call ~= nil
+end
+
+-- A nested `atomic` joins the running attempt; an error inside it undoes its writes
+-- (the attempt goes on only if the error is caught).
+local function nested_end(depth, ok, ...)
+  if ok then
+    close(depth, false)
+    return ...
+  end
+  if not doomed() then close(depth, true) end
+  error((...), 0)
+end
+
+function lutra.atomic(f, ...)
+  if inside then
+    return nested_end(checkpoint(), base_pcall(f, ...))
+  end
+  if not callable(f) then
+    error("bad argument #1 to 'atomic' (function expected, got " .. type(f) .. ")", 2)
+  end
+  local site = site_of(f)
+  while true do
+    local status, value = raw.atomic_run(site, attempt, f, ...)
+    if status == "ok" then return unpack(value, 2, value.n) end
+    if status == "error" then error(value, 0) end
+    if status == "retry" then
+      local problem = wait("lutra.retry (a change to the shared tables it read)")
+      if problem then error(problem, 2) end
+    else
+      lutra.yield()
+    end
+  end
+end
+
+function lutra.retry()
+  if not inside then error("lutra.retry() called outside lutra.atomic", 2) end
+  raw.atomic_retry()
+  error(ABORTED, 0)
+end
+
+local function or_else_end(depth, g, args, ok, ...)
+  if ok then
+    close(depth, false)
+    return ...
+  end
+  local reason = doomed()
+  if reason == "retry" then
+    close(depth, true)
+    return g(unpack(args, 1, args.n))
+  end
+  if not reason then close(depth, true) end
+  error((...), 0)
+end
+
+function lutra.or_else(f, g, ...)
+  if not inside then return lutra.atomic(lutra.or_else, f, g, ...) end
+  return or_else_end(checkpoint(), g, pack(...), base_pcall(f, ...))
+end
+
+function lutra.in_atomic()
+  return inside
+end
+
+if HOST then return { newindex = newindex } end
+
+-- A doomed attempt cannot be kept running ----------------------------------------------
+
+local function protected(...)
+  if inside and doomed() then error(ABORTED, 0) end
+  return ...
+end
+
+function pcall(f, ...)
+  if not inside then return base_pcall(f, ...) end
+  return protected(base_pcall(f, ...))
+end
+
+function xpcall(f, handler, ...)
+  if not inside then return base_xpcall(f, handler, ...) end
+  return protected(base_xpcall(f, handler, ...))
+end
+
+function coroutine.resume(co, ...)
+  if not inside then return co_resume(co, ...) end
+  return protected(co_resume(co, ...))
+end
+
+-- What cannot be undone makes the attempt irrevocable (seed 003) -------------------------
+
+local function irrevocably(f)
+  return function(...)
+    if inside then irrevocable() end
+    return f(...)
+  end
+end
+
+print = irrevocably(print)
+io.write = irrevocably(io.write)
+local file_methods = getmetatable(io.stdout).__index
+file_methods.write = irrevocably(file_methods.write)
+for _, name in ipairs({ "send", "receive", "try_receive", "close" }) do
+  Channel[name] = irrevocably(Channel[name])
+end
+Process.send = irrevocably(Process.send)
+lutra.spawn = irrevocably(lutra.spawn)
+lutra.receive = irrevocably(lutra.receive)
+lutra.select = irrevocably(lutra.select)
+
+return { newindex = newindex }

@@ -1,0 +1,359 @@
+//! A shared table's storage in the engine: an index (key set and border, one `TVar`)
+//! and one cell (`TVar`) per key.
+//!
+//! # Invariants
+//! - The index maps each present key to its cell; a cell in the committed index holds
+//!   a non-nil value. A removed key's cell is set to `Nil` and never used again (a key
+//!   inserted again gets a new cell).
+//! - `border` is the first border of the sequence part: keys `1..=border` are present
+//!   and `border + 1` is absent (what `#` returns; Lua accepts any border).
+//! - The index is a persistent map: a new index shares all but O(log n) of the old.
+//!
+//! # Conflicts (what concurrent transactions on one table conflict on)
+//! | operation | reads | writes |
+//! |-----------|-------|--------|
+//! | read `t[k]` | index, cell of `k` if present | — |
+//! | update `t[k] = v` (`k` present) | index, cell of `k` | cell of `k` |
+//! | insert `t[k] = v` (`k` absent) | index | index (new cell) |
+//! | remove `t[k] = nil` (`k` present) | index, cell of `k` | index, cell of `k` |
+//! | `#t`, `pairs`, `next` | index (and the cells visited) | — |
+//!
+//! So updates of different existing keys never conflict, reads never conflict with
+//! reads, and an insert or a removal conflicts with every transaction that read the
+//! same table's index before it committed (every access reads it).
+//!
+//! # Reclamation
+//! A table lives while a process holds a handle to it or a stored value refers to it
+//! (`Arc`); a process's handle goes when its Lua state collects it. Cycles between
+//! shared tables are not reclaimed.
+
+use crate::shared::value::{Key, KeyRef, Stored};
+use lutra_stm::{Abort, TVar, Transaction};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One key's value.
+#[derive(Debug)]
+pub struct Cell {
+    value: TVar<Stored>,
+}
+
+/// The key set: each present key's cell, and the first border.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Index {
+    cells: imbl::HashMap<Key, Arc<Cell>>,
+    border: i64,
+}
+
+impl Index {
+    fn with_inserted(&self, key: Key, cell: Arc<Cell>) -> Index {
+        let mut next = self.clone();
+        let extends = key.as_integer() == Some(self.border + 1);
+        next.cells.insert(key, cell);
+        if extends {
+            while next.cells.contains_key(&KeyRef::Integer(next.border + 1)) {
+                next.border += 1;
+            }
+        }
+        next
+    }
+
+    fn with_removed(&self, key: KeyRef<'_>) -> Index {
+        let mut next = self.clone();
+        next.cells.remove(&key);
+        if let KeyRef::Integer(i) = key
+            && (1..=self.border).contains(&i)
+        {
+            next.border = i - 1;
+        }
+        next
+    }
+}
+
+/// A table stored in the engine, shared by every process that holds it.
+#[derive(Debug)]
+pub struct SharedTable {
+    id: u64,
+    index: TVar<Arc<Index>>,
+}
+
+impl Default for SharedTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SharedTable {
+    /// A new empty table.
+    pub fn new() -> Self {
+        Self {
+            id: NEXT_TABLE_ID.fetch_add(1, Ordering::Relaxed),
+            index: TVar::new(Arc::new(Index::default())),
+        }
+    }
+
+    /// The table's id (unique in this OS process), shown by `tostring`.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn index(&self, tx: &mut Transaction<'_>) -> Result<Arc<Index>, Abort> {
+        tx.read(&self.index)
+    }
+
+    /// The value under `key` (`Nil` when absent).
+    ///
+    /// # Errors
+    /// The abort that dooms the attempt.
+    pub fn get(&self, tx: &mut Transaction<'_>, key: KeyRef<'_>) -> Result<Stored, Abort> {
+        let index = self.index(tx)?;
+        match index.cells.get(&key) {
+            Some(cell) => tx.read(&cell.value),
+            None => Ok(Stored::Nil),
+        }
+    }
+
+    /// Stores `value` under `key` (`Nil` removes the key).
+    ///
+    /// # Errors
+    /// The abort that dooms the attempt.
+    pub fn set(&self, tx: &mut Transaction<'_>, key: Key, value: Stored) -> Result<(), Abort> {
+        let index = self.index(tx)?;
+        match (index.cells.get(&key.view()), value.is_nil()) {
+            (Some(cell), false) => tx.write(&cell.value, value),
+            (Some(cell), true) => {
+                tx.write(&cell.value, Stored::Nil)?;
+                tx.write(&self.index, Arc::new(index.with_removed(key.view())))
+            }
+            (None, false) => {
+                let cell = Arc::new(Cell {
+                    value: TVar::new(value),
+                });
+                tx.write(&self.index, Arc::new(index.with_inserted(key, cell)))
+            }
+            (None, true) => Ok(()),
+        }
+    }
+
+    /// `#t`: a border of the table (the first one).
+    ///
+    /// # Errors
+    /// The abort that dooms the attempt.
+    pub fn border(&self, tx: &mut Transaction<'_>) -> Result<i64, Abort> {
+        Ok(self.index(tx)?.border)
+    }
+
+    /// The present keys and their cells, in the index's order.
+    ///
+    /// # Errors
+    /// The abort that dooms the attempt.
+    pub fn keys(&self, tx: &mut Transaction<'_>) -> Result<Vec<(Key, Arc<Cell>)>, Abort> {
+        let index = self.index(tx)?;
+        Ok(index
+            .cells
+            .iter()
+            .map(|(key, cell)| (key.clone(), cell.clone()))
+            .collect())
+    }
+
+    /// The number of present keys.
+    ///
+    /// # Errors
+    /// The abort that dooms the attempt.
+    pub fn count(&self, tx: &mut Transaction<'_>) -> Result<usize, Abort> {
+        Ok(self.index(tx)?.cells.len())
+    }
+
+    /// Replaces the contents with `entries` (nil values skipped): how a plain table
+    /// copied into a new shared table is written, by the transaction storing it.
+    ///
+    /// # Errors
+    /// The abort that dooms the attempt.
+    pub fn fill(&self, tx: &mut Transaction<'_>, entries: &[(Key, Stored)]) -> Result<(), Abort> {
+        let mut index = Index::default();
+        for (key, value) in entries.iter().filter(|(_, value)| !value.is_nil()) {
+            let cell = Arc::new(Cell {
+                value: TVar::new(value.clone()),
+            });
+            index = index.with_inserted(key.clone(), cell);
+        }
+        tx.write(&self.index, Arc::new(index))
+    }
+}
+
+impl Cell {
+    /// The cell's value (`Nil` once its key was removed).
+    ///
+    /// # Errors
+    /// The abort that dooms the attempt.
+    pub fn read(&self, tx: &mut Transaction<'_>) -> Result<Stored, Abort> {
+        tx.read(&self.value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lutra_stm::{Stm, TxDescriptor, TxOptions};
+
+    fn string(s: &str) -> Key {
+        Key::String(Arc::from(s.as_bytes()))
+    }
+
+    fn int(tx: &mut Transaction<'_>, table: &SharedTable, key: KeyRef<'_>) -> Option<i64> {
+        match table.get(tx, key).unwrap() {
+            Stored::Integer(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn set_get_remove_and_border() {
+        let stm = Stm::default();
+        let table = SharedTable::new();
+        stm.atomically(|tx| {
+            for i in 1..=5 {
+                table.set(tx, Key::Integer(i), Stored::Integer(i * 10))?;
+            }
+            table.set(tx, string("name"), Stored::Integer(7))
+        });
+        stm.atomically(|tx| {
+            assert_eq!(table.border(tx)?, 5);
+            assert_eq!(table.count(tx)?, 6);
+            assert_eq!(int(tx, &table, KeyRef::Integer(3)), Some(30));
+            assert_eq!(int(tx, &table, KeyRef::String(b"name")), Some(7));
+            assert_eq!(int(tx, &table, KeyRef::String(b"none")), None);
+            table.set(tx, Key::Integer(3), Stored::Nil)?;
+            assert_eq!(table.border(tx)?, 2);
+            table.set(tx, Key::Integer(3), Stored::Integer(3))?;
+            assert_eq!(
+                table.border(tx)?,
+                5,
+                "re-inserting 3 extends the border over 4 and 5"
+            );
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn removing_an_absent_key_writes_nothing() {
+        let stm = Stm::default();
+        let table = SharedTable::new();
+        let before = stm.clock();
+        stm.atomically(|tx| table.set(tx, string("x"), Stored::Nil));
+        assert_eq!(
+            stm.clock(),
+            before,
+            "a read-only commit does not tick the clock"
+        );
+    }
+
+    #[test]
+    fn a_removed_key_gets_a_new_cell_and_the_old_one_reads_nil() {
+        let stm = Stm::default();
+        let table = SharedTable::new();
+        stm.atomically(|tx| table.set(tx, string("k"), Stored::Integer(1)));
+        let old = stm.atomically(|tx| table.keys(tx)).remove(0).1;
+        stm.atomically(|tx| table.set(tx, string("k"), Stored::Nil));
+        stm.atomically(|tx| table.set(tx, string("k"), Stored::Integer(2)));
+        stm.atomically(|tx| {
+            assert!(old.read(tx)?.is_nil());
+            assert_eq!(int(tx, &table, KeyRef::String(b"k")), Some(2));
+            Ok(())
+        });
+    }
+
+    /// Two attempts interleaved by hand: updating different existing keys commit
+    /// both; an insert dooms a concurrent reader of the index.
+    #[test]
+    fn updates_of_different_keys_do_not_conflict_but_inserts_do() {
+        let stm = Stm::default();
+        let table = SharedTable::new();
+        stm.atomically(|tx| {
+            table.set(tx, string("a"), Stored::Integer(0))?;
+            table.set(tx, string("b"), Stored::Integer(0))
+        });
+        let mut first = TxDescriptor::new(&stm).unwrap();
+        let mut second = TxDescriptor::new(&stm).unwrap();
+        first.begin(TxOptions::default());
+        second.begin(TxOptions::default());
+        table
+            .set(&mut first.transaction(), string("a"), Stored::Integer(1))
+            .unwrap();
+        table
+            .set(&mut second.transaction(), string("b"), Stored::Integer(2))
+            .unwrap();
+        first.commit().unwrap();
+        second.commit().unwrap();
+
+        first.begin(TxOptions::default());
+        second.begin(TxOptions::default());
+        assert_eq!(
+            int(&mut first.transaction(), &table, KeyRef::String(b"a")),
+            Some(1)
+        );
+        table
+            .set(&mut second.transaction(), string("c"), Stored::Integer(3))
+            .unwrap();
+        second.commit().unwrap();
+        table
+            .set(&mut first.transaction(), string("a"), Stored::Integer(5))
+            .unwrap();
+        assert!(
+            first.commit().is_err(),
+            "the insert changed the index the first one read"
+        );
+    }
+
+    #[test]
+    fn concurrent_transfers_conserve_the_total() {
+        let stm = Stm::default();
+        let table = Arc::new(SharedTable::new());
+        stm.atomically(|tx| {
+            for i in 0..8 {
+                table.set(tx, Key::Integer(i), Stored::Integer(100))?;
+            }
+            Ok(())
+        });
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let (stm, table) = (stm.clone(), table.clone());
+                s.spawn(move || {
+                    for round in 0..500 {
+                        let (from, to) = ((t + round) % 8, (t * 3 + round * 5 + 1) % 8);
+                        stm.atomically(|tx| {
+                            let a = int(tx, &table, KeyRef::Integer(from)).unwrap();
+                            table.set(tx, Key::Integer(from), Stored::Integer(a - 1))?;
+                            let b = int(tx, &table, KeyRef::Integer(to)).unwrap();
+                            table.set(tx, Key::Integer(to), Stored::Integer(b + 1))
+                        });
+                    }
+                });
+            }
+        });
+        let total: i64 = stm.atomically(|tx| {
+            Ok((0..8)
+                .map(|i| int(tx, &table, KeyRef::Integer(i)).unwrap())
+                .sum())
+        });
+        assert_eq!(total, 800);
+    }
+
+    #[test]
+    fn fill_skips_nils_and_sets_the_border() {
+        let stm = Stm::default();
+        let table = SharedTable::new();
+        let entries = vec![
+            (Key::Integer(1), Stored::Integer(1)),
+            (Key::Integer(2), Stored::Integer(2)),
+            (string("gone"), Stored::Nil),
+        ];
+        stm.atomically(|tx| table.fill(tx, &entries));
+        assert_eq!(
+            stm.atomically(|tx| Ok((table.border(tx)?, table.count(tx)?))),
+            (2, 2)
+        );
+    }
+}

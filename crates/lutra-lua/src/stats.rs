@@ -1,0 +1,83 @@
+//! What the runtime counts for `lutra --stats`: processes spawned, messages sent and
+//! received (channels and mailboxes alike), and the engine's per-site transaction
+//! statistics when the runtime has an engine for shared tables.
+//!
+//! # Invariants
+//! - Counters only grow; they are read with relaxed loads (a snapshot is approximate
+//!   while processes run, exact after [`LuaRuntime::wait`](crate::LuaRuntime::wait)).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The runtime's event counters.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    spawned: AtomicU64,
+    sent: AtomicU64,
+    received: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn note_spawned(&self) {
+        self.spawned.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn note_sent(&self) {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn note_received(&self) {
+        self.received.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> RuntimeStats {
+        RuntimeStats {
+            processes_spawned: self.spawned.load(Ordering::Relaxed),
+            messages_sent: self.sent.load(Ordering::Relaxed),
+            messages_received: self.received.load(Ordering::Relaxed),
+            transactions: None,
+        }
+    }
+}
+
+/// A snapshot of a runtime's statistics ([`LuaRuntime::stats`](crate::LuaRuntime::stats)).
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeStats {
+    /// Processes started (the main script included).
+    pub processes_spawned: u64,
+    /// Messages accepted by `send` (channels, mailboxes, luaproc channels).
+    pub messages_sent: u64,
+    /// Messages handed to a receiver.
+    pub messages_received: u64,
+    /// The transaction engine's statistics (per-site commits and aborts), when the
+    /// runtime runs one for shared tables.
+    pub transactions: Option<lutra_stm::Stats>,
+}
+
+impl std::fmt::Display for RuntimeStats {
+    /// The `--stats` report: one line per counter, then one per transaction site.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "processes spawned  {}", self.processes_spawned)?;
+        writeln!(f, "messages sent      {}", self.messages_sent)?;
+        writeln!(f, "messages received  {}", self.messages_received)?;
+        let Some(stats) = &self.transactions else {
+            return Ok(());
+        };
+        writeln!(
+            f,
+            "transactions       {} commits, {} aborts",
+            stats.total.commits,
+            stats.total.total_aborts()
+        )?;
+        let mut sites: Vec<_> = stats.by_site.iter().collect();
+        sites.sort_by_key(|(site, _)| **site);
+        for (site, counters) in sites {
+            writeln!(
+                f,
+                "  site {site:<8} {} commits, {} aborts",
+                counters.commits,
+                counters.total_aborts()
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds the loadable module (crates/lutra-lua-module, its own workspace: it links
+# against the host's Lua, which cannot be built together with the vendored Lua of the
+# other crates) and runs every tests/module/*.lua with a stock lua5.4 that finds it:
+# lutra.so (luaopen_lutra) and luaproc.so, a symbolic link to the same file
+# (luaopen_luaproc; one file, so one runtime).
+#
+# A script passes when lua5.4 exits 0 (scripts use `assert`) and its output contains
+# the text of each `-- expect-stdout: text` line at its top. Needs the Debian
+# package lua5.4 (the interpreter; the module needs no Lua headers or library).
+# Environment: CARGO (default cargo), CARGO_TARGET_DIR (default target/), PROFILE
+# (debug or release, default debug), LUA (default lua5.4).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+CARGO=${CARGO:-cargo}
+LUA=${LUA:-lua5.4}
+PROFILE=${PROFILE:-debug}
+target=${CARGO_TARGET_DIR:-$root/target}
+
+if ! command -v "$LUA" >/dev/null 2>&1; then
+  echo "test-module: $LUA not found (Debian/Ubuntu: apt-get install lua5.4)" >&2
+  exit 1
+fi
+
+flags=()
+[ "$PROFILE" = release ] && flags+=(--release)
+(cd crates/lutra-lua-module && CARGO_TARGET_DIR=$target "$CARGO" build "${flags[@]}")
+
+lib="$target/$PROFILE/liblutra_lua_module.so"
+[ -f "$lib" ] || { echo "test-module: $lib was not built" >&2; exit 1; }
+dir="$target/lua-module"
+mkdir -p "$dir"
+cp -f "$lib" "$dir/lutra.so"
+ln -sf lutra.so "$dir/luaproc.so"
+echo "module: $dir/lutra.so (and luaproc.so)"
+
+export LUA_CPATH="$dir/?.so;;"
+failed=0
+total=0
+for script in tests/module/*.lua; do
+  total=$((total + 1))
+  problem=""
+  if ! out=$(cd tests/module && timeout 120 "$LUA" "$(basename "$script")" 2>&1); then
+    problem="exit status $?"
+  fi
+  while IFS= read -r expected; do
+    grep -qF -- "$expected" <<<"$out" || problem="${problem:+$problem; }output lacks '$expected'"
+  done < <(sed -n '/^--/!q; s/^-- *expect-stdout: *//p' "$script")
+  if [ -z "$problem" ]; then
+    echo "ok    $script"
+  else
+    echo "FAIL  $script: $problem"
+    echo "FAIL  $script"
+    echo "$out" | sed 's/^/      /'
+    failed=$((failed + 1))
+  fi
+done
+echo "$total module scripts, $failed failed"
+[ "$failed" -eq 0 ]
