@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds Lutra's C library in release and installs it under PREFIX:
-#   PREFIX/include/lutra/{stm,wrappers,mod_mem,mod_stats,sched}.h
+#   PREFIX/include/lutra/{stm,wrappers,mod_mem,mod_stats,sched,cxlock}.h
 #   PREFIX/lib/liblutra.so.VERSION, liblutra.so.0 -> it, liblutra.so -> liblutra.so.0
 #   PREFIX/lib/liblutra.a
 #   PREFIX/lib/pkgconfig/lutra.pc

@@ -75,6 +75,7 @@ pub mod access;
 pub mod atomically;
 mod attempt;
 mod boundary;
+pub mod cxlock;
 mod engine;
 pub mod last_error;
 pub mod lifecycle;

@@ -144,3 +144,18 @@ fn sched_bank_tasks_on_two_workers() {
         );
     }
 }
+
+#[test]
+fn cxlock_under_each_design() {
+    let cxlock = compile("cxlock", "include");
+    for (design, cm) in [("wb-ctl", "backoff"), ("wb-etl", "priority")] {
+        run(
+            &cxlock,
+            &[
+                ("LUTRA_STM_DESIGN", design),
+                ("LUTRA_STM_CM", cm),
+                ("CX_OPS", "500"),
+            ],
+        );
+    }
+}

@@ -31,7 +31,7 @@ fn declared_name(line: &str) -> Option<&str> {
     let name = head
         .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
         .next()?;
-    let api = ["stm_", "mod_", "lutra_", "sched_"]
+    let api = ["stm_", "mod_", "lutra_", "sched_", "cx_"]
         .iter()
         .any(|prefix| name.starts_with(prefix));
     (api && head.len() > name.len()).then_some(name)

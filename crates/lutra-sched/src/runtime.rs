@@ -81,6 +81,7 @@ impl Shared {
         let body = ResumedTask {
             core: core.clone(),
             body,
+            parked_last: false,
         };
         self.enqueue_new(core.clone(), Box::new(body));
         core
@@ -248,10 +249,11 @@ impl TaskBuilder<'_> {
     }
 
     /// Starts a task whose body is resumed slice by slice on the workers' own stacks
-    /// (no stack of its own: a Lua process, a state machine). Before each slice the
-    /// task's `notified` flag is cleared, so a body that returns [`Step::Park`] must
-    /// re-check its condition every time it is resumed (wake-ups may be spurious),
-    /// and must hand out [`current_waker`](crate::current_waker) before checking.
+    /// (no stack of its own: a Lua process, a state machine). A body that returns
+    /// [`Step::Park`] must hand out [`current_waker`](crate::current_waker) before
+    /// checking its condition, and re-check it every time it is resumed (wake-ups may
+    /// be spurious; one that arrives between the check and the `Park`, even across a
+    /// `Yield` slice in between, makes the `Park` return at once).
     /// Returns the task's record (its id and name); the body reports its own result.
     ///
     /// ```
@@ -272,20 +274,29 @@ impl TaskBuilder<'_> {
     }
 }
 
-/// A [`Resumable`] spawned by [`TaskBuilder::spawn_resumable`]: clears the task's
-/// `notified` flag before each slice (a resumable body re-checks its condition when
-/// resumed, so an older wake-up must not make its next `Park` return at once forever).
+/// A [`Resumable`] spawned by [`TaskBuilder::spawn_resumable`]. After a slice that
+/// ended in `Park`, the task's `notified` flag is cleared before the next slice: the
+/// body re-checks its condition when resumed, so the wake-up that resumed it must not
+/// make its next `Park` return at once forever. After any other slice the flag is
+/// kept: a wake-up that arrived while the task was runnable (the body registered a
+/// waker, then was preempted before parking) must still cancel its next `Park`.
 struct ResumedTask {
     core: Arc<TaskCore>,
     body: Box<dyn Resumable>,
+    parked_last: bool,
 }
 
 impl Resumable for ResumedTask {
     fn resume(&mut self) -> Step {
-        // ORDERING: pairs with the waker's store of `notified` (SeqCst on both sides,
-        // see task.rs): a wake-up after this swap is seen by the worker after `Park`.
-        self.core.notified.swap(false, Ordering::SeqCst);
-        self.body.resume()
+        if std::mem::take(&mut self.parked_last) {
+            // ORDERING: pairs with the waker's store of `notified` (SeqCst on both
+            // sides, see task.rs): a wake-up after this swap is seen by the worker
+            // after the next `Park`.
+            self.core.notified.swap(false, Ordering::SeqCst);
+        }
+        let step = self.body.resume();
+        self.parked_last = step == Step::Park;
+        step
     }
 }
 

@@ -375,6 +375,36 @@ impl TxDescriptor {
         self.core.doom(reason)
     }
 
+    /// Dooms the running attempt with [`AbortReason::Irrevocable`] and makes the next
+    /// attempt of this transaction start irrevocable: a restart that runs the
+    /// transaction again alone among updaters (a cooperative lock reverting to
+    /// exclusion, seed 003). Returns the abort, to be returned with `?`. An attempt
+    /// that is already doomed keeps its first reason and still restarts irrevocable.
+    pub fn restart_irrevocable(&mut self) -> Abort {
+        self.core.restart_irrevocable = true;
+        self.core.doom(AbortReason::Irrevocable)
+    }
+
+    /// Waits inside the running attempt, without accessing memory transactionally,
+    /// until `done` holds: spins, then yields through the engine's parking, as the
+    /// engine's own waits do. Code that polls a non-transactional word (a cooperative
+    /// lock held exclusively) uses it, so the word never enters the read set.
+    ///
+    /// # Errors
+    /// The abort that dooms the attempt, noticed while waiting (another transaction
+    /// killed it to take a location it holds; waiting on would deadlock), or
+    /// [`AbortReason::Misuse`] when no attempt is active.
+    pub fn wait_until(&mut self, mut done: impl FnMut() -> bool) -> Result<(), Abort> {
+        let (stm, core) = (&*self.stm, &mut self.core);
+        core.check_usable(stm)?;
+        stm.try_wait_until(|| {
+            if done() {
+                return Ok(true);
+            }
+            core.check_usable(stm).map(|()| false)
+        })
+    }
+
     /// Commits the running attempt.
     ///
     /// # Errors
@@ -476,6 +506,7 @@ impl Core {
             aborts: self.aborts_in_row,
             reason,
             elapsed: self.last_elapsed,
+            priority: self.options.priority,
             irrevocable: self.options.irrevocable || self.restart_irrevocable,
         }
     }

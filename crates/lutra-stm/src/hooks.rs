@@ -57,6 +57,10 @@ pub struct TxEvent {
     /// How long the attempt that ended last ran (zero before the first attempt ends,
     /// and when statistics are off: the engine times attempts only for them).
     pub elapsed: Duration,
+    /// The transaction's contention priority: the start-priority hook's answer, or
+    /// the caller's [`TxOptions::priority`](crate::TxOptions) (in the first attempt's
+    /// `on_start`, before `start_priority` was asked: the caller's).
+    pub priority: i64,
     /// Whether the transaction runs irrevocable: it was started so (through
     /// `TxOptions::irrevocable` or a `Serialize` decision), or its next attempt must be
     /// (becoming irrevocable failed). An attempt that is irrevocable cannot abort, and

@@ -144,6 +144,26 @@ impl Transaction<'_> {
         self.desc.become_irrevocable()
     }
 
+    /// Abandons this attempt and runs the transaction again irrevocable (alone among
+    /// updaters, never aborting): what a cooperative lock does when a critical section
+    /// that ran optimistically needs exclusion (seed 003). Unlike
+    /// [`become_irrevocable`](Transaction::become_irrevocable), the work done so far
+    /// is always discarded and the closure runs again from the start.
+    ///
+    /// Always returns `Err`: return it with `?`.
+    pub fn restart_irrevocable<T>(&mut self) -> Result<T, Abort> {
+        Err(self.desc.restart_irrevocable())
+    }
+
+    /// Waits, without reading anything transactionally, until `done` holds (see
+    /// [`TxDescriptor::wait_until`]).
+    ///
+    /// # Errors
+    /// The abort that dooms this attempt, noticed while waiting.
+    pub fn wait_until(&mut self, done: impl FnMut() -> bool) -> Result<(), Abort> {
+        self.desc.wait_until(done)
+    }
+
     /// Whether this attempt is irrevocable.
     pub fn is_irrevocable(&self) -> bool {
         self.desc.is_irrevocable()
@@ -221,6 +241,31 @@ impl Transaction<'_> {
             self.desc
                 .free_on_commit(ptr.as_ptr() as usize, layout.size(), release_rust_block)
         }
+    }
+}
+
+impl TxDescriptor {
+    /// The running attempt as a [`Transaction`], for drivers that run their own attempt
+    /// loop (begin, run user code, commit or roll back, decide what comes next) yet
+    /// hand the user code the typed API. May be called at any time: outside an active
+    /// attempt every access fails with [`AbortReason::Misuse`].
+    ///
+    /// The thread is not marked as inside a transaction ([`crate::in_transaction`]
+    /// stays false): the driver owns that decision.
+    ///
+    /// ```
+    /// use lutra_stm::{Stm, TVar, TxDescriptor, TxOptions};
+    /// let stm = Stm::default();
+    /// let counter = TVar::new(1u64);
+    /// let mut desc = TxDescriptor::new(&stm).unwrap();
+    /// assert!(desc.transaction().read(&counter).is_err(), "no attempt is active");
+    /// desc.begin(TxOptions::default());
+    /// desc.transaction().modify(&counter, |n| n + 1).unwrap();
+    /// desc.commit().unwrap();
+    /// assert_eq!(stm.atomically(|tx| tx.read(&counter)), 2);
+    /// ```
+    pub fn transaction(&mut self) -> Transaction<'_> {
+        Transaction { desc: self }
     }
 }
 
