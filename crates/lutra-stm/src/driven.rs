@@ -3,7 +3,7 @@
 //! inside one call into Lua on a scheduler worker, and waits in `retry` by suspending
 //! its coroutine, not the worker.
 //!
-//! - [`TxDescriptor::transaction`]: the running attempt as a [`Transaction`] (typed
+//! - [`TxDescriptor::transaction`]: the running attempt as a [`Transaction`](crate::Transaction) (typed
 //!   `TVar` access), borrowed for as long as the driver needs it.
 //! - [`TxDescriptor::checkpoint`] / [`TxDescriptor::roll_back_to`] /
 //!   [`TxDescriptor::keep`]: `or_else` and partial rollback split into calls, for
@@ -14,7 +14,7 @@
 //!   [`TxDescriptor::wait_for_change`] does.
 //!
 //! # Protocol (a non-blocking `retry`)
-//! 1. The attempt is doomed with [`AbortReason::Retry`] (by [`Transaction::retry`]).
+//! 1. The attempt is doomed with [`AbortReason::Retry`] (by [`Transaction::retry`](crate::Transaction::retry)).
 //! 2. `watch_for_change(waker)` takes the read set, rolls the attempt back, registers
 //!    `waker` in the wait table (see `waiting.rs`) and returns the watch. If a watched
 //!    record had already changed, `waker` has been woken before it returns.
@@ -26,7 +26,6 @@ use crate::abort::{Abort, AbortReason};
 use crate::descriptor::TxDescriptor;
 use crate::sets;
 use crate::stm::StmInner;
-use crate::transaction::Transaction;
 use crate::waiting::{Registration, Watched};
 use std::fmt;
 use std::sync::Arc;
@@ -75,24 +74,6 @@ impl fmt::Debug for ChangeWatch {
 }
 
 impl TxDescriptor {
-    /// The running attempt as a [`Transaction`]: typed reads and writes of `TVar`s,
-    /// `retry`, `or_else`, `become_irrevocable`, for a driver that begins and commits
-    /// attempts itself.
-    ///
-    /// ```
-    /// use lutra_stm::{Stm, TVar, TxDescriptor, TxOptions};
-    /// let stm = Stm::default();
-    /// let counter = TVar::new(1u64);
-    /// let mut desc = TxDescriptor::new(&stm).unwrap();
-    /// desc.begin(TxOptions::default());
-    /// desc.transaction().modify(&counter, |n| n + 1).unwrap();
-    /// desc.commit().unwrap();
-    /// assert_eq!(stm.atomically(|tx| tx.read(&counter)), 2);
-    /// ```
-    pub fn transaction(&mut self) -> Transaction<'_> {
-        Transaction { desc: self }
-    }
-
     /// Opens a checkpoint of the running attempt's writes, allocations and frees (its
     /// reads are never undone: they stay in the read set).
     ///
