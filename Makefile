@@ -1,9 +1,15 @@
 # Lutra's entry points. `make demo` runs the main job, `make test` runs every test.
 CARGO ?= cargo
 
-.PHONY: demo test test-rust test-model test-c test-module bench lint
+.PHONY: demo demo-stm test test-rust test-model test-c test-module bench lint
 
+# Lua processes on every core: CPU-bound processes, elapsed time against the same work
+# in one process, and the speedup.
 demo:
+	$(CARGO) run --release -p lutra-cli --bin lutra -- examples/cores.lua
+
+# The engine alone: a bank under 1–64 threads, throughput and aborts.
+demo-stm:
 	$(CARGO) run --release -p lutra-bench --bin demo
 
 test: test-rust test-model test-c test-module
@@ -28,6 +34,9 @@ bench:
 	$(CARGO) run --release -p lutra-bench --bin intset
 	$(CARGO) run --release -p lutra-bench --bin bank
 	$(CARGO) run --release -p lutra-bench --bin oversub
+	$(CARGO) run --release -p lutra-bench --bin gil
+	$(CARGO) run --release -p lutra-bench --bin coop
+	$(CARGO) run --release -p lutra-bench --bin inversion
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -211,7 +211,13 @@ impl LuaRuntime {
             builder = builder.workers(workers);
         }
         let recycle_limit = AtomicUsize::new(options.recycle_limit);
-        let sched = builder.build();
+        let sched = builder
+            .sync(match options.sync {
+                crate::options::SyncMode::Locks => lutra_sched::sync::SyncMode::Locks,
+                crate::options::SyncMode::Tm => lutra_sched::sync::SyncMode::Transactions,
+            })
+            .build();
+        let named_channels = crate::channel::Registry::new(sched.sync_domain());
         let tm = Arc::new(crate::atomic::Engine::new(&options, sched.workers()));
         let shared = Arc::new(RuntimeShared {
             sched,
@@ -228,7 +234,7 @@ impl LuaRuntime {
             finished_lock: Mutex::new(()),
             output: Mutex::new(()),
             counters: crate::stats::Counters::default(),
-            named_channels: crate::channel::Registry::default(),
+            named_channels,
             recycle_limit,
             states: crate::process::StatePool::default(),
             all_finished_waiters: Mutex::new(crate::channel::WaitList::default()),

@@ -202,11 +202,15 @@ mod tests {
         Key::String(Arc::from(s.as_bytes()))
     }
 
-    fn int(tx: &mut Transaction<'_>, table: &SharedTable, key: KeyRef<'_>) -> Option<i64> {
-        match table.get(tx, key).unwrap() {
+    fn int(
+        tx: &mut Transaction<'_>,
+        table: &SharedTable,
+        key: KeyRef<'_>,
+    ) -> Result<Option<i64>, Abort> {
+        Ok(match table.get(tx, key)? {
             Stored::Integer(i) => Some(i),
             _ => None,
-        }
+        })
     }
 
     #[test]
@@ -222,9 +226,9 @@ mod tests {
         stm.atomically(|tx| {
             assert_eq!(table.border(tx)?, 5);
             assert_eq!(table.count(tx)?, 6);
-            assert_eq!(int(tx, &table, KeyRef::Integer(3)), Some(30));
-            assert_eq!(int(tx, &table, KeyRef::String(b"name")), Some(7));
-            assert_eq!(int(tx, &table, KeyRef::String(b"none")), None);
+            assert_eq!(int(tx, &table, KeyRef::Integer(3))?, Some(30));
+            assert_eq!(int(tx, &table, KeyRef::String(b"name"))?, Some(7));
+            assert_eq!(int(tx, &table, KeyRef::String(b"none"))?, None);
             table.set(tx, Key::Integer(3), Stored::Nil)?;
             assert_eq!(table.border(tx)?, 2);
             table.set(tx, Key::Integer(3), Stored::Integer(3))?;
@@ -260,7 +264,7 @@ mod tests {
         stm.atomically(|tx| table.set(tx, string("k"), Stored::Integer(2)));
         stm.atomically(|tx| {
             assert!(old.read(tx)?.is_nil());
-            assert_eq!(int(tx, &table, KeyRef::String(b"k")), Some(2));
+            assert_eq!(int(tx, &table, KeyRef::String(b"k"))?, Some(2));
             Ok(())
         });
     }
