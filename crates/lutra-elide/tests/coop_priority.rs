@@ -1,10 +1,12 @@
 //! Priority without inversion (seed 003, Section 6): the priority manager never lets
 //! the higher-priority transaction lose a decision, and a high-priority transaction
-//! that keeps failing validation is escalated to an irrevocable attempt.
+//! that keeps failing validation is escalated to an irrevocable attempt, and with
+//! task memory a high-priority task that lost once starts its next transactions
+//! irrevocable (escalation in advance, keyed by task rather than by descriptor).
 
-use lutra_elide::coop::{CountingManager, ValidationEscalation};
+use lutra_elide::coop::{CountingManager, TaskIdentity, TaskKey, TaskMemory, ValidationEscalation};
 use lutra_stm::cm::{self, ContentionManager, TxView};
-use lutra_stm::{AbortReason, Config, DesignKind, NoHooks, Stm, TVar};
+use lutra_stm::{AbortReason, Config, Decision, DesignKind, NoHooks, Stm, TVar, TxEvent, TxHooks};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -158,4 +160,152 @@ fn validation_losses_escalate_after_k() {
         (hooks.losses().high_aborts, hooks.losses().escalations),
         (low, high)
     );
+}
+
+thread_local! {
+    /// The scripted "scheduler task" running on this thread: (id, priority).
+    static TASK: std::cell::Cell<Option<(u64, i64)>> = const { std::cell::Cell::new(None) };
+}
+
+/// A scheduler stand-in: the task is whatever this thread was told it runs.
+struct ThreadTask;
+
+impl TaskIdentity for ThreadTask {
+    fn current_task(&self) -> Option<TaskKey> {
+        TASK.with(|task| task.get())
+            .map(|(id, priority)| TaskKey { id, priority })
+    }
+}
+
+fn run_as(task: (u64, i64), body: impl FnOnce()) {
+    TASK.with(|current| current.set(Some(task)));
+    body();
+    TASK.with(|current| current.set(None));
+}
+
+fn with_memory(first: u32, max: u32, half_life: u32) -> Arc<ValidationEscalation> {
+    let memory = TaskMemory {
+        identity: Arc::new(ThreadTask),
+        first,
+        max,
+        half_life,
+    };
+    Arc::new(ValidationEscalation::new(Arc::new(NoHooks), None, 1, 4096).with_task_memory(memory))
+}
+
+/// A high-priority task loses once to a low-priority writer; with task memory (and
+/// no per-transaction streak) the restart and the task's next transactions start
+/// irrevocable, even on another thread (another descriptor slot), until the window
+/// closes. Another high-priority task is not escalated.
+#[test]
+fn task_memory_escalates_the_next_transactions_in_advance() {
+    const HIGH_TASK: (u64, i64) = (1, 1);
+    let hooks = with_memory(3, 8, 100);
+    let stm = Stm::new(Config::default().with_hooks(hooks.clone()));
+    let (read, written) = (TVar::new(0u64), TVar::new(0u64));
+    let (overtake, overtaken) = (AtomicBool::new(false), AtomicBool::new(false));
+    let mut attempts = Vec::new();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !overtake.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            stm.transaction().priority(0).run(|tx| tx.write(&read, 1));
+            overtaken.store(true, Ordering::SeqCst);
+        });
+        run_as(HIGH_TASK, || {
+            stm.transaction().priority(1).run(|tx| {
+                let seen = tx.read(&read)?;
+                attempts.push(tx.is_irrevocable());
+                if !overtake.swap(true, Ordering::SeqCst) {
+                    while !overtaken.load(Ordering::SeqCst) {
+                        std::thread::yield_now();
+                    }
+                }
+                tx.write(&written, seen)
+            });
+        });
+    });
+    assert_eq!(attempts, [false, true], "the restart is the window's first");
+
+    let irrevocable = |stm: &Stm| {
+        stm.transaction().priority(1).run(|tx| {
+            tx.modify(&written, |n| n + 1)?;
+            Ok(tx.is_irrevocable())
+        })
+    };
+    run_as((2, 1), || {
+        assert!(!irrevocable(&stm), "another task lost nothing")
+    });
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            run_as(HIGH_TASK, || {
+                let next: Vec<bool> = (0..3).map(|_| irrevocable(&stm)).collect();
+                assert_eq!(next, [true, true, false], "two more, then optimistic");
+            });
+        });
+    });
+    let losses = hooks.losses();
+    assert_eq!(
+        (
+            losses.high_aborts,
+            losses.escalations,
+            losses.window_escalations
+        ),
+        (1, 0, 3)
+    );
+}
+
+/// Escalated starts that follow one loss of task 1 (`on_abort`, then `on_start`
+/// until it proceeds).
+fn window_after_loss(hooks: &ValidationEscalation, priority: i64) -> u32 {
+    let lost = TxEvent {
+        priority,
+        aborts: 1,
+        reason: Some(AbortReason::Validation),
+        ..TxEvent::default()
+    };
+    hooks.on_abort(&lost);
+    let start = TxEvent {
+        priority,
+        ..TxEvent::default()
+    };
+    let mut escalated = 0;
+    while hooks.on_start(&start) == Decision::Serialize {
+        escalated += 1;
+    }
+    escalated
+}
+
+fn clean_commits(hooks: &ValidationEscalation, count: u32) {
+    let committed = TxEvent {
+        priority: 1,
+        ..TxEvent::default()
+    };
+    (0..count).for_each(|_| hooks.on_commit(&committed));
+}
+
+/// The window doubles with each loss up to `max`, halves every `half_life` clean
+/// optimistic commits, and is forgotten at zero; low-priority tasks never get one.
+#[test]
+fn task_window_doubles_on_loss_and_decays_with_clean_commits() {
+    let hooks = with_memory(2, 8, 2);
+    run_as((1, 1), || {
+        let windows: Vec<u32> = (0..4).map(|_| window_after_loss(&hooks, 1)).collect();
+        assert_eq!(windows, [2, 4, 8, 8]);
+        clean_commits(&hooks, 4); // 8 → 4 → 2
+        assert_eq!(window_after_loss(&hooks, 1), 4);
+        clean_commits(&hooks, 6); // 4 → 2 → 1 → 0: forgotten
+        assert_eq!(window_after_loss(&hooks, 1), 2);
+        // Irrevocable commits are no evidence of calm: the window keeps its length.
+        let irrevocable = TxEvent {
+            priority: 1,
+            irrevocable: true,
+            ..TxEvent::default()
+        };
+        (0..10).for_each(|_| hooks.on_commit(&irrevocable));
+        assert_eq!(window_after_loss(&hooks, 1), 4);
+    });
+    run_as((2, 0), || assert_eq!(window_after_loss(&hooks, 0), 0));
+    assert_eq!(window_after_loss(&hooks, 1), 0, "outside tasks: no memory");
 }

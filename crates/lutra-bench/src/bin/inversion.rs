@@ -5,14 +5,21 @@
 //! of random sizes. For every conflict the contention manager decides, a
 //! [`CountingManager`] records whether the higher-priority transaction lost; the
 //! read-write conflicts no manager sees (a reader overtaken by a commit fails
-//! validation) are counted by [`ValidationEscalation`], which in the last variant
-//! also makes a high-priority transaction irrevocable after `k` of them in a row.
+//! validation) are counted by [`ValidationEscalation`], which in the last variants
+//! also makes a high-priority transaction irrevocable after `k` of them in a row,
+//! and then also remembers per task ([`TaskMemory`]) that the high-priority task
+//! lost, starting its next transactions irrevocable for a decaying window.
 //!
 //! | variant | manager | escalation |
 //! |---------|---------|------------|
 //! | `size_matters` | SizeMatters (MetaTM's default) | no |
 //! | `priority` | Priority (os_prio: priority, then size, then age) | no |
-//! | `priority+escalate` | Priority | after `k` validation aborts |
+//! | `priority+escalate` | Priority | after `k` validation aborts of a transaction |
+//! | `priority+memory` | Priority | as above, and per task: `W` transactions after a loss |
+//!
+//! The cost of escalating is paid by the low-priority tasks (an irrevocable
+//! transaction runs alone among updaters): compare their commits per second (`lo
+//! tx/s`) across the variants.
 //!
 //! With one high-priority task (the default) every validation abort it suffers was
 //! caused by a lower-priority writer, so "validation inversions" is exact; with more,
@@ -21,12 +28,16 @@
 //! ```text
 //! cargo run --release -p lutra-bench --bin inversion
 //! cargo run --release -p lutra-bench --bin inversion -- --tasks 16 --escalate-after 1
+//! cargo run --release -p lutra-bench --bin inversion -- --window-max 1024 --half-life 256
 //! ```
 
 use clap::Parser;
 use lutra_bench::csv::Csv;
 use lutra_bench::report::{GridLine, percent, write_grid};
-use lutra_elide::coop::{CountingManager, Decisions, ValidationEscalation, ValidationLosses};
+use lutra_elide::coop::{
+    CountingManager, Decisions, TaskIdentity, TaskKey, TaskMemory, ValidationEscalation,
+    ValidationLosses,
+};
 use lutra_sched::{Runtime, TaskParking};
 use lutra_stm::{Config, DesignKind, Stm, TVar, TxEvent, TxHooks, cm};
 use std::sync::Arc;
@@ -52,6 +63,15 @@ struct Args {
     /// Validation aborts in a row after which a high-priority transaction escalates.
     #[arg(long, default_value_t = 2)]
     escalate_after: u32,
+    /// Task memory: transactions escalated after a task's first loss.
+    #[arg(long, default_value_t = 16)]
+    window_first: u32,
+    /// Task memory: the longest window (each further loss doubles it up to this).
+    #[arg(long, default_value_t = 16384)]
+    window_max: u32,
+    /// Task memory: optimistic commits without a loss after which the window halves.
+    #[arg(long, default_value_t = 4096)]
+    half_life: u32,
     /// Milliseconds per variant.
     #[arg(long, default_value_t = 1000)]
     duration_ms: u64,
@@ -63,7 +83,8 @@ struct Args {
 /// The high-priority class.
 const HIGH: i64 = 10;
 
-/// Start hooks that hand the scheduler's task priority to the engine.
+/// Start hooks that hand the scheduler's task priority to the engine, and the
+/// scheduler's task as the key of the escalation memory.
 struct TaskPriority;
 
 impl TxHooks for TaskPriority {
@@ -72,28 +93,47 @@ impl TxHooks for TaskPriority {
     }
 }
 
+impl TaskIdentity for TaskPriority {
+    fn current_task(&self) -> Option<TaskKey> {
+        lutra_sched::current_task().map(|task| TaskKey {
+            id: task.id(),
+            priority: task.priority(),
+        })
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Variant {
     name: &'static str,
     manager: &'static str,
     escalate: bool,
+    memory: bool,
 }
 
-const VARIANTS: [Variant; 3] = [
+const VARIANTS: [Variant; 4] = [
     Variant {
         name: "size_matters",
         manager: "size_matters",
         escalate: false,
+        memory: false,
     },
     Variant {
         name: "priority",
         manager: "priority",
         escalate: false,
+        memory: false,
     },
     Variant {
         name: "priority+escalate",
         manager: "priority",
         escalate: true,
+        memory: false,
+    },
+    Variant {
+        name: "priority+memory",
+        manager: "priority",
+        escalate: true,
+        memory: true,
     },
 ];
 
@@ -126,12 +166,17 @@ fn run(args: &Args, runtime: &Runtime, design: DesignKind, variant: Variant) -> 
     ));
     let after = variant.escalate.then_some(args.escalate_after);
     let config = Config::default().with_design(design);
-    let hooks = Arc::new(ValidationEscalation::new(
-        Arc::new(TaskPriority),
-        after,
-        HIGH,
-        config.max_descriptors,
-    ));
+    let mut escalation =
+        ValidationEscalation::new(Arc::new(TaskPriority), after, HIGH, config.max_descriptors);
+    if variant.memory {
+        escalation = escalation.with_task_memory(TaskMemory {
+            identity: Arc::new(TaskPriority),
+            first: args.window_first,
+            max: args.window_max,
+            half_life: args.half_life,
+        });
+    }
+    let hooks = Arc::new(escalation);
     let stm = Stm::new(
         config
             .with_shared_manager(counting.clone())
@@ -218,11 +263,19 @@ fn main() -> std::io::Result<()> {
 fn table(args: &Args, outcomes: &[Outcome]) -> String {
     let mut out = format!(
         "inversion · {} tasks on 2 workers, {} at priority {HIGH} · {} words · reads 2..={} · \
-         escalate after {}\n",
-        args.tasks, args.high, args.words, args.max_reads, args.escalate_after
+         escalate after {} · window {}..={}, half-life {}\n",
+        args.tasks,
+        args.high,
+        args.words,
+        args.max_reads,
+        args.escalate_after,
+        args.window_first,
+        args.window_max,
+        args.half_life
     );
     let headers: Vec<String> = [
-        "decided", "mixed", "cm inv", "cm inv%", "val ab", "val high", "escal", "total%", "hi tx/s",
+        "decided", "mixed", "cm inv", "cm inv%", "val ab", "val high", "escal", "w escal",
+        "total%", "hi tx/s", "lo tx/s",
     ]
     .map(str::to_owned)
     .to_vec();
@@ -239,8 +292,10 @@ fn table(args: &Args, outcomes: &[Outcome]) -> String {
                 o.losses.aborts.to_string(),
                 o.losses.high_aborts.to_string(),
                 o.losses.escalations.to_string(),
+                o.losses.window_escalations.to_string(),
                 percent(o.total_inversion_rate()),
                 format!("{:.0}", o.commits[1] as f64 / seconds),
+                format!("{:.0}", o.commits[0] as f64 / seconds),
             ];
             (label, cells)
         })
@@ -248,7 +303,9 @@ fn table(args: &Args, outcomes: &[Outcome]) -> String {
     write_grid(&mut out, "variant", &headers, &lines);
     out.push_str(
         "cm inv% = manager decisions the higher priority lost ÷ decisions; total% = (cm inv + \
-         validation aborts of high-priority transactions) ÷ (decisions + validation aborts)\n",
+         validation aborts of high-priority transactions) ÷ (decisions + validation aborts); escal = \
+         restarts escalated after k losses of a transaction; w escal = attempts escalated by \
+         a task's window; lo tx/s = commits of the low-priority tasks (the cost)\n",
     );
     out
 }
@@ -256,13 +313,14 @@ fn table(args: &Args, outcomes: &[Outcome]) -> String {
 fn write_csv(path: &std::path::Path, args: &Args, outcomes: &[Outcome]) -> std::io::Result<()> {
     let mut csv = Csv::with_header(
         path,
-        "bench,design,variant,tasks,high,words,max_reads,escalate_after,seconds,decided,mixed,\
-         cm_inversions,cm_inversion_rate,validation_aborts,high_validation_aborts,escalations,\
-         total_inversion_rate,high_commits,low_commits",
+        "bench,design,variant,tasks,high,words,max_reads,escalate_after,window_first,window_max,\
+         half_life,seconds,decided,mixed,cm_inversions,cm_inversion_rate,validation_aborts,\
+         high_validation_aborts,escalations,window_escalations,total_inversion_rate,\
+         high_commits,low_commits",
     )?;
     csv.write_lines(outcomes.iter().map(|o| {
         format!(
-            "inversion,{},{},{},{},{},{},{},{:.3},{},{},{},{:.6},{},{},{},{:.6},{},{}",
+            "inversion,{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{},{:.6},{},{},{},{},{:.6},{},{}",
             o.design.name(),
             o.variant.name,
             args.tasks,
@@ -270,6 +328,9 @@ fn write_csv(path: &std::path::Path, args: &Args, outcomes: &[Outcome]) -> std::
             args.words,
             args.max_reads,
             args.escalate_after,
+            args.window_first,
+            args.window_max,
+            args.half_life,
             args.duration_ms as f64 / 1000.0,
             o.decisions.decided,
             o.decisions.mixed,
@@ -278,6 +339,7 @@ fn write_csv(path: &std::path::Path, args: &Args, outcomes: &[Outcome]) -> std::
             o.losses.aborts,
             o.losses.high_aborts,
             o.losses.escalations,
+            o.losses.window_escalations,
             o.total_inversion_rate(),
             o.commits[1],
             o.commits[0],

@@ -16,7 +16,7 @@
 //! | `driver.rs` | outermost and nested sections ([`Driver`], `optimistic`, `exclusive`, `nested`) |
 //! | `need.rs` | the exclusion need: restart exclusively ([`CoopTx`]) |
 //! | `inversion.rs` | inversions decided by a contention manager ([`CountingManager`]) |
-//! | `escalate.rs` | validation losses and escalation past them ([`ValidationEscalation`]) |
+//! | `escalate.rs` | validation losses and escalation past them, per transaction and per task ([`ValidationEscalation`], [`TaskMemory`]) |
 //!
 //! # The paper's Table 2, and what Lutra does
 //! What happens when each lock function is called by each kind of thread. A
@@ -62,7 +62,11 @@
 //! higher priority; [`CountingManager`] counts how often a manager let the higher
 //! priority lose. Invisible reads hide read-write conflicts from any manager (the
 //! reader fails validation); [`ValidationEscalation`] counts those and makes a
-//! high-priority transaction that keeps losing them irrevocable.
+//! high-priority transaction that keeps losing them irrevocable. With a
+//! [`TaskMemory`] it also remembers, per scheduler task ([`TaskIdentity`]), a
+//! high-priority task that lost once, and starts its next transactions irrevocable
+//! for a window that doubles with each loss and halves with clean optimistic
+//! commits: the first loss of each transaction is then avoided too.
 
 mod driver;
 mod escalate;
@@ -71,7 +75,7 @@ mod lock;
 mod need;
 
 pub use driver::Driver;
-pub use escalate::{ValidationEscalation, ValidationLosses};
+pub use escalate::{TaskIdentity, TaskKey, TaskMemory, ValidationEscalation, ValidationLosses};
 pub use inversion::{CountingManager, Decisions};
 pub use lock::{CoopLock, Mode};
 pub use need::CoopTx;
