@@ -3,7 +3,7 @@
 //! as table keys. The cache is a weak-valued registry table keyed by the object's
 //! address.
 
-use mlua::{Lua, LightUserData, Table, UserData};
+use mlua::{LightUserData, Lua, Table, UserData};
 use std::ffi::c_void;
 
 const HANDLES_KEY: &str = "lutra.handles";

@@ -68,7 +68,8 @@ impl std::str::FromStr for SyncMode {
 
     /// As [`SyncMode::from_name`]; the error lists the accepted names.
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        Self::from_name(name).ok_or_else(|| format!("unknown sync mode '{name}' (expected one of: locks, tm)"))
+        Self::from_name(name)
+            .ok_or_else(|| format!("unknown sync mode '{name}' (expected one of: locks, tm)"))
     }
 }
 

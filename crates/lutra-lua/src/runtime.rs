@@ -56,7 +56,12 @@ pub(crate) struct RuntimeShared {
 
 impl RuntimeShared {
     /// Spawns a process running `code` with the arguments in `args`.
-    pub(crate) fn spawn(self: &Arc<Self>, code: Code, args: Message, origin: String) -> Arc<ProcessCore> {
+    pub(crate) fn spawn(
+        self: &Arc<Self>,
+        code: Code,
+        args: Message,
+        origin: String,
+    ) -> Arc<ProcessCore> {
         let id = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let core = Arc::new(ProcessCore::new(id, origin, self.options.mailbox_capacity));
         self.lock_processes().insert(id, core.clone());
@@ -104,14 +109,23 @@ impl RuntimeShared {
     }
 
     fn lock_all_finished_waiters(&self) -> MutexGuard<'_, crate::channel::WaitList> {
-        self.all_finished_waiters.lock().unwrap_or_else(|p| p.into_inner())
+        self.all_finished_waiters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// Whether every process other than the caller (`caller_is_process`: the caller is
     /// itself a live process) has finished; registers `waiter` if not.
-    pub(crate) fn poll_all_finished(&self, caller_is_process: bool, waiter: Option<crate::channel::Waiter>) -> bool {
+    pub(crate) fn poll_all_finished(
+        &self,
+        caller_is_process: bool,
+        waiter: Option<crate::channel::Waiter>,
+    ) -> bool {
         let mut waiters = self.lock_all_finished_waiters();
-        let others = self.live.load(Ordering::SeqCst).saturating_sub(usize::from(caller_is_process));
+        let others = self
+            .live
+            .load(Ordering::SeqCst)
+            .saturating_sub(usize::from(caller_is_process));
         if others == 0 {
             return true;
         }
@@ -164,9 +178,12 @@ impl RuntimeShared {
     }
 
     fn deadlock_report(&self) -> String {
-        let mut report = String::from("deadlock: every process is blocked and nothing can wake them\n");
+        let mut report =
+            String::from("deadlock: every process is blocked and nothing can wake them\n");
         for process in self.lock_processes().values() {
-            let what = process.waiting_on().unwrap_or_else(|| "an unknown event".into());
+            let what = process
+                .waiting_on()
+                .unwrap_or_else(|| "an unknown event".into());
             report.push_str(&format!(
                 "  process#{} ({}) waits on {}\n",
                 process.id(),
@@ -275,7 +292,10 @@ impl LuaRuntime {
     pub fn wait(&self) -> WaitOutcome {
         let shared = &self.shared;
         let mut suspect: Option<u64> = None;
-        let mut guard = shared.finished_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = shared
+            .finished_lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         loop {
             if shared.live.load(Ordering::SeqCst) == 0 {
                 return WaitOutcome::AllFinished;

@@ -66,8 +66,9 @@ impl Inner {
         let mut entries = self.lock();
         loop {
             let now = now();
-            let (due, later): (Vec<_>, Vec<_>) =
-                entries.drain(..).partition(|(deadline, _)| *deadline <= now);
+            let (due, later): (Vec<_>, Vec<_>) = entries
+                .drain(..)
+                .partition(|(deadline, _)| *deadline <= now);
             *entries = later;
             if !due.is_empty() {
                 drop(entries);
@@ -78,7 +79,10 @@ impl Inner {
                 entries = self.lock();
                 continue;
             }
-            let next = entries.iter().map(|(deadline, _)| *deadline).fold(f64::INFINITY, f64::min);
+            let next = entries
+                .iter()
+                .map(|(deadline, _)| *deadline)
+                .fold(f64::INFINITY, f64::min);
             let wait = if next.is_finite() {
                 Duration::from_secs_f64((next - now).max(0.0))
             } else {

@@ -11,10 +11,16 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.set("in_task", lua.create_function(|_, ()| Ok(lutra_sched::current_task().is_some()))?)?;
+    raw.set(
+        "in_task",
+        lua.create_function(|_, ()| Ok(lutra_sched::current_task().is_some()))?,
+    )?;
     raw.set("park_thread", lua.create_function(park_thread)?)?;
     raw.set("note_wait", lua.create_function(note_wait)?)?;
-    raw.set("take_preempted", lua.create_function(|lua, ()| Ok(take_preempted(lua)))?)?;
+    raw.set(
+        "take_preempted",
+        lua.create_function(|lua, ()| Ok(take_preempted(lua)))?,
+    )?;
     raw.set("request_yield", lua.create_function(request_yield)?)?;
     raw.set("now", lua.create_function(|_, ()| Ok(timer::now()))?)?;
     raw.set("wake_at", lua.create_function(wake_at)?)?;
@@ -59,7 +65,9 @@ fn park_thread(lua: &Lua, what: String) -> mlua::Result<Option<String>> {
 
 /// Marks the caller's next bare yield as meant for the scheduler (as a preemption is).
 fn request_yield(lua: &Lua, (): ()) -> mlua::Result<()> {
-    ProcessContext::of(lua)?.preempted.store(true, Ordering::Relaxed);
+    ProcessContext::of(lua)?
+        .preempted
+        .store(true, Ordering::Relaxed);
     Ok(())
 }
 
@@ -71,7 +79,10 @@ fn note_wait(lua: &Lua, what: Option<String>) -> mlua::Result<()> {
 /// Wakes the caller at `deadline` (seconds on `now`'s clock).
 fn wake_at(lua: &Lua, deadline: f64) -> mlua::Result<()> {
     let context = ProcessContext::of(lua)?;
-    context.runtime.timer.wake_at(deadline, current_waiter(&context).waker);
+    context
+        .runtime
+        .timer
+        .wake_at(deadline, current_waiter(&context).waker);
     Ok(())
 }
 

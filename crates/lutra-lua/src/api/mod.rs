@@ -129,7 +129,12 @@ pub(crate) fn success(lua: &Lua, value: impl mlua::IntoLua) -> mlua::Result<Mult
 }
 
 /// `bad argument #n to 'name' (expected, got type)`, as `luaL_argerror` words it.
-pub(crate) fn bad_argument(position: usize, name: &str, expected: &str, got: &mlua::Value) -> mlua::Error {
+pub(crate) fn bad_argument(
+    position: usize,
+    name: &str,
+    expected: &str,
+    got: &mlua::Value,
+) -> mlua::Error {
     mlua::Error::runtime(format!(
         "bad argument #{position} to '{name}' ({expected} expected, got {})",
         got.type_name()

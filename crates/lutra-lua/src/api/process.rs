@@ -13,16 +13,25 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     raw.set("process_send", lua.create_function(process_send)?)?;
     raw.set("process_send_poll", lua.create_function(process_send_poll)?)?;
     raw.set("mailbox_poll", lua.create_function(mailbox_poll)?)?;
-    raw.set("self", lua.create_function(|lua, ()| {
-        let context = ProcessContext::of(lua)?;
-        ProcessHandle(context.process.clone()).push(lua)
-    })?)?;
-    raw.set("process_id", lua.create_function(|_, p: AnyUserData| Ok(p.borrow::<ProcessHandle>()?.0.id()))?)?;
+    raw.set(
+        "self",
+        lua.create_function(|lua, ()| {
+            let context = ProcessContext::of(lua)?;
+            ProcessHandle(context.process.clone()).push(lua)
+        })?,
+    )?;
+    raw.set(
+        "process_id",
+        lua.create_function(|_, p: AnyUserData| Ok(p.borrow::<ProcessHandle>()?.0.id()))?,
+    )?;
     Ok(())
 }
 
 /// `spawn(fn_or_source, where, ...)`: exports the code and arguments, starts the process.
-fn spawn(lua: &Lua, (code, origin, args): (mlua::Value, String, MultiValue)) -> mlua::Result<MultiValue> {
+fn spawn(
+    lua: &Lua,
+    (code, origin, args): (mlua::Value, String, MultiValue),
+) -> mlua::Result<MultiValue> {
     let code = match &code {
         mlua::Value::String(source) => Code::Script {
             name: format!("=spawned at {origin}"),
@@ -33,12 +42,22 @@ fn spawn(lua: &Lua, (code, origin, args): (mlua::Value, String, MultiValue)) -> 
             match transfer::export(lua, std::slice::from_ref(&code), |_| "argument #1".into()) {
                 Ok(exported) => match exported.values.into_iter().next() {
                     Some(Value::Function(function)) => Code::Function(function),
-                    _ => return failure(lua, "bad argument #1 to 'spawn' (isolated function expected)"),
+                    _ => {
+                        return failure(
+                            lua,
+                            "bad argument #1 to 'spawn' (isolated function expected)",
+                        );
+                    }
                 },
                 Err(error) => return failure(lua, error),
             }
         }
-        other => return failure(lua, bad_argument(1, "spawn", "function or source string", other)),
+        other => {
+            return failure(
+                lua,
+                bad_argument(1, "spawn", "function or source string", other),
+            );
+        }
     };
     let args: Vec<mlua::Value> = args.into_iter().collect();
     let message = match transfer::export(lua, &args, |i| format!("argument #{}", i + 1)) {
@@ -78,7 +97,8 @@ fn process_send(lua: &Lua, (process, args): (AnyUserData, MultiValue)) -> mlua::
     let core = process.borrow::<ProcessHandle>()?.0.clone();
     let args: Vec<mlua::Value> = args.into_iter().collect();
     // The moves in the message (`lutra.move`) happen once it is queued.
-    let (message, moves) = match transfer::export_pending(lua, &args, |i| format!("argument #{i}")) {
+    let (message, moves) = match transfer::export_pending(lua, &args, |i| format!("argument #{i}"))
+    {
         Ok(exported) => exported,
         Err(error) => return failure(lua, error),
     };
@@ -88,19 +108,30 @@ fn process_send(lua: &Lua, (process, args): (AnyUserData, MultiValue)) -> mlua::
             ProcessContext::of(lua)?.runtime.counters.note_sent();
             success(lua, sequence)
         }
-        Err(_) => failure(lua, format!("cannot send to process#{}: it has finished", core.id())),
+        Err(_) => failure(
+            lua,
+            format!("cannot send to process#{}: it has finished", core.id()),
+        ),
     }
 }
 
 /// `process_send_poll(p, sequence)`: `"sent"` | `"closed"` | `"wait"`.
-fn process_send_poll(lua: &Lua, (process, sequence): (AnyUserData, u64)) -> mlua::Result<&'static str> {
+fn process_send_poll(
+    lua: &Lua,
+    (process, sequence): (AnyUserData, u64),
+) -> mlua::Result<&'static str> {
     let core = process.borrow::<ProcessHandle>()?.0.clone();
     let context = ProcessContext::of(lua)?;
-    Ok(match core.mailbox().poll_send(sequence, Some(current_waiter(&context))) {
-        SendPoll::Sent => "sent",
-        SendPoll::Closed => "closed",
-        SendPoll::Wait => "wait",
-    })
+    Ok(
+        match core
+            .mailbox()
+            .poll_send(sequence, Some(current_waiter(&context)))
+        {
+            SendPoll::Sent => "sent",
+            SendPoll::Closed => "closed",
+            SendPoll::Wait => "wait",
+        },
+    )
 }
 
 /// `mailbox_poll(deadline, register)`: the caller's own mailbox, as `channel_poll`.
