@@ -430,6 +430,21 @@ impl TxDescriptor {
     /// [`AbortReason::Misuse`] if the attempt read nothing (nothing could ever wake it)
     /// or is irrevocable; the attempt is rolled back either way.
     pub fn wait_for_change(&mut self) -> Result<(), Abort> {
+        let watched = self.roll_back_for_retry()?;
+        self.stm
+            .waits
+            .wait(&self.stm.orecs, &watched, &*self.stm.config.parking);
+        Ok(())
+    }
+
+    /// `retry`'s first half, shared by [`TxDescriptor::wait_for_change`] and
+    /// [`TxDescriptor::watch_for_change`]: the records read (with the versions seen),
+    /// taken before the attempt is rolled back.
+    ///
+    /// # Errors
+    /// [`AbortReason::Misuse`] if the attempt read nothing or is irrevocable (rolled
+    /// back all the same).
+    pub(crate) fn roll_back_for_retry(&mut self) -> Result<Vec<Watched>, Abort> {
         let watched: Vec<Watched> = self
             .core
             .reads
@@ -444,10 +459,7 @@ impl TxDescriptor {
         if watched.is_empty() || irrevocable {
             return Err(Abort::new(AbortReason::Misuse));
         }
-        self.stm
-            .waits
-            .wait(&self.stm.orecs, &watched, &*self.stm.config.parking);
-        Ok(())
+        Ok(watched)
     }
 
     /// Runs `body` with a checkpoint of the write set: if it returns a `Retry` abort,

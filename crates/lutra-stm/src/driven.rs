@@ -26,7 +26,7 @@ use crate::abort::{Abort, AbortReason};
 use crate::descriptor::TxDescriptor;
 use crate::sets;
 use crate::stm::StmInner;
-use crate::waiting::{Registration, Watched};
+use crate::waiting::Registration;
 use std::fmt;
 use std::sync::Arc;
 use std::task::Waker;
@@ -155,20 +155,7 @@ impl TxDescriptor {
     /// assert!(watch.has_fired() && flag.0.load(std::sync::atomic::Ordering::SeqCst));
     /// ```
     pub fn watch_for_change(&mut self, waker: Waker) -> Result<ChangeWatch, Abort> {
-        let watched: Vec<Watched> = self
-            .core
-            .reads
-            .iter()
-            .map(|r| Watched {
-                orec: r.orec,
-                version: r.version,
-            })
-            .collect();
-        let irrevocable = self.core.irrevocable;
-        self.core.rollback(&self.stm, AbortReason::Retry);
-        if watched.is_empty() || irrevocable {
-            return Err(Abort::new(AbortReason::Misuse));
-        }
+        let watched = self.roll_back_for_retry()?;
         let registration = self.stm.waits.register(&self.stm.orecs, &watched, waker);
         Ok(ChangeWatch {
             stm: self.stm.clone(),
