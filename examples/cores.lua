@@ -14,30 +14,7 @@
 
 local jobs, total = ...
 
--- Number of CPUs listed by Linux, or 4 elsewhere.
-local function cpu_count()
-  local f = io.open("/proc/cpuinfo")
-  if not f then return 4 end
-  local n = 0
-  for line in f:lines() do
-    if line:match("^processor%s*:") then n = n + 1 end
-  end
-  f:close()
-  return math.max(n, 1)
-end
-
--- Wall-clock seconds (10 ms resolution from /proc/uptime, else whole seconds).
-local function now()
-  local f = io.open("/proc/uptime")
-  if f then
-    local t = f:read("n")
-    f:close()
-    if t then return t end
-  end
-  return os.time()
-end
-
-jobs = math.tointeger(tonumber(jobs)) or cpu_count()
+jobs = math.tointeger(tonumber(jobs)) or lutra.workers()
 total = math.tointeger(tonumber(total)) or 24000000
 local samples = math.max(total // jobs, 1)
 
@@ -60,18 +37,18 @@ end
 print(string.format("cores.lua: %d jobs of %d samples each", jobs, samples))
 
 -- 1. One after another, in this process.
-local t0, c0 = now(), os.clock()
+local t0, c0 = lutra.now(), os.clock()
 local sequential = {}
 for i = 1, jobs do sequential[i] = estimate_pi(i, samples) end
-local t_seq, c_seq = now() - t0, os.clock() - c0
+local t_seq, c_seq = lutra.now() - t0, os.clock() - c0
 
 -- 2. One process per job.
-t0, c0 = now(), os.clock()
+t0, c0 = lutra.now(), os.clock()
 local procs = {}
 for i = 1, jobs do procs[i] = lutra.spawn(estimate_pi, i, samples) end
 local parallel = {}
 for i = 1, jobs do parallel[i] = procs[i]:join() end
-local t_par, c_par = now() - t0, os.clock() - c0
+local t_par, c_par = lutra.now() - t0, os.clock() - c0
 
 for i = 1, jobs do
   print(string.format("  process %2d: pi ~ %.6f", i, parallel[i]))
@@ -82,6 +59,6 @@ local function busy(cpu, wall) return wall > 0 and cpu / wall or 0 end
 print(string.format("one process, jobs in turn: %6.2f s  (%.2f cores busy)", t_seq, busy(c_seq, t_seq)))
 print(string.format("%2d processes in parallel:  %6.2f s  (%.2f cores busy)", jobs, t_par, busy(c_par, t_par)))
 if t_par > 0 then
-  print(string.format("speedup: %.2fx on %d cores", t_seq / t_par, cpu_count()))
+  print(string.format("speedup: %.2fx on %d cores", t_seq / t_par, lutra.workers()))
 end
 print("results match: yes")

@@ -14,30 +14,9 @@
 
 local n, requests, workers = ...
 
-local function cpu_count()
-  local f = io.open("/proc/cpuinfo")
-  if not f then return 4 end
-  local count = 0
-  for line in f:lines() do
-    if line:match("^processor%s*:") then count = count + 1 end
-  end
-  f:close()
-  return math.max(count, 1)
-end
-
-local function now()
-  local f = io.open("/proc/uptime")
-  if f then
-    local t = f:read("n")
-    f:close()
-    if t then return t end
-  end
-  return os.time()
-end
-
 n = math.tointeger(tonumber(n)) or 24
 requests = math.tointeger(tonumber(requests)) or 240
-workers = math.tointeger(tonumber(workers)) or math.max(cpu_count(), 2)
+workers = math.tointeger(tonumber(workers)) or math.max(lutra.workers(), 2)
 
 -- A worker: computes fib of each number it receives, answers the hub, stops on "stop".
 local function worker(hub)
@@ -91,7 +70,7 @@ local function hub(client, worker, count)
 end
 
 print(string.format("fib_hub.lua: fib(%d) x %d requests, %d workers", n, requests, workers))
-local t0 = now()
+local t0 = lutra.now()
 local h = lutra.spawn(hub, lutra.self(), worker, workers)
 for _ = 1, requests do h:send("req", n) end
 
@@ -105,7 +84,7 @@ for _ = 1, requests do
 end
 h:send("stop")
 local served = h:join()
-local elapsed = now() - t0
+local elapsed = lutra.now() - t0
 
 print(string.format("fib(%d) = %d; %d answers, sum %d", n, expected, requests, sum))
 for i, count in ipairs(served) do

@@ -13,17 +13,6 @@
 
 local args = { ... }
 
-local function cpu_count()
-  local f = io.open("/proc/cpuinfo")
-  if not f then return 4 end
-  local count = 0
-  for line in f:lines() do
-    if line:match("^processor%s*:") then count = count + 1 end
-  end
-  f:close()
-  return math.max(count, 1)
-end
-
 -- Writes a log file of `lines` lines; about one line in 2,000 is an error about disks.
 local function write_log(path, lines, seed)
   local levels = { "INFO", "INFO", "INFO", "DEBUG", "WARN" }
@@ -86,7 +75,7 @@ local function searcher(inbox, results, pattern, plain)
   end
 end
 
-local searchers = math.min(math.max(cpu_count(), 2), #files)
+local searchers = math.min(math.max(lutra.workers(), 2), #files)
 local inbox, results = lutra.channel(#files), lutra.channel(#files)
 for _ = 1, searchers do lutra.spawn(searcher, inbox, results, pattern, plain) end
 for i, path in ipairs(files) do inbox:send(i, path) end

@@ -13,20 +13,9 @@
 
 local args = { ... }
 
-local function cpu_count()
-  local f = io.open("/proc/cpuinfo")
-  if not f then return 4 end
-  local count = 0
-  for line in f:lines() do
-    if line:match("^processor%s*:") then count = count + 1 end
-  end
-  f:close()
-  return math.max(count, 1)
-end
-
 -- A job is { name = ..., path = file } or { name = ..., seed = s, words = n }.
 local jobs = {}
-local mappers = math.max(cpu_count(), 2)
+local mappers = math.max(lutra.workers(), 2)
 if #args == 0 or args[1] == "--generate" then
   local docs = math.tointeger(tonumber(args[2])) or 32
   local words = math.tointeger(tonumber(args[3])) or 40000

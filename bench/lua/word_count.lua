@@ -22,20 +22,8 @@ local function distinct_words(path)
   return count
 end
 
-local function mapper(jobs, results)
-  local function distinct_words(path)
-    local f = assert(io.open(path, "rb"))
-    local text = f:read("a"):upper()
-    f:close()
-    local seen, count = {}, 0
-    for word in text:gmatch("[%w_]+") do
-      if not seen[word] then
-        seen[word] = true
-        count = count + 1
-      end
-    end
-    return count
-  end
+-- `distinct_words` comes as an argument: an isolated function crosses to the process.
+local function mapper(jobs, results, distinct_words)
   for path in jobs:values() do results:send(path, distinct_words(path)) end
 end
 
@@ -52,7 +40,7 @@ if mode == "serial" then
 else
   local jobs, results = lutra.channel(#files), lutra.channel(#files)
   local procs = {}
-  for i = 1, mappers do procs[i] = lutra.spawn(mapper, jobs, results) end
+  for i = 1, mappers do procs[i] = lutra.spawn(mapper, jobs, results, distinct_words) end
   for _, path in ipairs(files) do jobs:send(path) end
   jobs:close()
   for _ = 1, #files do consider(results:receive()) end

@@ -137,6 +137,16 @@ function lutra.wait()
   end
 end
 
+-- Seconds on a monotonic clock (for elapsed times; the origin is arbitrary).
+function lutra.now()
+  return raw.now()
+end
+
+-- The number of workers the runtime runs processes on.
+function lutra.workers()
+  return raw.workers()
+end
+
 function lutra.sleep(seconds)
   local deadline = raw.now() + (seconds or 0)
   while raw.now() < deadline do

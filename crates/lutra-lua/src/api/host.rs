@@ -23,6 +23,10 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     )?;
     raw.set("request_yield", lua.create_function(request_yield)?)?;
     raw.set("now", lua.create_function(|_, ()| Ok(timer::now()))?)?;
+    raw.set(
+        "workers",
+        lua.create_function(|lua, ()| Ok(ProcessContext::of(lua)?.runtime.sched.workers()))?,
+    )?;
     raw.set("wake_at", lua.create_function(wake_at)?)?;
     raw.set("write_line", lua.create_function(write_line)?)?;
     Ok(())
