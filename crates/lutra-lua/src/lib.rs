@@ -18,6 +18,7 @@ mod api;
 mod atomic;
 pub mod channel;
 mod intern;
+mod liveness;
 mod module;
 mod options;
 pub mod process;

@@ -12,7 +12,8 @@
 //! 3. `lutra` is installed without touching the host's globals (`print`, `coroutine`):
 //!    the host's thread is not a task, so a blocking call parks the OS thread
 //!    (`raw.park_thread`); a host that would wait forever gets a deadlock error
-//!    (detected when it is the only blocked host: hosts could wake each other).
+//!    (proven: every process parked, every other host blocked, no wake-up or timer
+//!    pending; each open host state counts as awake in the runtime's liveness).
 //! 4. When the host state closes (the script ended), the runtime waits for the
 //!    processes still running, as luaproc's finaliser does, and reports processes
 //!    that failed unjoined and a deadlock on standard error.
@@ -74,6 +75,7 @@ pub fn open_module(lua: &Lua) -> mlua::Result<Table> {
     });
     let lutra = crate::api::install_host(lua)?;
     lua.set_named_registry_value(FINALIZER_KEY, HostFinalizer)?;
+    runtime.shared().open_host();
     Ok(lutra)
 }
 
@@ -102,6 +104,8 @@ impl UserData for HostFinalizer {}
 impl Drop for HostFinalizer {
     fn drop(&mut self) {
         let runtime = global_runtime();
+        // The closing host can wake nobody any more: only processes are waited for.
+        runtime.shared().close_host();
         if let WaitOutcome::Deadlock(report) = runtime.wait() {
             eprint!("lutra: {report}");
         }

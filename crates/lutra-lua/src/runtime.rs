@@ -2,28 +2,64 @@
 //! the counters the deadlock detector reads, the timer, and line-atomic output.
 //!
 //! # Invariants
-//! - `live` counts processes spawned and not finished; `parked` those of them whose
-//!   last slice ended in `Park` and that have not been resumed since.
-//! - `activity` grows at every slice: two looks at the counters with the same
-//!   `activity` saw nothing run in between.
+//! - `live` counts processes spawned and not finished.
+//! - `liveness` counts what can still make progress (see `liveness.rs`): each process
+//!   from its spawn to the end of `note_finished`, except while it is parked with no
+//!   wake-up pending; each host state (module mode) except while its thread is
+//!   blocked with no wake-up pending; each pending timer.
+//! - Every waker given to a channel, a timer, a joiner list or a transaction's watch
+//!   comes from [`current_waker`], so that every wake-up is counted.
 //!
 //! # Deadlock detection
-//! Every live process parked, no timer pending, no host thread blocked, and no slice
-//! run between two looks 100 ms apart: nothing can wake anyone. The report lists each
-//! process and what it waits on.
+//! `liveness` reads zero while processes are alive: every one of them is parked, no
+//! wake-up is pending, no timer is pending, no host can act. That is proof, not a guess
+//! from timing: a stalled machine delays the report of nothing (a woken process that
+//! the OS has not run yet counts as awake). The report lists each process and what it
+//! waits on.
 
+use crate::liveness::{Liveness, WakeState};
 use crate::options::Options;
 use crate::process::{Code, ProcessCore, ProcessTask};
 use crate::timer::Timer;
 use crate::transfer::Message;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::Waker;
 use std::time::Duration;
 
 /// How often the waiting side looks for a deadlock.
 const DEADLOCK_CHECK: Duration = Duration::from_millis(100);
+
+thread_local! {
+    /// The host state(s) open on this OS thread (module mode): the thread's place in
+    /// the wake-up protocol and how many host states share it. A host thread is an
+    /// OS thread, never a task, so a thread-local is its own.
+    static HOST: RefCell<Option<(Arc<WakeState>, usize)>> = const { RefCell::new(None) };
+}
+
+/// A waker for the caller, counted in its runtime's liveness (see the module's
+/// invariants): the current process's, or the current host thread's. Outside both
+/// (a Rust thread that never opened a host state), the scheduler's plain waker.
+pub(crate) fn current_waker() -> Waker {
+    if let Some(state) = process_wake_state() {
+        return state.waker();
+    }
+    HOST.with_borrow(|host| host.as_ref().map(|(state, _)| state.waker()))
+        .unwrap_or_else(lutra_sched::current_waker)
+}
+
+/// A process task's place in the wake-up protocol, set by its first slice.
+type ProcessSlot = OnceCell<Arc<WakeState>>;
+
+/// The current process's wake state, `None` outside process tasks.
+fn process_wake_state() -> Option<Arc<WakeState>> {
+    let slot = lutra_sched::task_local(ProcessSlot::new)?;
+    // SAFETY: the current task's own value, used by the task itself within this call.
+    unsafe { slot.as_ref() }.get().cloned()
+}
 
 pub(crate) struct RuntimeShared {
     pub(crate) sched: lutra_sched::Runtime,
@@ -33,10 +69,12 @@ pub(crate) struct RuntimeShared {
     processes: Mutex<BTreeMap<u64, Arc<ProcessCore>>>,
     failures: Mutex<Vec<Arc<ProcessCore>>>,
     live: AtomicUsize,
-    parked: AtomicUsize,
-    /// Host threads (not processes) blocked in a channel operation.
-    blocked_hosts: AtomicUsize,
-    activity: AtomicU64,
+    /// What can still make progress: the deadlock detector's proof.
+    liveness: Arc<Liveness>,
+    /// Test hook: how long a worker stalls after a process parks (a machine that does
+    /// not run the workers), to show that no stall makes a false deadlock report.
+    #[cfg(test)]
+    stall_after_park: Option<Duration>,
     finished: Condvar,
     finished_lock: Mutex<()>,
     output: Mutex<()>,
@@ -66,6 +104,7 @@ impl RuntimeShared {
         let core = Arc::new(ProcessCore::new(id, origin, self.options.mailbox_capacity));
         self.lock_processes().insert(id, core.clone());
         self.live.fetch_add(1, Ordering::SeqCst);
+        self.liveness.add();
         self.counters.note_spawned();
         let task = ProcessTask::new(self.clone(), core.clone(), code, args);
         self.sched
@@ -79,17 +118,34 @@ impl RuntimeShared {
         self.processes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Called by a process task at the start of every slice.
+    /// Called by a process task at the start of every slice (`was_parked`: its last
+    /// slice ended in `Park`).
     pub(crate) fn note_resumed(&self, was_parked: bool) {
-        if was_parked {
-            self.parked.fetch_sub(1, Ordering::SeqCst);
+        let Some(slot) = lutra_sched::task_local(ProcessSlot::new) else {
+            return;
+        };
+        // SAFETY: the current task's own value, used by the task itself in this call.
+        let slot = unsafe { slot.as_ref() };
+        match slot.get() {
+            Some(state) if was_parked => state.resumed(),
+            Some(_) => {}
+            // First slice: the process is counted since its spawn.
+            None => {
+                let state = WakeState::new(self.liveness.clone(), lutra_sched::current_waker());
+                let _ = slot.set(state);
+            }
         }
-        self.activity.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// Called by a process task whose slice ended in `Park`.
+    /// Called by a process task whose slice ended in `Park`, after its registrations.
     pub(crate) fn note_parked(&self) {
-        self.parked.fetch_add(1, Ordering::SeqCst);
+        if let Some(state) = process_wake_state() {
+            state.park();
+        }
+        #[cfg(test)]
+        if let Some(stall) = self.stall_after_park {
+            std::thread::sleep(stall);
+        }
     }
 
     /// Called once per process, when it has finished (either way).
@@ -101,11 +157,13 @@ impl RuntimeShared {
                 .unwrap_or_else(|p| p.into_inner())
                 .push(core.clone());
         }
-        let _guard = self.finished_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let guard = self.finished_lock.lock().unwrap_or_else(|p| p.into_inner());
         self.live.fetch_sub(1, Ordering::SeqCst);
         self.finished.notify_all();
-        drop(_guard);
+        drop(guard);
         self.lock_all_finished_waiters().wake_all();
+        // Last: until here this process could still wake others.
+        self.liveness.remove();
     }
 
     fn lock_all_finished_waiters(&self) -> MutexGuard<'_, crate::channel::WaitList> {
@@ -135,28 +193,51 @@ impl RuntimeShared {
         false
     }
 
-    /// Whether a blocked host thread can be woken by nothing: every live process
-    /// parked, no timer pending, no other host thread blocked. Returns the activity
-    /// count to compare with a later look (as `looks_deadlocked`).
-    pub(crate) fn host_looks_stuck(&self) -> Option<u64> {
-        let stuck = self.parked.load(Ordering::SeqCst) == self.live.load(Ordering::SeqCst)
-            && self.timer.pending() == 0
-            && self.blocked_hosts.load(Ordering::SeqCst) <= 1;
-        stuck.then(|| self.activity.load(Ordering::SeqCst))
+    /// Counts a host state opened on the calling OS thread (module mode): the thread
+    /// can wake processes until its last host state closes.
+    pub(crate) fn open_host(&self) {
+        HOST.with_borrow_mut(|host| match host {
+            Some((_, states)) => *states += 1,
+            None => {
+                self.liveness.add();
+                *host = Some((
+                    WakeState::new(self.liveness.clone(), lutra_sched::current_waker()),
+                    1,
+                ));
+            }
+        });
     }
 
-    /// The deadlock report, for a host thread that found itself stuck.
-    pub(crate) fn host_deadlock_report(&self) -> String {
-        self.deadlock_report()
+    /// A host state of the calling thread closed (see [`Self::open_host`]).
+    pub(crate) fn close_host(&self) {
+        HOST.with_borrow_mut(|host| {
+            if let Some((_, states)) = host {
+                *states -= 1;
+                if *states == 0 {
+                    *host = None;
+                    self.liveness.remove();
+                }
+            }
+        });
     }
 
-    /// Marks a host thread as blocked (`true`) or running again (`false`).
-    pub(crate) fn note_host_blocked(&self, blocked: bool) {
-        if blocked {
-            self.blocked_hosts.fetch_add(1, Ordering::SeqCst);
-        } else {
-            self.blocked_hosts.fetch_sub(1, Ordering::SeqCst);
+    /// Parks the calling host thread until it is woken or `timeout` passes. Returns
+    /// the deadlock report when nothing can ever wake it (proof, see the module).
+    pub(crate) fn park_host(&self, timeout: Duration) -> Option<String> {
+        let Some(state) = HOST.with_borrow(|host| host.as_ref().map(|(s, _)| s.clone())) else {
+            std::thread::park_timeout(timeout);
+            return None;
+        };
+        let mut report = None;
+        if state.park() {
+            if self.liveness.nothing_awake() {
+                report = Some(self.deadlock_report());
+            } else {
+                std::thread::park_timeout(timeout);
+            }
+            state.resumed();
         }
+        report
     }
 
     /// Writes `line` to standard output in one piece (lines of processes never mix).
@@ -166,15 +247,6 @@ impl RuntimeShared {
         // Output errors (a closed pipe) are not the process's fault; they are dropped
         // as `print` in stock Lua drops them.
         let _ = out.write_all(line).and_then(|()| out.flush());
-    }
-
-    fn looks_deadlocked(&self) -> Option<u64> {
-        let live = self.live.load(Ordering::SeqCst);
-        let stuck = live > 0
-            && self.parked.load(Ordering::SeqCst) == live
-            && self.timer.pending() == 0
-            && self.blocked_hosts.load(Ordering::SeqCst) == 0;
-        stuck.then(|| self.activity.load(Ordering::SeqCst))
     }
 
     fn deadlock_report(&self) -> String {
@@ -228,6 +300,7 @@ impl LuaRuntime {
             builder = builder.workers(workers);
         }
         let recycle_limit = AtomicUsize::new(options.recycle_limit);
+        let liveness = Arc::new(Liveness::default());
         let sched = builder
             .sync(match options.sync {
                 crate::options::SyncMode::Locks => lutra_sched::sync::SyncMode::Locks,
@@ -239,14 +312,14 @@ impl LuaRuntime {
         let shared = Arc::new(RuntimeShared {
             sched,
             options,
-            timer: Timer::default(),
+            timer: Timer::new(liveness.clone()),
             next_pid: AtomicU64::new(1),
             processes: Mutex::new(BTreeMap::new()),
             failures: Mutex::new(Vec::new()),
             live: AtomicUsize::new(0),
-            parked: AtomicUsize::new(0),
-            blocked_hosts: AtomicUsize::new(0),
-            activity: AtomicU64::new(0),
+            liveness,
+            #[cfg(test)]
+            stall_after_park: None,
             finished: Condvar::new(),
             finished_lock: Mutex::new(()),
             output: Mutex::new(()),
@@ -288,24 +361,25 @@ impl LuaRuntime {
         self.shared.spawn(code, Message::of(values), origin)
     }
 
-    /// Waits until every process has finished, or reports a deadlock.
+    /// Waits until every process has finished, or reports a deadlock (only when it is
+    /// proven, see the module header).
     pub fn wait(&self) -> WaitOutcome {
         let shared = &self.shared;
-        let mut suspect: Option<u64> = None;
         let mut guard = shared
             .finished_lock
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         loop {
+            // ORDERING: `nothing_awake` first: once it reads true nothing changes any
+            // more, so `live` read after it belongs to the same still state.
+            let stuck = shared.liveness.nothing_awake();
             if shared.live.load(Ordering::SeqCst) == 0 {
                 return WaitOutcome::AllFinished;
             }
-            let now = shared.looks_deadlocked();
-            if now.is_some() && now == suspect {
+            if stuck {
                 drop(guard);
                 return WaitOutcome::Deadlock(shared.deadlock_report());
             }
-            suspect = now;
             guard = shared
                 .finished
                 .wait_timeout(guard, DEADLOCK_CHECK)
@@ -337,5 +411,67 @@ impl LuaRuntime {
             .iter()
             .filter_map(|p| p.failed_unjoined().map(|e| (p.clone(), e)))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A runtime of one worker that stalls for `stall` after every park: a machine
+    /// that does not run the workers while processes are woken.
+    fn stalling_runtime(stall: Duration) -> LuaRuntime {
+        let mut runtime = LuaRuntime::new(Options {
+            workers: Some(1),
+            ..Options::default()
+        });
+        Arc::get_mut(&mut runtime.shared)
+            .expect("no process holds the runtime yet")
+            .stall_after_park = Some(stall);
+        runtime
+    }
+
+    /// Issue 11, item 4: a healthy ping-pong whose woken processes are not run for
+    /// 300 ms at a time (three deadlock checks) is not reported as a deadlock.
+    #[test]
+    fn a_stalled_worker_is_no_deadlock() {
+        let runtime = stalling_runtime(Duration::from_millis(300));
+        let main = runtime.spawn_source(
+            "=pingpong",
+            r#"
+            local ping, pong = lutra.channel(), lutra.channel()
+            lutra.spawn(function(ping, pong)
+              for i = 1, 4 do pong:send(ping:receive() + 1) end
+            end, ping, pong)
+            local n = 0
+            for _ = 1, 4 do ping:send(n) n = pong:receive() end
+            assert(n == 4, n)
+            "#,
+        );
+        assert_eq!(runtime.wait(), WaitOutcome::AllFinished);
+        assert!(
+            matches!(main.outcome(), crate::Outcome::Finished(_)),
+            "{:?}",
+            main.outcome()
+        );
+    }
+
+    /// The same stall does not hide a real deadlock, and a sleeper is no deadlock.
+    #[test]
+    fn a_stalled_worker_still_sees_real_deadlocks() {
+        let runtime = stalling_runtime(Duration::from_millis(50));
+        runtime.spawn_source(
+            "=stuck",
+            r#"
+            lutra.sleep(0.2)
+            local ch = lutra.channel()
+            lutra.spawn(function(ch) ch:receive() end, ch)
+            ch:receive()
+            "#,
+        );
+        match runtime.wait() {
+            WaitOutcome::Deadlock(report) => assert!(report.contains("receive on"), "{report}"),
+            other => panic!("expected a deadlock, got {other:?}"),
+        }
     }
 }

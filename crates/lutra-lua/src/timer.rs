@@ -3,13 +3,20 @@
 //! # Invariants
 //! - Every registered waker is woken once, at or after its deadline (possibly after
 //!   its waiter stopped caring: waiters re-check their own deadline).
-//! - `pending()` counts registrations not yet fired, so that the deadlock detector
-//!   never reports processes that a timer will wake.
+//! - Each registration not yet fired counts once in the runtime's [`Liveness`]: added
+//!   before the waiter can park, removed only after its waker was called, so the
+//!   deadlock detector never reports processes that a timer will wake.
+//! - The timer thread never panics on a deadline: an infinite or NaN deadline is never
+//!   registered (nothing will fire it; the waiter waits for its other wake-ups), and a
+//!   finite one however far away is waited for in slices of at most [`LONGEST_WAIT`].
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::liveness::Liveness;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::task::Waker;
 use std::time::{Duration, Instant};
+
+/// The longest the timer thread sleeps at once (it then looks at its queue again).
+const LONGEST_WAIT: Duration = Duration::from_secs(3600);
 
 /// Seconds since the first use of the clock (the scale of Lua-side deadlines).
 pub(crate) fn now() -> f64 {
@@ -21,23 +28,45 @@ fn epoch() -> Instant {
     *EPOCH.get_or_init(Instant::now)
 }
 
+/// How long to sleep until `deadline`, seen at `now`: never more than
+/// [`LONGEST_WAIT`], whatever the deadline (a saturating conversion).
+fn wait_until(deadline: f64, now: f64) -> Duration {
+    Duration::try_from_secs_f64((deadline - now).max(0.0))
+        .unwrap_or(LONGEST_WAIT)
+        .min(LONGEST_WAIT)
+}
+
 /// The timer thread's queue.
-#[derive(Default)]
 pub(crate) struct Timer {
     inner: Arc<Inner>,
 }
 
-#[derive(Default)]
 struct Inner {
     entries: Mutex<Vec<(f64, Waker)>>,
     changed: Condvar,
-    pending: AtomicUsize,
+    liveness: Arc<Liveness>,
     started: OnceLock<()>,
 }
 
 impl Timer {
-    /// Wakes `waker` once `now() >= deadline`.
+    /// A timer whose pending registrations count in `liveness`.
+    pub(crate) fn new(liveness: Arc<Liveness>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                entries: Mutex::new(Vec::new()),
+                changed: Condvar::new(),
+                liveness,
+                started: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Wakes `waker` once `now() >= deadline`; never, for a deadline that is not
+    /// finite (see the module's invariants).
     pub(crate) fn wake_at(&self, deadline: f64, waker: Waker) {
+        if !deadline.is_finite() {
+            return;
+        }
         self.inner.started.get_or_init(|| {
             let inner = self.inner.clone();
             std::thread::Builder::new()
@@ -46,14 +75,9 @@ impl Timer {
                 .expect("the OS refused to start the timer thread");
         });
         let mut entries = self.inner.lock();
-        self.inner.pending.fetch_add(1, Ordering::SeqCst);
+        self.inner.liveness.add();
         entries.push((deadline, waker));
         self.inner.changed.notify_one();
-    }
-
-    /// Registrations not yet fired.
-    pub(crate) fn pending(&self) -> usize {
-        self.inner.pending.load(Ordering::SeqCst)
     }
 }
 
@@ -74,25 +98,69 @@ impl Inner {
                 drop(entries);
                 for (_, waker) in due {
                     waker.wake();
-                    self.pending.fetch_sub(1, Ordering::SeqCst);
+                    self.liveness.remove();
                 }
                 entries = self.lock();
                 continue;
             }
-            let next = entries
+            let wait = entries
                 .iter()
-                .map(|(deadline, _)| *deadline)
-                .fold(f64::INFINITY, f64::min);
-            let wait = if next.is_finite() {
-                Duration::from_secs_f64((next - now).max(0.0))
-            } else {
-                Duration::from_secs(3600)
-            };
+                .map(|(deadline, _)| wait_until(*deadline, now))
+                .min()
+                .unwrap_or(LONGEST_WAIT);
             entries = self
                 .changed
                 .wait_timeout(entries, wait)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::task::Wake;
+
+    struct Flag(AtomicBool);
+
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn far_deadlines_saturate() {
+        assert_eq!(wait_until(1e300, 0.0), LONGEST_WAIT);
+        assert_eq!(wait_until(f64::MAX, -f64::MAX), LONGEST_WAIT);
+        assert_eq!(wait_until(1.0, 2.0), Duration::ZERO);
+        assert_eq!(wait_until(2.5, 2.0), Duration::from_millis(500));
+    }
+
+    /// A deadline of 1e300 seconds (issue 11, item 2) once killed the timer thread;
+    /// the timer must go on firing nearer deadlines afterwards.
+    #[test]
+    fn a_huge_deadline_leaves_the_timer_working() {
+        let liveness = Arc::new(Liveness::default());
+        let timer = Timer::new(liveness.clone());
+        let far = Arc::new(Flag(AtomicBool::new(false)));
+        timer.wake_at(now() + 1e300, Waker::from(far.clone()));
+        timer.wake_at(f64::INFINITY, Waker::from(far.clone()));
+        timer.wake_at(f64::NAN, Waker::from(far.clone()));
+        let near = Arc::new(Flag(AtomicBool::new(false)));
+        timer.wake_at(now() + 0.01, Waker::from(near.clone()));
+        let start = Instant::now();
+        while !near.0.load(Ordering::SeqCst) {
+            assert!(
+                start.elapsed() < Duration::from_secs(600),
+                "the timer thread stopped firing"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!far.0.load(Ordering::SeqCst));
+        // The far registration still counts; the infinite and NaN ones never did.
+        assert!(!liveness.nothing_awake());
     }
 }

@@ -6,7 +6,6 @@ use crate::process::ProcessContext;
 use crate::process::state::take_preempted;
 use crate::timer;
 use mlua::{Function, Lua, MultiValue, Table};
-use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -32,39 +31,20 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     Ok(())
 }
 
-/// How long a host thread parks before it looks for a deadlock.
+/// How long a host thread parks before it looks for a deadlock again.
 const HOST_DEADLOCK_CHECK: Duration = Duration::from_millis(100);
-
-thread_local! {
-    /// The activity count at which this host thread last found itself stuck (a host
-    /// thread is an OS thread, never a task, so a thread-local is its own).
-    static HOST_SUSPECT: Cell<Option<u64>> = const { Cell::new(None) };
-}
 
 /// Parks the calling OS thread (not a task) until a waker registered by it fires, or
 /// for a while (the caller polls again). Returns a deadlock report when nothing can
-/// wake it: every process blocked and no timer pending, through two looks (the
-/// caller polled in between and found nothing).
+/// ever wake it (proven by the runtime's liveness count, see `runtime.rs`).
 fn park_thread(lua: &Lua, what: String) -> mlua::Result<Option<String>> {
     let context = ProcessContext::of(lua)?;
-    let runtime = &context.runtime;
     context.process.set_waiting_on(Some(what.clone()));
-    runtime.note_host_blocked(true);
-    let before = runtime.host_looks_stuck();
-    std::thread::park_timeout(HOST_DEADLOCK_CHECK);
-    let after = runtime.host_looks_stuck();
-    runtime.note_host_blocked(false);
+    let report = context.runtime.park_host(HOST_DEADLOCK_CHECK);
     context.process.set_waiting_on(None);
-    let stuck = before.is_some() && before == after;
-    let suspect = HOST_SUSPECT.with(|s| s.replace(if stuck { after } else { None }));
-    if stuck && suspect == after {
-        HOST_SUSPECT.with(|s| s.set(None));
-        return Ok(Some(format!(
-            "deadlock: the host waits on {what} and nothing can wake it\n{}",
-            runtime.host_deadlock_report()
-        )));
-    }
-    Ok(None)
+    Ok(report.map(|report| {
+        format!("deadlock: the host waits on {what} and nothing can wake it\n{report}")
+    }))
 }
 
 /// Marks the caller's next bare yield as meant for the scheduler (as a preemption is).

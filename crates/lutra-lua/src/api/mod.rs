@@ -103,11 +103,11 @@ fn preload_luaproc(lua: &Lua, package: &Table, raw: &Table, exports: &Table) -> 
 }
 
 /// The caller as a waiter: its process id and a waker for its task (or its OS thread
-/// outside tasks).
+/// outside tasks), counted by the deadlock detector (`runtime::current_waker`).
 pub(crate) fn current_waiter(context: &ProcessContext) -> Waiter {
     Waiter {
         id: context.process.id(),
-        waker: lutra_sched::current_waker(),
+        waker: crate::runtime::current_waker(),
     }
 }
 

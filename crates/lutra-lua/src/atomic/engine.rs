@@ -45,7 +45,7 @@ pub(crate) struct WorkerParking;
 
 impl Parking for WorkerParking {
     fn waker(&self) -> Waker {
-        lutra_sched::current_waker()
+        crate::runtime::current_waker()
     }
 
     /// Never called by Lutra's driver; yields instead of blocking if it ever is

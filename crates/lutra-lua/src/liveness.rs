@@ -1,0 +1,266 @@
+//! Deadlock detection by proof: one counter of everything that can still make
+//! progress, kept exact by a small wake-up protocol.
+//!
+//! A deadlock report must never be a guess from timing (a loaded machine can leave a
+//! woken process unresumed for seconds). So the runtime keeps [`Liveness::awake`], the
+//! number of
+//! - live processes that are not parked: running, queued, **or woken and not yet
+//!   resumed**;
+//! - host threads (module mode) not blocked in a Lutra call, or blocked and woken;
+//! - pending timer registrations (each one will wake somebody).
+//!
+//! Every party that can wake a parked process is one of these, so `awake == 0` with
+//! processes alive is proof that nothing can ever wake them. One atomic word is read
+//! at once: the look is consistent without a lock.
+//!
+//! # States of one waiter ([`WakeState`])
+//!
+//! | state | meaning | counted in `awake` | who moves it out |
+//! |-------|---------|--------------------|------------------|
+//! | `ACTIVE` | running, queued, or woken since it last parked | yes | the waiter, to `PARKED` when it parks |
+//! | `NOTIFIED` | `ACTIVE`, and woken while active: its next park must not sleep | yes | the waiter, to `ACTIVE` when it parks (and it is requeued at once) |
+//! | `PARKED` | parked, no wake-up since | no | a waker, to `ACTIVE` by CAS |
+//!
+//! # Invariants
+//! - `awake` is never below the true number of parties that can make progress: every
+//!   increment happens before the event it announces (a wake-up, a timer) and every
+//!   decrement after the last action it ends (a park comes after the registrations, a
+//!   timer's share goes after its wake-up, a finishing process's after its wake-ups).
+//!   It may be above it for a moment (a waker's token, below), never for long.
+//! - The scheduler's own wake-up (the inner [`Waker`]) is called only on the
+//!   `PARKED → ACTIVE` transition, or by the waiter itself when it parks `NOTIFIED`; so
+//!   the scheduler's `notified` flag is never left set by a wake-up this protocol
+//!   counted as spent.
+//!
+//! # Protocol
+//! Waker ([`WakeState::wake`]): 1. add a token to `awake`; 2. CAS the state: `PARKED →
+//! ACTIVE` (the token becomes the waiter's share; call the inner waker), `ACTIVE →
+//! NOTIFIED` (remove the token), `NOTIFIED` (remove the token).
+//! Waiter parking ([`WakeState::park`], after its registrations): CAS `ACTIVE → PARKED`
+//! and remove its share; or find `NOTIFIED`, store `ACTIVE` and wake itself through the
+//! inner waker (its park then returns at once).
+//! Waiter resumed after a park ([`WakeState::resumed`]): a `PARKED` state here means an
+//! uncounted wake-up resumed it (none exists in Lutra; counted anyway).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::task::{Wake, Waker};
+
+const ACTIVE: u8 = 0;
+const NOTIFIED: u8 = 1;
+const PARKED: u8 = 2;
+
+/// The runtime's count of parties that can still make progress (module header).
+#[derive(Debug, Default)]
+pub(crate) struct Liveness {
+    awake: AtomicUsize,
+}
+
+impl Liveness {
+    /// One more party that can make progress (a process spawned, a timer registered,
+    /// a host opened).
+    pub(crate) fn add(&self) {
+        // ORDERING: SeqCst on every access of `awake`: one total order, in which each
+        // increment precedes the event it announces (module invariants).
+        self.awake.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// One party less (a process finished, a timer fired, a host closed).
+    pub(crate) fn remove(&self) {
+        let before = self.awake.fetch_sub(1, Ordering::SeqCst);
+        debug_assert!(before > 0, "liveness count went below zero");
+    }
+
+    /// Whether nothing can make progress any more: every process and host parked with
+    /// no wake-up pending, and no timer pending.
+    pub(crate) fn nothing_awake(&self) -> bool {
+        self.awake.load(Ordering::SeqCst) == 0
+    }
+}
+
+/// One waiter's place in the protocol: a process, or a host thread.
+pub(crate) struct WakeState {
+    state: AtomicU8,
+    /// Wakes the waiter in the scheduler (its task) or the OS (its thread).
+    inner: Waker,
+    liveness: Arc<Liveness>,
+}
+
+impl WakeState {
+    /// A waiter that is `ACTIVE` and already counted in `liveness`, woken through
+    /// `inner`.
+    pub(crate) fn new(liveness: Arc<Liveness>, inner: Waker) -> Arc<Self> {
+        Arc::new(Self {
+            state: AtomicU8::new(ACTIVE),
+            inner,
+            liveness,
+        })
+    }
+
+    /// A waker that wakes this waiter through the protocol.
+    pub(crate) fn waker(self: &Arc<Self>) -> Waker {
+        Waker::from(self.clone())
+    }
+
+    /// The waiter is about to park (its registrations are made). Returns `false` when
+    /// a wake-up came while it was active: it stays counted, and its park returns at
+    /// once (the inner waker was called).
+    pub(crate) fn park(&self) -> bool {
+        match self
+            .state
+            .compare_exchange(ACTIVE, PARKED, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            Ok(_) => {
+                self.liveness.remove();
+                true
+            }
+            Err(_) => {
+                // NOTIFIED: only the waiter itself leaves this state.
+                self.state.store(ACTIVE, Ordering::SeqCst);
+                self.inner.wake_by_ref();
+                false
+            }
+        }
+    }
+
+    /// The waiter runs again after a park.
+    pub(crate) fn resumed(&self) {
+        if self.state.load(Ordering::SeqCst) == PARKED {
+            self.resumed_uncounted_slow();
+        }
+    }
+
+    #[cold]
+    fn resumed_uncounted_slow(&self) {
+        self.liveness.add();
+        if self
+            .state
+            .compare_exchange(PARKED, ACTIVE, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            // A counted wake-up came in between and took the share itself.
+            self.liveness.remove();
+        }
+    }
+
+    fn wake_counted(&self) {
+        self.liveness.add();
+        let mut state = self.state.load(Ordering::SeqCst);
+        loop {
+            let next = match state {
+                PARKED => ACTIVE,
+                ACTIVE => NOTIFIED,
+                _ => break,
+            };
+            match self
+                .state
+                .compare_exchange(state, next, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => break,
+                Err(now) => state = now,
+            }
+        }
+        if state == PARKED {
+            // The token is now the waiter's share.
+            self.inner.wake_by_ref();
+        } else {
+            self.liveness.remove();
+        }
+    }
+}
+
+impl Wake for WakeState {
+    fn wake(self: Arc<Self>) {
+        self.wake_counted();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.wake_counted();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Counts the inner wake-ups.
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn waiter() -> (Arc<Liveness>, Arc<WakeState>, Arc<Count>) {
+        let liveness = Arc::new(Liveness::default());
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        liveness.add();
+        let state = WakeState::new(liveness.clone(), Waker::from(count.clone()));
+        (liveness, state, count)
+    }
+
+    #[test]
+    fn woken_and_not_resumed_counts_as_awake() {
+        let (liveness, state, count) = waiter();
+        assert!(state.park());
+        assert!(liveness.nothing_awake());
+        state.waker().wake();
+        assert!(
+            !liveness.nothing_awake(),
+            "a woken waiter is awake until it parks"
+        );
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        state.resumed();
+        assert!(state.park());
+        assert!(liveness.nothing_awake());
+    }
+
+    #[test]
+    fn a_wake_while_active_cancels_the_next_park() {
+        let (liveness, state, count) = waiter();
+        state.waker().wake();
+        state.waker().wake();
+        assert_eq!(
+            count.0.load(Ordering::SeqCst),
+            0,
+            "no scheduler wake while active"
+        );
+        assert!(!state.park(), "the park after a wake-up returns at once");
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert!(!liveness.nothing_awake());
+        state.resumed();
+        assert!(state.park());
+        assert!(liveness.nothing_awake());
+    }
+
+    /// Many wakers against one waiter that parks and resumes: the count ends exact,
+    /// and while the waiter is parked with no wake-up pending it reads zero.
+    #[test]
+    fn concurrent_wakers_keep_the_count_exact() {
+        let (liveness, state, _count) = waiter();
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                let waker = state.waker();
+                scope.spawn(move || {
+                    for _ in 0..2_000 {
+                        waker.wake_by_ref();
+                        std::thread::yield_now();
+                    }
+                });
+            }
+            for _ in 0..2_000 {
+                if state.park() {
+                    state.resumed();
+                }
+            }
+        });
+        // Only the waiter's own share may remain; whatever the last wake-up left,
+        // one more park settles it.
+        if !state.park() {
+            assert!(state.park());
+        }
+        assert!(liveness.nothing_awake());
+    }
+}
