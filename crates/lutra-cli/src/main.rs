@@ -13,11 +13,15 @@ and `arg`; `require \"luaproc\"` gives luaproc's API over the same runtime. When
 script returns, lutra waits for the processes still running (luaproc's semantics).
 
 Exit status:
-  0  the script and every process finished
-  1  the script raised an error, or a process failed and nobody joined it
-     (each failure is printed with its traceback)
-  2  deadlock: every process is blocked and nothing can wake them (the report
-     says which process waits on what)
+  0   the script and every process finished
+  1   the script raised an error, a process failed and nobody joined it (each
+      failure is printed with its traceback), or the script cannot be read
+  2   deadlock: every process is blocked and nothing can wake them (the report
+      says which process waits on what)
+  64  usage error: an unknown option, a bad option value, no script (EX_USAGE)
+  n   os.exit(n) in any process (see docs/lua-api.md)
+
+A script may start with a `#!` line and a UTF-8 byte-order mark, as under lua5.4.
 
 Scheduling policies (--policy): round-robin (alias rr, luts), ats, ciluts, ctluts,
   restart-profile (alias txlinux).
@@ -30,9 +34,11 @@ The Lua API is documented in docs/lua-api.md.";
 #[derive(Parser, Debug)]
 #[command(name = "lutra", version, about, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
-    /// Worker threads (default: one per core; more than the cores is allowed).
-    #[arg(short = 'w', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    workers: Option<u16>,
+    /// Worker threads, 1 to 1024 (default: one per core; more than the cores is
+    /// allowed).
+    #[arg(short = 'w', long, value_name = "N", value_parser = lutra_lua::parse_workers,
+          allow_negative_numbers = true)]
+    workers: Option<usize>,
     /// Scheduling policy for transactions (see below).
     #[arg(long, value_name = "NAME", value_parser = parse_policy)]
     policy: Option<Policy>,
@@ -44,15 +50,17 @@ struct Cli {
     #[arg(long)]
     stats: bool,
     /// Messages a process's mailbox buffers before `p:send` waits (0: rendezvous).
-    #[arg(long, value_name = "N", default_value_t = Options::default().mailbox_capacity)]
+    #[arg(long, value_name = "N", default_value_t = Options::default().mailbox_capacity,
+          value_parser = lutra_lua::parse_mailbox_capacity, allow_negative_numbers = true)]
     mailbox_cap: usize,
     /// Per-process memory limit, in bytes, or with a K, M or G suffix (a process
     /// over it fails with "not enough memory"; the others go on).
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = lutra_lua::parse_bytes)]
     memory_limit: Option<usize>,
     /// Lua VM instructions a process runs before it is preempted so that others run
     /// (outside `atomic`; 0: never; any hook makes CPU-bound Lua about 2x slower).
-    #[arg(long, value_name = "N", default_value_t = Options::default().preempt_instructions)]
+    #[arg(long, value_name = "N", default_value_t = Options::default().preempt_instructions,
+          value_parser = lutra_lua::parse_preempt, allow_negative_numbers = true)]
     preempt: u32,
     /// How the runtime's own structures are synchronised: `locks` or `tm`
     /// (transactions that wait by parking, never busy-waiting).
@@ -83,27 +91,10 @@ fn parse_sync(name: &str) -> Result<SyncMode, String> {
     name.parse()
 }
 
-/// `1048576`, `512K`, `64M`, `1G` (powers of 1024).
-fn parse_bytes(text: &str) -> Result<usize, String> {
-    let text = text.trim();
-    let (digits, scale) = match text.char_indices().last() {
-        Some((i, 'k' | 'K')) => (&text[..i], 1usize << 10),
-        Some((i, 'm' | 'M')) => (&text[..i], 1 << 20),
-        Some((i, 'g' | 'G')) => (&text[..i], 1 << 30),
-        _ => (text, 1),
-    };
-    digits
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .filter(|n| *n > 0)
-        .ok_or_else(|| format!("'{text}' is not a size in bytes (e.g. 1048576, 512K, 64M)"))
-}
-
 impl Cli {
     fn options(&self) -> Options {
         Options {
-            workers: self.workers.map(usize::from),
+            workers: self.workers,
             policy: self.policy.map(|p| p.name().to_owned()),
             contention_manager: self.contention_manager.clone(),
             mailbox_capacity: self.mailbox_cap,
@@ -115,10 +106,20 @@ impl Cli {
     }
 }
 
+/// The exit status of a usage error (sysexits' `EX_USAGE`), apart from a deadlock's 2.
+const EXIT_USAGE: u8 = 64;
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // `--help` and `--version` print to standard output and succeed.
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
     let source = match read_script(&cli.script) {
-        Ok(source) => source,
+        Ok(source) => skip_prefix(source),
         Err(error) => {
             eprintln!("lutra: cannot read {}: {error}", cli.script);
             return ExitCode::from(1);
@@ -174,6 +175,23 @@ fn print_stats(runtime: &LuaRuntime) {
     eprint!("{report}");
 }
 
+/// The chunk `lua5.4` would run from a file's bytes (as `luaL_loadfilex` does): a
+/// UTF-8 byte-order mark is skipped, and a first line starting with `#` (a `#!` line)
+/// is emptied, its newline kept so that line numbers stay those of the file.
+fn skip_prefix(mut source: Vec<u8>) -> Vec<u8> {
+    if source.starts_with(b"\xEF\xBB\xBF") {
+        source.drain(..3);
+    }
+    if source.first() == Some(&b'#') {
+        let end = source
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap_or(source.len());
+        source.drain(..end);
+    }
+    source
+}
+
 fn read_script(path: &str) -> std::io::Result<Vec<u8>> {
     if path == "-" {
         let mut source = Vec::new();
@@ -189,12 +207,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_take_suffixes() {
-        assert_eq!(parse_bytes("4096"), Ok(4096));
-        assert_eq!(parse_bytes("512K"), Ok(512 << 10));
-        assert_eq!(parse_bytes("64m"), Ok(64 << 20));
-        assert!(parse_bytes("0").is_err());
-        assert!(parse_bytes("lots").is_err());
+    fn shebang_and_bom_are_skipped() {
+        assert_eq!(
+            skip_prefix(b"#!/usr/bin/env lutra\nprint(1)".to_vec()),
+            b"\nprint(1)"
+        );
+        assert_eq!(skip_prefix(b"\xEF\xBB\xBFprint(1)".to_vec()), b"print(1)");
+        assert_eq!(
+            skip_prefix(b"\xEF\xBB\xBF# x\nprint(1)".to_vec()),
+            b"\nprint(1)"
+        );
+        assert_eq!(skip_prefix(b"#".to_vec()), b"");
+        assert_eq!(skip_prefix(b"print(1) -- #".to_vec()), b"print(1) -- #");
+    }
+
+    #[test]
+    fn worker_counts_beyond_the_limit_are_refused() {
+        let too_many = (lutra_lua::MAX_WORKERS + 1).to_string();
+        for bad in ["0", "-3", "abc", too_many.as_str(), "65535"] {
+            assert!(
+                Cli::try_parse_from(["lutra", "-w", bad, "s.lua"]).is_err(),
+                "{bad}"
+            );
+        }
+        let cli = Cli::try_parse_from(["lutra", "-w", "1024", "s.lua"]).unwrap();
+        assert_eq!(cli.workers, Some(lutra_lua::MAX_WORKERS));
     }
 
     #[test]

@@ -30,7 +30,10 @@ pub mod transfer;
 
 pub use atomic::{SiteStats, TransactionStats};
 pub use module::{global_runtime, open_luaproc, open_module, options_from_env};
-pub use options::{Options, SyncMode};
+pub use options::{
+    MAX_WORKERS, Options, SyncMode, parse_bytes, parse_mailbox_capacity, parse_preempt,
+    parse_workers,
+};
 pub use process::{Outcome, ProcessCore};
 pub use runtime::{LuaRuntime, WaitOutcome};
 pub use stats::RuntimeStats;

@@ -31,40 +31,66 @@ const FINALIZER_KEY: &str = "lutra.host.finalizer";
 /// Host ids, counted down so that they never meet process ids.
 static NEXT_HOST_ID: AtomicU64 = AtomicU64::new(u64::MAX);
 
-/// The runtime of this OS process in module mode.
-pub fn global_runtime() -> &'static LuaRuntime {
+/// The runtime of this OS process in module mode, started on first use with the
+/// options of the environment.
+///
+/// # Errors
+/// When an environment variable holds a value its option refuses (see
+/// [`options_from_env`]); the runtime is then not started, and a later call (with the
+/// environment fixed) may start it.
+pub fn global_runtime() -> Result<&'static LuaRuntime, String> {
     static RUNTIME: OnceLock<LuaRuntime> = OnceLock::new();
-    RUNTIME.get_or_init(|| LuaRuntime::new(options_from_env()))
+    if let Some(runtime) = RUNTIME.get() {
+        return Ok(runtime);
+    }
+    let options = options_from_env()?;
+    Ok(RUNTIME.get_or_init(|| LuaRuntime::new(options)))
 }
 
 /// Options for the module's runtime, from the environment: `LUTRA_WORKERS`,
-/// `LUTRA_MAILBOX_CAP`, `LUTRA_MEMORY_LIMIT` (bytes), `LUTRA_PREEMPT`
-/// (instructions, 0: never). Unset or unreadable values keep their defaults.
-pub fn options_from_env() -> Options {
-    fn var<T: std::str::FromStr>(name: &str) -> Option<T> {
-        std::env::var(name).ok()?.trim().parse().ok()
+/// `LUTRA_MAILBOX_CAP`, `LUTRA_MEMORY_LIMIT` (bytes, or with K, M, G), `LUTRA_PREEMPT`
+/// (instructions, 0: never). Unset or empty variables keep their defaults.
+///
+/// # Errors
+/// A set value that the `lutra` program's option would refuse (the same parsers:
+/// `parse_workers`...), with the variable's name: `LUTRA_WORKERS=abc: 'abc' is not a
+/// worker count...`.
+pub fn options_from_env() -> Result<Options, String> {
+    fn var<T>(name: &str, parse: fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
+        match std::env::var(name) {
+            Ok(text) if text.trim().is_empty() => Ok(None),
+            Ok(text) => parse(&text)
+                .map(Some)
+                .map_err(|e| format!("{name}={text}: {e}")),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(format!("{name} is not valid UTF-8")),
+        }
     }
     let defaults = Options::default();
-    Options {
-        workers: var("LUTRA_WORKERS"),
-        mailbox_capacity: var("LUTRA_MAILBOX_CAP").unwrap_or(defaults.mailbox_capacity),
-        memory_limit: var("LUTRA_MEMORY_LIMIT"),
-        preempt_instructions: var("LUTRA_PREEMPT").unwrap_or(defaults.preempt_instructions),
+    Ok(Options {
+        workers: var("LUTRA_WORKERS", crate::options::parse_workers)?,
+        mailbox_capacity: var("LUTRA_MAILBOX_CAP", crate::options::parse_mailbox_capacity)?
+            .unwrap_or(defaults.mailbox_capacity),
+        memory_limit: var("LUTRA_MEMORY_LIMIT", crate::options::parse_bytes)?,
+        preempt_instructions: var("LUTRA_PREEMPT", crate::options::parse_preempt)?
+            .unwrap_or(defaults.preempt_instructions),
         ..defaults
-    }
+    })
 }
 
 /// Installs `lutra` into the host state `lua` (once; later calls return the same
 /// table) and returns it. See the module's protocol.
 ///
 /// # Errors
-/// When the state lacks the standard libraries Lutra needs (`debug`, `package`).
+/// When the state lacks the standard libraries Lutra needs (`debug`, `package`), or
+/// the environment holds a refused option (see [`global_runtime`]).
 pub fn open_module(lua: &Lua) -> mlua::Result<Table> {
     if lua.app_data_ref::<ProcessContext>().is_some() {
-        let package: Table = lua.globals().get("package")?;
-        return package.get::<Table>("loaded")?.get("lutra");
+        // Installed already (a process, or this host earlier): the same table, also
+        // after the program cleared `package.loaded.lutra` to require it again.
+        return lua.named_registry_value(crate::api::LUTRA_KEY);
     }
-    let runtime = global_runtime();
+    let runtime = global_runtime().map_err(|e| mlua::Error::runtime(format!("lutra: {e}")))?;
     let id = NEXT_HOST_ID.fetch_sub(1, Ordering::Relaxed);
     let capacity = runtime.shared().options.mailbox_capacity;
     lua.set_app_data(ProcessContext {
@@ -103,7 +129,9 @@ impl UserData for HostFinalizer {}
 
 impl Drop for HostFinalizer {
     fn drop(&mut self) {
-        let runtime = global_runtime();
+        let Some(runtime) = global_runtime().ok() else {
+            return; // unreachable: a host state exists only once the runtime started
+        };
         // The closing host can wake nobody any more: only processes are waited for.
         runtime.shared().close_host();
         if let WaitOutcome::Deadlock(report) = runtime.wait() {

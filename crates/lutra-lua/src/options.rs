@@ -1,9 +1,13 @@
-//! The runtime's settings (the `lutra` program's options).
+//! The runtime's settings (the `lutra` program's options), and the one parser of
+//! each setting's text, shared by the command line and the environment
+//! (`LUTRA_WORKERS`...): a value is accepted or refused the same way wherever it comes
+//! from.
 
 /// How a [`LuaRuntime`](crate::LuaRuntime) runs processes.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Worker threads (default: one per core).
+    /// Worker threads (default: one per core); at most [`MAX_WORKERS`] (a larger
+    /// count is lowered to it by `LuaRuntime::new`).
     pub workers: Option<usize>,
     /// Scheduling policy name for transactions (see `lutra_sched::policy::Policy`).
     pub policy: Option<String>,
@@ -22,6 +26,62 @@ pub struct Options {
     /// How the runtime's own shared structures (run queue, channel registry, process
     /// counts, recycle list) are synchronised (`--sync`).
     pub sync: SyncMode,
+}
+
+/// The most worker threads a runtime starts. Each worker is an OS thread with its
+/// own stacks; far beyond the cores they only cost memory, and at some thousands the
+/// OS refuses to create more (`lutra -w 65535` ended in SIGABRT). 1024 leaves room for
+/// oversubscription experiments on any machine Lutra targets.
+pub const MAX_WORKERS: usize = 1024;
+
+/// `-w` / `LUTRA_WORKERS`: a worker count, 1 to [`MAX_WORKERS`].
+pub fn parse_workers(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_WORKERS).contains(&n) => Ok(n),
+        Ok(0) => Err("a worker count must be at least 1".into()),
+        Ok(_) => Err(format!(
+            "'{}' workers is more than Lutra starts (at most {MAX_WORKERS})",
+            text.trim()
+        )),
+        Err(_) => Err(format!(
+            "'{text}' is not a worker count (a whole number from 1 to {MAX_WORKERS})"
+        )),
+    }
+}
+
+/// `--memory-limit` / `LUTRA_MEMORY_LIMIT`: bytes, or with a K, M or G suffix (powers
+/// of 1024): `1048576`, `512K`, `64M`, `1G`; more than 0.
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let (digits, scale) = match text.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&text[..i], 1usize << 10),
+        Some((i, 'm' | 'M')) => (&text[..i], 1 << 20),
+        Some((i, 'g' | 'G')) => (&text[..i], 1 << 30),
+        _ => (text, 1),
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("'{text}' is not a size in bytes (e.g. 1048576, 512K, 64M)"))
+}
+
+/// `--mailbox-cap` / `LUTRA_MAILBOX_CAP`: a message count, 0 or more.
+pub fn parse_mailbox_capacity(text: &str) -> Result<usize, String> {
+    text.trim()
+        .parse::<usize>()
+        .map_err(|_| format!("'{text}' is not a message count (a whole number, 0 or more)"))
+}
+
+/// `--preempt` / `LUTRA_PREEMPT`: VM instructions between preemptions, 0 for never.
+pub fn parse_preempt(text: &str) -> Result<u32, String> {
+    text.trim().parse::<u32>().map_err(|_| {
+        format!(
+            "'{text}' is not an instruction count (a whole number from 0 to {})",
+            u32::MAX
+        )
+    })
 }
 
 /// How the runtime's internals are synchronised (seed 001: luaproc ported from locks
@@ -85,5 +145,39 @@ impl Default for Options {
             preempt_instructions: 100_000,
             sync: SyncMode::Locks,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_suffixes() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("512K"), Ok(512 << 10));
+        assert_eq!(parse_bytes("64m"), Ok(64 << 20));
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("99999999999999999999G").is_err());
+    }
+
+    #[test]
+    fn worker_counts_are_bounded() {
+        assert_eq!(parse_workers("1"), Ok(1));
+        assert_eq!(parse_workers(" 1024 "), Ok(MAX_WORKERS));
+        for bad in ["0", "-3", "abc", "", "1025", "65535", "1.5"] {
+            assert!(parse_workers(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn counts_refuse_garbage() {
+        assert_eq!(parse_mailbox_capacity("0"), Ok(0));
+        assert!(parse_mailbox_capacity("-1").is_err());
+        assert!(parse_mailbox_capacity("many").is_err());
+        assert_eq!(parse_preempt("0"), Ok(0));
+        assert!(parse_preempt("4294967296").is_err());
+        assert!(parse_preempt("x").is_err());
     }
 }

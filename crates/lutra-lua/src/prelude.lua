@@ -48,6 +48,25 @@ local function wait(what)
   return nil
 end
 
+-- Raises luaL_argerror's message for argument `n` of the API function `name`, at the
+-- position of whoever called that function; `level` is where the API function is on
+-- the stack, seen from the caller of arg_error (1: the caller itself).
+local function arg_error(level, n, name, expected, got)
+  error("bad argument #" .. n .. " to '" .. name .. "' (" .. expected .. " expected, got "
+    .. got .. ")", level + 2)
+end
+
+-- The deadline `timeout` seconds from now for the API function `name` (its argument
+-- `n`): nil for no timeout; a negative timeout is 0 (answer at once); a huge or
+-- infinite one waits (nearly) forever. A timeout that is not a number, or NaN, is a
+-- bad argument of the API function (which calls this directly).
+local function deadline_of(timeout, n, name)
+  if timeout == nil then return nil end
+  if type(timeout) ~= "number" then arg_error(2, n, name, "number", type(timeout)) end
+  if timeout ~= timeout then arg_error(2, n, name, "number", "NaN") end
+  return raw.now() + (timeout > 0 and timeout or 0)
+end
+
 local function where(level)
   local info = getinfo(level + 1, "Sl")
   if not info then return "?" end
@@ -104,14 +123,16 @@ end
 
 -- Processes ----------------------------------------------------------------------------
 
--- Raises `problem` (a string) at the caller's caller when `value` is nil.
+-- Raises `problem` (a string) at the caller's caller when `value` is nil (the caller
+-- must not tail-call it: its frame is the level counted).
 local function checked(value, problem)
   if value == nil and problem ~= nil then error(problem, 3) end
   return value
 end
 
 function lutra.spawn(code, ...)
-  return checked(raw.spawn(code, where(2), ...))
+  local p = checked(raw.spawn(code, where(2), ...)) -- not a tail call (`checked`'s level)
+  return p
 end
 
 function lutra.self()
@@ -119,7 +140,7 @@ function lutra.self()
 end
 
 function lutra.receive(timeout)
-  local deadline = timeout and raw.now() + timeout
+  local deadline = deadline_of(timeout, 1, "receive")
   while true do
     local r = pack(raw.mailbox_poll(deadline, true))
     if r[1] == "ok" then return unpack(r, 2, r.n) end
@@ -148,7 +169,7 @@ function lutra.workers()
 end
 
 function lutra.sleep(seconds)
-  local deadline = raw.now() + (seconds or 0)
+  local deadline = deadline_of(seconds or 0, 1, "sleep")
   while raw.now() < deadline do
     raw.wake_at(deadline)
     local problem = wait("lutra.sleep")
@@ -221,7 +242,7 @@ function Channel.try_receive(ch, timeout)
     if r[1] == "ok" then return true, unpack(r, 2, r.n) end
     return false, r[1]
   end
-  local deadline = raw.now() + timeout
+  local deadline = deadline_of(timeout, 1, "try_receive")
   while true do
     local r = pack(raw.channel_poll(ch, deadline, true))
     if r[1] == "ok" then return true, unpack(r, 2, r.n) end
@@ -262,7 +283,7 @@ function lutra.select(...)
     end
     channels[i] = ch
   end
-  local deadline = timeout and raw.now() + timeout
+  local deadline = deadline_of(timeout, n + 1, "select")
   while true do
     local r = pack(raw.select_poll(channels, deadline, true))
     if r[1] == "ok" then return unpack(r, 2, r.n) end
@@ -275,6 +296,25 @@ end
 
 -- Output -------------------------------------------------------------------------------
 
+-- `os.exit([code [, close]])` in a process ends the whole program with `code` (true or
+-- nothing: 0, false: 1, an integer: itself), as under luaproc; Lutra first writes out
+-- what was printed and reports the processes that failed unjoined. `close` is ignored:
+-- the program ends, every process with it.
+if not HOST then
+  function os.exit(code)
+    if code == nil or code == true then
+      code = 0
+    elseif code == false then
+      code = 1
+    elseif math.type(code) ~= "integer" then
+      local n = math.tointeger(code)
+      if not n then arg_error(1, 1, "exit", "integer or boolean", type(code)) end
+      code = n
+    end
+    raw.exit(code)
+  end
+end
+
 if not HOST then
   print = function(...)
     raw.write_line(...)
@@ -283,14 +323,50 @@ end
 
 -- The body of every process's main coroutine ---------------------------------------
 
+-- The runtime's own chunks (their names as `short_src` shows them).
+local INTERNAL = { ["lutra"] = true, ["lutra.shared"] = true, ["luaproc"] = true }
+local base_xpcall = xpcall
+
+-- One traceback line as the user should see it: a frame of the runtime's own chunks
+-- is shown as the library function the user called (`[C]: in function
+-- 'lutra.atomic'`, as a C library's frame would be), or dropped when it is plumbing
+-- (wrappers, the process's own xpcall); other lines are kept.
+local function user_frame(line)
+  local src, what = line:match("^\t([^:]*):%d+: in (.*)$")
+  if src and INTERNAL[src] then
+    local name = what:match("^function '(.-)'$") or what:match("^method '(.-)'$")
+    if name and (name:find("^lutra%.") or name:find("^luaproc%.")) then
+      return "\t[C]: in function '" .. name .. "'"
+    end
+    return nil
+  end
+  if line:find("^\t%[C%]: in upvalue 'base_x?pcall'$") then return nil end
+  return line
+end
+
+-- The traceback of `e` with the runtime's frames removed (see `user_frame`), and the
+-- frames below the process's main function (the run wrapper) cut off.
+local function user_traceback(e, level)
+  local out = {}
+  for line in (traceback(e, level + 1) .. "\n"):gmatch("(.-)\n") do
+    local kept = user_frame(line)
+    if kept and kept ~= out[#out] then out[#out + 1] = kept end
+  end
+  while out[#out] == "\t(...tail calls...)" or out[#out] == "\t[C]: in function 'xpcall'" do
+    out[#out] = nil
+  end
+  return table.concat(out, "\n")
+end
+
 local function with_traceback(e)
   if type(e) ~= "string" then e = tostring(e) end
-  return traceback(e, 2)
+  local text = user_traceback(e, 2) -- not a tail call: this frame is level 1
+  return text
 end
 
 -- Returns true and the results, or false and the error with its traceback.
 local function run(main, ...)
-  return xpcall(main, with_traceback, ...)
+  return base_xpcall(main, with_traceback, ...)
 end
 
 return {

@@ -249,6 +249,31 @@ impl RuntimeShared {
         let _ = out.write_all(line).and_then(|()| out.flush());
     }
 
+    /// `os.exit(status)` in a process: ends the program at once with `status`, after
+    /// writing out what processes printed and reporting the processes that failed and
+    /// that nobody joined (as a normal end does). The other processes are stopped
+    /// wherever they are (luaproc's `os.exit` ends the OS process too). Holding the
+    /// output lock, so no line is cut.
+    pub(crate) fn exit_now(&self, status: i32) -> ! {
+        let _output = self.output.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = std::io::stdout().lock().flush();
+        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let mut stderr = std::io::stderr().lock();
+        for process in failures.iter() {
+            if let Some(error) = process.failed_unjoined() {
+                let _ = writeln!(
+                    stderr,
+                    "lutra: process#{} ({}) failed: {error}",
+                    process.id(),
+                    process.origin()
+                );
+            }
+        }
+        let _ = stderr.flush();
+        // `exit` also flushes C's stdio buffers (`io.write`).
+        std::process::exit(status)
+    }
+
     fn deadlock_report(&self) -> String {
         let mut report =
             String::from("deadlock: every process is blocked and nothing can wake them\n");
@@ -297,7 +322,7 @@ impl LuaRuntime {
         // More workers than cores only when asked for (`-w`, luaproc's `setnumworkers`).
         let mut builder = lutra_sched::Runtime::builder().allow_more_workers_than_cores();
         if let Some(workers) = options.workers {
-            builder = builder.workers(workers);
+            builder = builder.workers(workers.clamp(1, crate::options::MAX_WORKERS));
         }
         let recycle_limit = AtomicUsize::new(options.recycle_limit);
         let liveness = Arc::new(Liveness::default());

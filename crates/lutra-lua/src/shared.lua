@@ -50,7 +50,8 @@ local function checked(value, problem)
 end
 
 function lutra.shared(t)
-  return checked(raw.shared_new(t))
+  local s = checked(raw.shared_new(t)) -- not a tail call (`checked`'s level)
+  return s
 end
 
 function lutra.is_shared(value)
@@ -145,6 +146,11 @@ local function or_else_end(depth, g, args, ok, ...)
 end
 
 function lutra.or_else(f, g, ...)
+  if not callable(f) or not callable(g) then
+    local n, h = 1, f
+    if callable(f) then n, h = 2, g end
+    error("bad argument #" .. n .. " to 'or_else' (function expected, got " .. type(h) .. ")", 2)
+  end
   if not inside then return lutra.atomic(lutra.or_else, f, g, ...) end
   return or_else_end(checkpoint(), g, pack(...), base_pcall(f, ...))
 end

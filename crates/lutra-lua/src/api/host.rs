@@ -28,6 +28,7 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     )?;
     raw.set("wake_at", lua.create_function(wake_at)?)?;
     raw.set("write_line", lua.create_function(write_line)?)?;
+    raw.set("exit", lua.create_function(exit)?)?;
     Ok(())
 }
 
@@ -68,6 +69,12 @@ fn wake_at(lua: &Lua, deadline: f64) -> mlua::Result<()> {
         .timer
         .wake_at(deadline, current_waiter(&context).waker);
     Ok(())
+}
+
+/// `exit(status)`: `os.exit` in a process (see `RuntimeShared::exit_now`).
+fn exit(lua: &Lua, status: i32) -> mlua::Result<()> {
+    let runtime = ProcessContext::of(lua)?.runtime.clone();
+    runtime.exit_now(status)
 }
 
 /// `print`: converts every argument with `tostring` and writes one line at once.

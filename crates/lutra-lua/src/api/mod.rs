@@ -32,8 +32,10 @@ pub(crate) const PARK: *mut c_void = std::ptr::dangling_mut::<c_void>();
 /// traceback on error (the body of its main coroutine).
 pub(crate) const RUN_KEY: &str = "lutra.run";
 
-/// Installs `lutra` into a process's state `lua` (whose app data must hold a
-/// [`ProcessContext`]): the global `lutra`, `package.loaded.lutra`,
+/// Registry key of the state's `lutra` table: what every `require "lutra"` returns,
+/// also after the program cleared `package.loaded.lutra`.
+pub(crate) const LUTRA_KEY: &str = "lutra.module";
+
 /// Shared tables and transactions (`shared.lua`), loaded right after the prelude.
 fn install_shared(lua: &Lua, raw: &Table, exports: &Table, host: bool) -> mlua::Result<()> {
     let chunk = lua
@@ -44,6 +46,9 @@ fn install_shared(lua: &Lua, raw: &Table, exports: &Table, host: bool) -> mlua::
     shared::set_newindex(lua, shared.get("newindex")?)
 }
 
+/// Installs `lutra` into a process's state `lua` (whose app data must hold a
+/// [`ProcessContext`]): the global `lutra`, `package.loaded.lutra` (and a
+/// `package.preload.lutra` that gives the same table again),
 /// `package.preload.luaproc`, and the process-aware `print`, `coroutine.resume` and
 /// `coroutine.wrap`. Returns the `lutra` table.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<Table> {
@@ -85,6 +90,9 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     }
     let package: Table = lua.globals().get("package")?;
     package.get::<Table>("loaded")?.set("lutra", &lutra)?;
+    lua.set_named_registry_value(LUTRA_KEY, &lutra)?;
+    let again = lua.create_function(|lua, ()| lua.named_registry_value::<Table>(LUTRA_KEY))?;
+    package.get::<Table>("preload")?.set("lutra", again)?;
     preload_luaproc(lua, &package, &raw, &exports)?;
     Ok(lutra)
 }

@@ -33,8 +33,10 @@ fn spawn(
     (code, origin, args): (mlua::Value, String, MultiValue),
 ) -> mlua::Result<MultiValue> {
     let code = match &code {
+        // Named by its text, as `load` names a string chunk: errors show
+        // `[string "..."]:line:` (the spawn site is the process's origin).
         mlua::Value::String(source) => Code::Script {
-            name: format!("=spawned at {origin}"),
+            name: source.to_string_lossy(),
             text: source.as_bytes().to_vec(),
             args: Vec::new(),
         },

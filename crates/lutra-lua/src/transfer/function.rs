@@ -4,9 +4,11 @@
 //! # Rules
 //! - A C function never crosses (it has no bytecode).
 //! - Each upvalue must hold the sender's globals table (`_ENV`, or a local alias of
-//!   `_G`) or the function itself (a `local function f` that recurses). On import
-//!   each is bound again: to the receiver's globals, or to the new function. The
-//!   position of `_ENV` among the upvalues does not matter.
+//!   `_G`), the sender's `lutra` table (`local lutra = require "lutra"`, the usual
+//!   way to write a module program) or the function itself (a `local function f`
+//!   that recurses). On import each is bound again: to the receiver's globals, to the
+//!   receiver's `lutra`, or to the new function. The position of `_ENV` among the
+//!   upvalues does not matter.
 //! - Any other upvalue is a captured local: refused, naming the variable.
 //!
 //! Globals resolve in the receiving process: a function that recurses through a
@@ -25,6 +27,8 @@ pub enum Upvalue {
     Globals,
     /// The function itself (local recursion).
     Itself,
+    /// The receiving process's `lutra` table.
+    Lutra,
 }
 
 /// A function that captures nothing but its globals and itself, as bytecode.
@@ -81,6 +85,9 @@ fn bindings(lua: &Lua, f: &Function) -> Result<Vec<Upvalue>, Refusal> {
         .named_registry_value(crate::process::GETUPVALUE_KEY)
         .map_err(internal)?;
     let globals = lua.globals();
+    let lutra = lua
+        .named_registry_value::<mlua::Table>(crate::api::LUTRA_KEY)
+        .map_err(internal)?;
     let mut upvalues = Vec::new();
     for index in 1.. {
         let (name, value): (Option<String>, mlua::Value) =
@@ -88,6 +95,7 @@ fn bindings(lua: &Lua, f: &Function) -> Result<Vec<Upvalue>, Refusal> {
         let Some(name) = name else { break };
         let binding = match &value {
             mlua::Value::Table(t) if t.to_pointer() == globals.to_pointer() => Upvalue::Globals,
+            mlua::Value::Table(t) if t.to_pointer() == lutra.to_pointer() => Upvalue::Lutra,
             mlua::Value::Function(g) if g.to_pointer() == f.to_pointer() => Upvalue::Itself,
             _ if name == "_ENV" => {
                 return Err((
@@ -130,6 +138,7 @@ pub(crate) fn load_isolated(lua: &Lua, function: &IsolatedFunction) -> mlua::Res
         let value = match binding {
             Upvalue::Globals => mlua::Value::Table(lua.globals()),
             Upvalue::Itself => mlua::Value::Function(loaded.clone()),
+            Upvalue::Lutra => lua.named_registry_value(crate::api::LUTRA_KEY)?,
         };
         set_upvalue.call::<()>((loaded.clone(), index + 1, value))?;
     }
