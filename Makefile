@@ -1,7 +1,7 @@
 # Lutra's entry points. `make demo` runs the main job, `make test` runs every test.
 CARGO ?= cargo
 
-.PHONY: demo demo-stm test test-rust test-model test-c test-module bench lint
+.PHONY: demo demo-stm test deps test-rust test-model test-c test-module test-rock bench lint
 
 # Lua processes on every core: CPU-bound processes, elapsed time against the same work
 # in one process, and the speedup.
@@ -12,7 +12,14 @@ demo:
 demo-stm:
 	$(CARGO) run --release -p lutra-bench --bin demo
 
-test: test-rust test-model test-c test-module
+# `deps` first: what the tests need is checked (and installed, as root) before
+# minutes of tests run.
+test: deps
+	$(MAKE) test-rust test-model test-c test-module test-rock
+
+# Installs (as root, with apt-get) or names what the tests need besides Rust.
+deps:
+	scripts/install-deps.sh
 
 test-rust:
 	$(CARGO) test --workspace
@@ -29,6 +36,12 @@ test-c:
 # built on its own (it links against the host's Lua), then tests/module/*.lua.
 test-module:
 	CARGO="$(CARGO)" scripts/test-module.sh
+
+# The LuaRocks package (lutra-scm-1.rockspec): `luarocks make` into a fresh tree, then
+# `require "lutra"` / `require "luaproc"` from it (debug build: seconds after
+# test-module).
+test-rock:
+	CARGO="$(CARGO)" scripts/test-rock.sh
 
 bench:
 	$(CARGO) run --release -p lutra-bench --bin intset

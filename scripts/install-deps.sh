@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# What `make test` needs besides the Rust toolchain, checked before any test runs:
+# a C compiler and make (tests/c), pkg-config, the stock lua5.4 interpreter (the
+# loadable module's tests) and luarocks (the rockspec's test). Missing Debian/Ubuntu
+# packages are installed with apt-get when running as root (as CI does, .ci/run);
+# otherwise the script names them and fails at once, before minutes of tests.
+set -euo pipefail
+
+missing=()
+need() { command -v "$1" >/dev/null 2>&1 || missing+=("${@:2}"); }
+need cc gcc libc6-dev
+need make make
+need pkg-config pkg-config
+need lua5.4 lua5.4
+need luarocks luarocks
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "install-deps: cargo not found: Lutra needs Rust 1.95 (https://rustup.rs; rust-toolchain.toml pins it)" >&2
+  exit 1
+fi
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: missing: ${missing[*]}" >&2
+  echo "install-deps: install them (Debian/Ubuntu: sudo apt-get install ${missing[*]}), then run make test again" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
