@@ -6,9 +6,11 @@
 //! - Each registration not yet fired counts once in the runtime's [`Liveness`]: added
 //!   before the waiter can park, removed only after its waker was called, so the
 //!   deadlock detector never reports processes that a timer will wake.
-//! - The timer thread never panics on a deadline: an infinite or NaN deadline is never
-//!   registered (nothing will fire it; the waiter waits for its other wake-ups), and a
-//!   finite one however far away is waited for in slices of at most [`LONGEST_WAIT`].
+//! - The timer thread never panics on a deadline: a deadline more than [`NEVER`] ahead
+//!   (1e300 seconds, infinite, NaN) is never registered (nothing would fire it in the
+//!   life of the machine; the waiter waits for its other wake-ups, and the deadlock
+//!   detector treats it as waiting forever), and any other is waited for in slices of
+//!   at most [`LONGEST_WAIT`].
 
 use crate::liveness::Liveness;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -17,6 +19,9 @@ use std::time::{Duration, Instant};
 
 /// The longest the timer thread sleeps at once (it then looks at its queue again).
 const LONGEST_WAIT: Duration = Duration::from_secs(3600);
+
+/// A timeout this long (about 31,700 years) or longer is forever.
+pub(crate) const NEVER: f64 = 1e12;
 
 /// Seconds since the first use of the clock (the scale of Lua-side deadlines).
 pub(crate) fn now() -> f64 {
@@ -61,10 +66,11 @@ impl Timer {
         }
     }
 
-    /// Wakes `waker` once `now() >= deadline`; never, for a deadline that is not
-    /// finite (see the module's invariants).
+    /// Wakes `waker` once `now() >= deadline`; never, for a deadline [`NEVER`] or
+    /// more ahead (see the module's invariants).
     pub(crate) fn wake_at(&self, deadline: f64, waker: Waker) {
-        if !deadline.is_finite() {
+        let ahead = deadline - now();
+        if ahead.is_nan() || ahead >= NEVER {
             return;
         }
         self.inner.started.get_or_init(|| {
@@ -149,6 +155,8 @@ mod tests {
         timer.wake_at(now() + 1e300, Waker::from(far.clone()));
         timer.wake_at(f64::INFINITY, Waker::from(far.clone()));
         timer.wake_at(f64::NAN, Waker::from(far.clone()));
+        assert!(liveness.nothing_awake(), "deadlines beyond NEVER are not registered");
+        timer.wake_at(now() + 1e9, Waker::from(far.clone()));
         let near = Arc::new(Flag(AtomicBool::new(false)));
         timer.wake_at(now() + 0.01, Waker::from(near.clone()));
         let start = Instant::now();
@@ -160,7 +168,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         assert!(!far.0.load(Ordering::SeqCst));
-        // The far registration still counts; the infinite and NaN ones never did.
+        // The 1e9 s registration still counts (it sleeps in LONGEST_WAIT slices).
         assert!(!liveness.nothing_awake());
     }
 }
