@@ -28,3 +28,8 @@ ok, err = pcall(function() lutra.shared({ setmetatable({}, {}) }) end)
 assert(not ok and err:find("^errors_tracebacks.lua:27: "), err)
 ok, err = pcall(function() lutra.spawn(coroutine.create(print)) end)
 assert(not ok and err:find("^errors_tracebacks.lua:29: "), err)
+
+-- The origin of a process spawned through pcall (a C function) is the user's line.
+local _, q = pcall(lutra.spawn, function() error("x") end)
+ok, err = pcall(q.join, q)
+assert(not ok and err:find("(errors_tracebacks.lua:33)", 1, true), err)

@@ -67,10 +67,22 @@ local function deadline_of(timeout, n, name)
   return raw.now() + (timeout > 0 and timeout or 0)
 end
 
+-- The runtime's own chunks (their names as `short_src` shows them).
+local INTERNAL = { ["lutra"] = true, ["lutra.shared"] = true, ["luaproc"] = true }
+
+-- `file.lua:line` of the first frame of user Lua code at or above `level` (seen from
+-- the caller of `where`): C functions (`pcall(lutra.spawn, f)`) and the runtime's own
+-- chunks are skipped; "?" when there is none.
 local function where(level)
-  local info = getinfo(level + 1, "Sl")
-  if not info then return "?" end
-  return info.short_src .. ":" .. (info.currentline or 0)
+  level = level + 1
+  while true do
+    local info = getinfo(level, "Sl")
+    if not info then return "?" end
+    if info.what ~= "C" and not INTERNAL[info.short_src] then
+      return info.short_src .. ":" .. (info.currentline or 0)
+    end
+    level = level + 1
+  end
 end
 
 -- Coroutines --------------------------------------------------------------------------
@@ -323,8 +335,6 @@ end
 
 -- The body of every process's main coroutine ---------------------------------------
 
--- The runtime's own chunks (their names as `short_src` shows them).
-local INTERNAL = { ["lutra"] = true, ["lutra.shared"] = true, ["luaproc"] = true }
 local base_xpcall = xpcall
 
 -- One traceback line as the user should see it: a frame of the runtime's own chunks

@@ -155,7 +155,10 @@ mod tests {
         timer.wake_at(now() + 1e300, Waker::from(far.clone()));
         timer.wake_at(f64::INFINITY, Waker::from(far.clone()));
         timer.wake_at(f64::NAN, Waker::from(far.clone()));
-        assert!(liveness.nothing_awake(), "deadlines beyond NEVER are not registered");
+        assert!(
+            liveness.nothing_awake(),
+            "deadlines beyond NEVER are not registered"
+        );
         timer.wake_at(now() + 1e9, Waker::from(far.clone()));
         let near = Arc::new(Flag(AtomicBool::new(false)));
         timer.wake_at(now() + 0.01, Waker::from(near.clone()));
