@@ -24,9 +24,11 @@ deps:
 test-rust:
 	$(CARGO) test --workspace
 
-# Model checks of the engine's protocols on shuttle's scheduler.
+# Model checks of the engine's protocols on shuttle's scheduler, and of the deadlock
+# detector's wake-up protocol (crates/lutra-lua/src/liveness.rs).
 test-model:
 	$(CARGO) test -p lutra-stm --features shuttle --test model
+	$(CARGO) test -p lutra-lua --features shuttle --lib liveness::model
 
 # C programs written against lutra/stm.h, built and run against liblutra.
 test-c:

@@ -42,7 +42,10 @@
 //! Waiter resumed after a park ([`WakeState::resumed`]): a `PARKED` state here means an
 //! uncounted wake-up resumed it (none exists in Lutra; counted anyway).
 
+#[cfg(feature = "shuttle")]
+use shuttle::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
+#[cfg(not(feature = "shuttle"))]
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::task::{Wake, Waker};
 
@@ -179,7 +182,7 @@ impl Wake for WakeState {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(feature = "shuttle")))]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
@@ -262,5 +265,118 @@ mod tests {
             assert!(state.park());
         }
         assert!(liveness.nothing_awake());
+    }
+}
+
+/// Model checks of the protocol on shuttle's scheduler (every atomic access of
+/// `Liveness` and `WakeState` is a scheduling point): a waiter that parks and is
+/// resumed as lutra-sched resumes a task, a process that wakes it and then finishes,
+/// and a look at the count from a third thread.
+#[cfg(all(test, feature = "shuttle"))]
+mod model {
+    use super::*;
+    use shuttle::sync::atomic::AtomicBool;
+
+    /// The scheduler's side of one task (lutra-sched's `notified` flag): the inner
+    /// waker sets it; a task parked by the worker runs again once it is set, and the
+    /// next slice clears it.
+    struct Sched {
+        notified: AtomicBool,
+    }
+
+    impl Wake for Sched {
+        fn wake(self: Arc<Self>) {
+            self.notified.store(true, Ordering::SeqCst);
+        }
+
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.notified.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Soundness: whenever the count reads zero, no wake-up is pending and none ever
+    /// comes (the waker has finished). Completeness: a waiter parked with nothing
+    /// pending once the waker finished reads as zero (no share leaks).
+    fn waiter_waker_and_look(wakes: usize, parks: usize) {
+        let liveness = Arc::new(Liveness::default());
+        liveness.add(); // the waiter, a process since its spawn
+        liveness.add(); // the waker, a process that can still act
+        let sched = Arc::new(Sched {
+            notified: AtomicBool::new(false),
+        });
+        let state = WakeState::new(liveness.clone(), Waker::from(sched.clone()));
+        let waker_done = Arc::new(AtomicBool::new(false));
+        let waker = {
+            let (waker, liveness, done) = (state.waker(), liveness.clone(), waker_done.clone());
+            shuttle::thread::spawn(move || {
+                for _ in 0..wakes {
+                    waker.wake_by_ref();
+                }
+                liveness.remove(); // the waking process finishes
+                done.store(true, Ordering::SeqCst);
+            })
+        };
+        let look = {
+            let (liveness, sched, done) = (liveness.clone(), sched.clone(), waker_done.clone());
+            shuttle::thread::spawn(move || {
+                if liveness.nothing_awake() {
+                    // Proof: from here on nothing moves.
+                    assert!(
+                        !sched.notified.load(Ordering::SeqCst),
+                        "zero with a wake-up pending"
+                    );
+                    let _ = done.load(Ordering::SeqCst);
+                    assert!(liveness.nothing_awake(), "zero, then somebody woke");
+                }
+            })
+        };
+        for _ in 0..parks {
+            state.park(); // the slice ended in Park (either way, `was_parked`)
+            // The worker: the task runs again once notified.
+            loop {
+                if sched.notified.swap(false, Ordering::SeqCst) {
+                    break;
+                }
+                if liveness.nothing_awake() {
+                    waker.join().unwrap();
+                    look.join().unwrap();
+                    assert!(!sched.notified.load(Ordering::SeqCst), "woken after zero");
+                    return;
+                }
+                if waker_done.load(Ordering::SeqCst) && !sched.notified.load(Ordering::SeqCst) {
+                    assert!(
+                        liveness.nothing_awake(),
+                        "a share leaked: parked, nothing pending"
+                    );
+                }
+                shuttle::thread::yield_now();
+            }
+            state.resumed();
+        }
+        waker.join().unwrap();
+        look.join().unwrap();
+    }
+
+    #[test]
+    fn one_wake_two_parks() {
+        shuttle::check_random(|| waiter_waker_and_look(1, 2), 20_000);
+    }
+
+    #[test]
+    fn two_wakes_three_parks() {
+        shuttle::check_pct(|| waiter_waker_and_look(2, 3), 20_000, 3);
+    }
+
+    /// Every interleaving of the smallest case, up to 20,000 schedules (an
+    /// execution whose waiter spins past 400 steps, an unfair schedule, is cut off).
+    #[test]
+    fn depth_first_small() {
+        let mut config = shuttle::Config::new();
+        config.max_steps = shuttle::MaxSteps::ContinueAfter(400);
+        shuttle::Runner::new(
+            shuttle::scheduler::DfsScheduler::new(Some(20_000), false),
+            config,
+        )
+        .run(|| waiter_waker_and_look(1, 2));
     }
 }
