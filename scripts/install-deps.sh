@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `make test` needs besides the Rust toolchain, checked before any test runs:
 # a C compiler and make (tests/c), pkg-config, the stock lua5.4 interpreter (the
-# loadable module's tests) and luarocks (the rockspec's test). Missing Debian/Ubuntu
+# loadable module's tests), luarocks and Lua 5.4's headers (the rockspec's test:
+# `luarocks make` refuses to build without lua.h, though the module needs none). Missing Debian/Ubuntu
 # packages are installed with apt-get when running as root (as CI does, .ci/run);
 # otherwise the script names them and fails at once, before minutes of tests.
 set -euo pipefail
@@ -13,6 +14,7 @@ need make make
 need pkg-config pkg-config
 need lua5.4 lua5.4
 need luarocks luarocks
+[ -f /usr/include/lua5.4/lua.h ] || missing+=(liblua5.4-dev)
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "install-deps: cargo not found: Lutra needs Rust 1.95 (https://rustup.rs; rust-toolchain.toml pins it)" >&2
