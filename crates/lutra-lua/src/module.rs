@@ -170,8 +170,9 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
-    /// The tests share the one module runtime; two hosts blocked at once could wake
-    /// each other, which the host deadlock check cannot see, so they run one by one.
+    /// The tests share the one module runtime; while one test's host can still act,
+    /// another's deadlock is not proven (that host could wake it), so they run one
+    /// by one.
     static ONE_HOST_AT_A_TIME: Mutex<()> = Mutex::new(());
 
     /// A host state (not a task) spawns processes, blocks on channels and mailboxes
