@@ -27,6 +27,7 @@ pub mod shared;
 mod stats;
 mod timer;
 pub mod transfer;
+mod wakers;
 
 pub use atomic::{SiteStats, TransactionStats};
 pub use module::{global_runtime, open_luaproc, open_module, options_from_env};

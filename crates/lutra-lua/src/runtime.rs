@@ -8,7 +8,7 @@
 //!   wake-up pending; each host state (module mode) except while its thread is
 //!   blocked with no wake-up pending; each pending timer.
 //! - Every waker given to a channel, a timer, a joiner list or a transaction's watch
-//!   comes from [`current_waker`], so that every wake-up is counted.
+//!   comes from [`wakers::current_waker`], so that every wake-up is counted.
 //!
 //! # Deadlock detection
 //! `liveness` reads zero while processes are alive: every one of them is parked, no
@@ -17,49 +17,20 @@
 //! the OS has not run yet counts as awake). The report lists each process and what it
 //! waits on.
 
-use crate::liveness::{Liveness, WakeState};
+use crate::liveness::Liveness;
 use crate::options::Options;
 use crate::process::{Code, ProcessCore, ProcessTask};
 use crate::timer::Timer;
 use crate::transfer::Message;
-use std::cell::{OnceCell, RefCell};
+use crate::wakers;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::task::Waker;
 use std::time::Duration;
 
 /// How often the waiting side looks for a deadlock.
 const DEADLOCK_CHECK: Duration = Duration::from_millis(100);
-
-thread_local! {
-    /// The host state(s) open on this OS thread (module mode): the thread's place in
-    /// the wake-up protocol and how many host states share it. A host thread is an
-    /// OS thread, never a task, so a thread-local is its own.
-    static HOST: RefCell<Option<(Arc<WakeState>, usize)>> = const { RefCell::new(None) };
-}
-
-/// A waker for the caller, counted in its runtime's liveness (see the module's
-/// invariants): the current process's, or the current host thread's. Outside both
-/// (a Rust thread that never opened a host state), the scheduler's plain waker.
-pub(crate) fn current_waker() -> Waker {
-    if let Some(state) = process_wake_state() {
-        return state.waker();
-    }
-    HOST.with_borrow(|host| host.as_ref().map(|(state, _)| state.waker()))
-        .unwrap_or_else(lutra_sched::current_waker)
-}
-
-/// A process task's place in the wake-up protocol, set by its first slice.
-type ProcessSlot = OnceCell<Arc<WakeState>>;
-
-/// The current process's wake state, `None` outside process tasks.
-fn process_wake_state() -> Option<Arc<WakeState>> {
-    let slot = lutra_sched::task_local(ProcessSlot::new)?;
-    // SAFETY: the current task's own value, used by the task itself within this call.
-    unsafe { slot.as_ref() }.get().cloned()
-}
 
 pub(crate) struct RuntimeShared {
     pub(crate) sched: lutra_sched::Runtime,
@@ -121,27 +92,12 @@ impl RuntimeShared {
     /// Called by a process task at the start of every slice (`was_parked`: its last
     /// slice ended in `Park`).
     pub(crate) fn note_resumed(&self, was_parked: bool) {
-        let Some(slot) = lutra_sched::task_local(ProcessSlot::new) else {
-            return;
-        };
-        // SAFETY: the current task's own value, used by the task itself in this call.
-        let slot = unsafe { slot.as_ref() };
-        match slot.get() {
-            Some(state) if was_parked => state.resumed(),
-            Some(_) => {}
-            // First slice: the process is counted since its spawn.
-            None => {
-                let state = WakeState::new(self.liveness.clone(), lutra_sched::current_waker());
-                let _ = slot.set(state);
-            }
-        }
+        wakers::process_resumed(&self.liveness, was_parked);
     }
 
     /// Called by a process task whose slice ended in `Park`, after its registrations.
     pub(crate) fn note_parked(&self) {
-        if let Some(state) = process_wake_state() {
-            state.park();
-        }
+        wakers::process_parked();
         #[cfg(test)]
         if let Some(stall) = self.stall_after_park {
             std::thread::sleep(stall);
@@ -196,48 +152,18 @@ impl RuntimeShared {
     /// Counts a host state opened on the calling OS thread (module mode): the thread
     /// can wake processes until its last host state closes.
     pub(crate) fn open_host(&self) {
-        HOST.with_borrow_mut(|host| match host {
-            Some((_, states)) => *states += 1,
-            None => {
-                self.liveness.add();
-                *host = Some((
-                    WakeState::new(self.liveness.clone(), lutra_sched::current_waker()),
-                    1,
-                ));
-            }
-        });
+        wakers::host_opened(&self.liveness);
     }
 
     /// A host state of the calling thread closed (see [`Self::open_host`]).
     pub(crate) fn close_host(&self) {
-        HOST.with_borrow_mut(|host| {
-            if let Some((_, states)) = host {
-                *states -= 1;
-                if *states == 0 {
-                    *host = None;
-                    self.liveness.remove();
-                }
-            }
-        });
+        wakers::host_closed(&self.liveness);
     }
 
     /// Parks the calling host thread until it is woken or `timeout` passes. Returns
     /// the deadlock report when nothing can ever wake it (proof, see the module).
     pub(crate) fn park_host(&self, timeout: Duration) -> Option<String> {
-        let Some(state) = HOST.with_borrow(|host| host.as_ref().map(|(s, _)| s.clone())) else {
-            std::thread::park_timeout(timeout);
-            return None;
-        };
-        let mut report = None;
-        if state.park() {
-            if self.liveness.nothing_awake() {
-                report = Some(self.deadlock_report());
-            } else {
-                std::thread::park_timeout(timeout);
-            }
-            state.resumed();
-        }
-        report
+        wakers::park_host(&self.liveness, timeout).then(|| self.deadlock_report())
     }
 
     /// Writes `line` to standard output in one piece (lines of processes never mix).

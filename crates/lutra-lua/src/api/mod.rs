@@ -111,11 +111,11 @@ fn preload_luaproc(lua: &Lua, package: &Table, raw: &Table, exports: &Table) -> 
 }
 
 /// The caller as a waiter: its process id and a waker for its task (or its OS thread
-/// outside tasks), counted by the deadlock detector (`runtime::current_waker`).
+/// outside tasks), counted by the deadlock detector (`wakers::current_waker`).
 pub(crate) fn current_waiter(context: &ProcessContext) -> Waiter {
     Waiter {
         id: context.process.id(),
-        waker: crate::runtime::current_waker(),
+        waker: crate::wakers::current_waker(),
     }
 }
 

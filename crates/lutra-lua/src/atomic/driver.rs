@@ -175,7 +175,7 @@ fn wait_for_change(
     lua: &Lua,
     mut desc: Box<TxDescriptor>,
 ) -> mlua::Result<(&'static str, mlua::Value)> {
-    match desc.watch_for_change(crate::runtime::current_waker()) {
+    match desc.watch_for_change(crate::wakers::current_waker()) {
         Ok(watch) => {
             *TxContext::of(lua)?.watch.borrow_mut() = Some(watch);
             finish(lua, desc, Answer::Retry)

@@ -45,7 +45,7 @@ pub(crate) struct WorkerParking;
 
 impl Parking for WorkerParking {
     fn waker(&self) -> Waker {
-        crate::runtime::current_waker()
+        crate::wakers::current_waker()
     }
 
     /// Never called by Lutra's driver; yields instead of blocking if it ever is

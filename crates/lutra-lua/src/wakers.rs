@@ -1,0 +1,113 @@
+//! Who holds which place in the deadlock detector's wake-up protocol
+//! (`liveness.rs`): each process task one [`WakeState`], kept in its task-local slot
+//! from its first slice; each host thread (module mode) one, kept in a thread-local
+//! while host states are open on it. [`current_waker`] hands out the caller's counted
+//! waker.
+//!
+//! # Invariants
+//! - A process's place is created `ACTIVE` by its first slice; it was counted in the
+//!   liveness at its spawn (`RuntimeShared::spawn`).
+//! - A host thread is counted from its first open host state to the close of its last.
+
+use crate::liveness::{Liveness, WakeState};
+use std::cell::{OnceCell, RefCell};
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
+
+thread_local! {
+    /// The host state(s) open on this OS thread: the thread's place in the protocol
+    /// and how many host states share it. A host thread is an OS thread, never a task,
+    /// so a thread-local is its own.
+    static HOST: RefCell<Option<(Arc<WakeState>, usize)>> = const { RefCell::new(None) };
+}
+
+/// A process task's place in the protocol, set by its first slice.
+type ProcessSlot = OnceCell<Arc<WakeState>>;
+
+/// A waker for the caller, counted in its runtime's liveness: the current process's,
+/// or the current host thread's. Outside both (a Rust thread that never opened a host
+/// state), the scheduler's plain waker.
+pub(crate) fn current_waker() -> Waker {
+    if let Some(state) = process_state() {
+        return state.waker();
+    }
+    HOST.with_borrow(|host| host.as_ref().map(|(state, _)| state.waker()))
+        .unwrap_or_else(lutra_sched::current_waker)
+}
+
+/// The current process's place, `None` outside process tasks.
+fn process_state() -> Option<Arc<WakeState>> {
+    let slot = lutra_sched::task_local(ProcessSlot::new)?;
+    // SAFETY: the current task's own value, used by the task itself within this call.
+    unsafe { slot.as_ref() }.get().cloned()
+}
+
+/// A process slice starts (`was_parked`: the last one ended in `Park`).
+pub(crate) fn process_resumed(liveness: &Arc<Liveness>, was_parked: bool) {
+    let Some(slot) = lutra_sched::task_local(ProcessSlot::new) else {
+        return;
+    };
+    // SAFETY: the current task's own value, used by the task itself in this call.
+    let slot = unsafe { slot.as_ref() };
+    match slot.get() {
+        Some(state) if was_parked => state.resumed(),
+        Some(_) => {}
+        None => {
+            let _ = slot.set(WakeState::new(
+                liveness.clone(),
+                lutra_sched::current_waker(),
+            ));
+        }
+    }
+}
+
+/// A process slice ended in `Park`, after the process registered its wakers.
+pub(crate) fn process_parked() {
+    if let Some(state) = process_state() {
+        state.park();
+    }
+}
+
+/// A host state opened on the calling thread.
+pub(crate) fn host_opened(liveness: &Arc<Liveness>) {
+    HOST.with_borrow_mut(|host| match host {
+        Some((_, states)) => *states += 1,
+        None => {
+            liveness.add();
+            let state = WakeState::new(liveness.clone(), lutra_sched::current_waker());
+            *host = Some((state, 1));
+        }
+    });
+}
+
+/// A host state of the calling thread closed.
+pub(crate) fn host_closed(liveness: &Liveness) {
+    HOST.with_borrow_mut(|host| {
+        if let Some((_, states)) = host {
+            *states -= 1;
+            if *states == 0 {
+                *host = None;
+                liveness.remove();
+            }
+        }
+    });
+}
+
+/// Parks the calling host thread until it is woken or `timeout` passes; returns
+/// whether nothing can ever wake it (the liveness read zero while it was parked).
+pub(crate) fn park_host(liveness: &Liveness, timeout: Duration) -> bool {
+    let Some(state) = HOST.with_borrow(|host| host.as_ref().map(|(s, _)| s.clone())) else {
+        std::thread::park_timeout(timeout);
+        return false;
+    };
+    let mut stuck = false;
+    if state.park() {
+        stuck = liveness.nothing_awake();
+        if !stuck {
+            std::thread::park_timeout(timeout);
+        }
+        state.resumed();
+    }
+    stuck
+}
