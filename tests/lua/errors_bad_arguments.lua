@@ -38,3 +38,7 @@ assert(lutra.now() - t0 < 60)
 ch:send("ok")
 assert(select(2, ch:try_receive(0)) == "ok")
 assert(lutra.or_else(function() lutra.retry() end, function() return 7 end) == 7)
+
+-- os.exit takes an integer or a boolean (item 16); a refused one exits nothing.
+raises(here .. "43: bad argument #1 to 'exit' (integer or boolean expected, got string)", function() os.exit("x") end)
+raises(here .. "44: bad argument #1 to 'exit' (integer or boolean expected, got number)", function() os.exit(1.5) end)
