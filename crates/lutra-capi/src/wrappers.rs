@@ -28,7 +28,9 @@ use std::ffi::{
 #[inline(always)]
 unsafe fn load_bytes<const N: usize>(function: &'static str, addr: usize) -> [u8; N] {
     let mut bytes = [0u8; N];
-    let status = boundary::status(function, || access::load(addr, &mut bytes, Style::Restart));
+    let status = boundary::status(function, || {
+        access::load(function, addr, &mut bytes, Style::Restart)
+    });
     // SAFETY: the caller's frame and this one hold only integers (contract).
     unsafe { shim::jump_if_restarted(status) };
     bytes
@@ -41,7 +43,7 @@ unsafe fn load_bytes<const N: usize>(function: &'static str, addr: usize) -> [u8
 #[inline(always)]
 unsafe fn store_bytes<const N: usize>(function: &'static str, addr: usize, bytes: [u8; N]) {
     let status = boundary::status(function, || {
-        access::store(addr, N, |i| bytes[i], Style::Restart)
+        access::store(function, addr, N, |i| bytes[i], Style::Restart)
     });
     // SAFETY: as in `load_bytes`.
     unsafe { shim::jump_if_restarted(status) };
@@ -126,7 +128,7 @@ pub unsafe extern "C" fn stm_load_bytes(addr: *const u8, buf: *mut u8, size: usi
         }
         // SAFETY: `buf` is valid for `size` bytes (contract).
         let out = unsafe { slice_mut(buf, size) };
-        access::load(addr as usize, out, Style::Restart)
+        access::load("stm_load_bytes", addr as usize, out, Style::Restart)
     });
     // SAFETY: this frame owns only integers and pointers.
     unsafe { shim::jump_if_restarted(status) };
@@ -145,7 +147,13 @@ pub unsafe extern "C" fn stm_store_bytes(addr: *mut u8, buf: *const u8, size: us
         }
         // SAFETY: `buf` is valid for `size` bytes (contract); read before any write.
         let bytes = unsafe { slice(buf, size) };
-        access::store(addr as usize, size, |i| bytes[i], Style::Restart)
+        access::store(
+            "stm_store_bytes",
+            addr as usize,
+            size,
+            |i| bytes[i],
+            Style::Restart,
+        )
     });
     // SAFETY: this frame owns only integers and pointers.
     unsafe { shim::jump_if_restarted(status) };
@@ -159,7 +167,13 @@ pub unsafe extern "C" fn stm_store_bytes(addr: *mut u8, buf: *const u8, size: us
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_set_bytes(addr: *mut u8, byte: u8, count: usize) {
     let status = boundary::status("stm_set_bytes", || {
-        access::store(addr as usize, count, |_| byte, Style::Restart)
+        access::store(
+            "stm_set_bytes",
+            addr as usize,
+            count,
+            |_| byte,
+            Style::Restart,
+        )
     });
     // SAFETY: this frame owns only integers and pointers.
     unsafe { shim::jump_if_restarted(status) };
