@@ -14,8 +14,12 @@
  *   read_after_write  the same after one write in the transaction
  *   write       one transaction of n writes to distinct words (with its share
  *               of the commit: lock, write back, release)
- *   empty       n empty update transactions
- *   tx_1write   n transactions of one write each
+ *   empty       n empty update transactions (GCC drops an empty
+ *               __transaction_atomic: 0 for libitm)
+ *   tx_1read    n transactions of one read each
+ *   tx_1write   n transactions of one write each (measured before any large
+ *               transaction ran on the thread)
+ *   tx_1write_after_large  the same after transactions of n and 2n writes
  *   read_call, write_call  (not libitm) n reads or writes inside a transaction,
  *               collection on inside it: the call alone, no commit share
  *
@@ -64,6 +68,14 @@ static __attribute__((noinline)) void empty_tx(void) {
   TM_END();
 }
 
+static __attribute__((noinline)) intptr_t one_read_tx(long i) {
+  intptr_t value;
+  TM_BEGIN();
+  value = TM_READ(words[i & 63]);
+  TM_END();
+  return value;
+}
+
 static __attribute__((noinline)) void one_write_tx(long i) {
   TM_BEGIN();
   TM_WRITE(words[i & 63], i);
@@ -73,6 +85,13 @@ static __attribute__((noinline)) void one_write_tx(long i) {
 static void empty_txs(long n) {
   for (long i = 0; i < n; i++)
     empty_tx();
+}
+
+static void one_read_txs(long n) {
+  intptr_t s = 0;
+  for (long i = 0; i < n; i++)
+    s += one_read_tx(i);
+  sink += s;
 }
 
 static void one_write_txs(long n) {
@@ -121,18 +140,27 @@ int main(int argc, char **argv) {
   }
   TM_STARTUP();
   TM_THREAD_ENTER();
-  /* Warm up: every set reaches its largest size once, outside collection. */
+  /* Small transactions first, warmed up by themselves: no set has grown yet. */
+  empty_txs(2 * n);
+  one_read_txs(2 * n);
+  one_write_txs(2 * n);
+  CALLGRIND_ZERO_STATS;
+  for (long reps = n; reps <= 2 * n; reps += n) {
+    MEASURE("empty", empty_txs(reps));
+    MEASURE("tx_1read", one_read_txs(reps));
+    MEASURE("tx_1write", one_write_txs(reps));
+  }
+  /* Then large ones: every set reaches its largest size once, outside
+   * collection. */
   read_tx(2 * n, 1);
   write_tx(2 * n);
-  empty_txs(2 * n);
-  one_write_txs(2 * n);
   CALLGRIND_ZERO_STATS;
   for (long reps = n; reps <= 2 * n; reps += n) {
     MEASURE("read", read_tx(reps, 0));
     MEASURE("read_after_write", read_tx(reps, 1));
     MEASURE("write", write_tx(reps));
-    MEASURE("empty", empty_txs(reps));
-    MEASURE("tx_1write", one_write_txs(reps));
+    /* After a transaction of 2n writes: does a small one pay for the large? */
+    MEASURE("tx_1write_after_large", one_write_txs(reps));
 #if !defined(TM_ITM)
     read_calls(reps);
     dump("read_call", reps);
