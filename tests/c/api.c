@@ -576,6 +576,39 @@ static void test_quiesce_and_thread_exit(void) {
   COMMIT;
 }
 
+/* ---- the fast path follows the registration ------------------------------- */
+
+/* stm_load / stm_store / stm_start / stm_commit take a fast path on a registered
+ * plain thread: after stm_exit_thread they must report misuse again (the state
+ * they reached is gone), and a new registration must be used at once. */
+static void *fast_path_thread(void *arg) {
+  stm_word_t *word = arg;
+  stm_tx_attr_t attr = {.attrs = 0};
+  for (int round = 0; round < 3; round++) {
+    CHECK(stm_init_thread() != NULL, "register: %s", lutra_last_error());
+    CHECK(stm_atomically(add_one, word) == 0, "a transaction");
+    stm_exit_thread();
+    lutra_clear_error();
+    CHECK(stm_load(word) == 0 && code_is(LUTRA_ENOTHREAD), "load after exit");
+    stm_store(word, 99);
+    CHECK(code_is(LUTRA_ENOTHREAD) && *word == (stm_word_t)round + 1,
+          "store after exit writes nothing");
+    CHECK(stm_start(attr) == NULL && code_is(LUTRA_ENOTHREAD), "start after exit");
+    CHECK(stm_commit() == 0 && code_is(LUTRA_ENOTHREAD), "commit after exit");
+  }
+  /* Registered when the thread ends: unregistered by its exit. */
+  CHECK(stm_init_thread() != NULL, "register: %s", lutra_last_error());
+  return NULL;
+}
+
+static void test_fast_path_registration(void) {
+  stm_word_t word = 0;
+  pthread_t thread;
+  pthread_create(&thread, NULL, fast_path_thread, &word);
+  pthread_join(thread, NULL);
+  CHECK(word == 3, "three transactions: %lu", (unsigned long)word);
+}
+
 /* ---- lifecycle: registered threads keep the engine ------------------------ */
 
 static pthread_barrier_t registered, released;
@@ -652,6 +685,7 @@ int main(void) {
   test_irrevocable();
   test_stats();
   test_quiesce_and_thread_exit();
+  test_fast_path_registration();
   test_lifecycle();
   return check_summary();
 }

@@ -1,6 +1,9 @@
 //! `cbench`: the C benchmark (`bench/c`) side by side, in one run: the same C sources
 //! built sequentially (no instrumentation), against Lutra (`stm.h`, `liblutra.a`) and
 //! against GCC's own STM (`gcc -fgnu-tm`, libitm), on 1, 2, 8 and 64 threads.
+//! libitm runs twice: as a user gets it (one thread: serial and uninstrumented,
+//! since nothing can conflict) and with its multi-lock STM forced
+//! (`ITM_DEFAULT_METHOD=ml_wt`).
 //!
 //! Workloads: the bank with audits at 64 and 4096 accounts; integer sets as a linked
 //! list, a red-black tree and a hash table at 10% and 50% updates; a reservation

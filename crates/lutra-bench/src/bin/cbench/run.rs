@@ -24,8 +24,18 @@ pub(crate) const WORKLOADS: [&str; 9] = [
     "vacation",
 ];
 
-/// The systems, in table order.
-pub(crate) const SYSTEMS: [&str; 3] = ["seq", "lutra", "libitm"];
+/// The systems, in table order: the sequential build, Lutra, libitm as a user gets
+/// it (on one thread libitm runs transactions serially, uninstrumented), and libitm
+/// with its multi-lock STM forced (`ITM_DEFAULT_METHOD=ml_wt`).
+pub(crate) const SYSTEMS: [&str; 4] = ["seq", "lutra", "libitm", "libitm-ml_wt"];
+
+/// The program and environment of `system`.
+fn program(programs: &Programs, system: &str) -> (std::path::PathBuf, Option<&'static str>) {
+    match system {
+        "libitm-ml_wt" => (programs.bench("libitm"), Some("ml_wt")),
+        other => (programs.bench(other), None),
+    }
+}
 
 /// One measured run.
 #[derive(Clone, Copy, Debug)]
@@ -72,7 +82,13 @@ fn run_one(
     millis: u64,
 ) -> Result<Measurement, String> {
     let what = format!("{system} {workload} on {threads} threads");
-    let mut child = Command::new(programs.bench(system))
+    let (path, itm_method) = program(programs, system);
+    let mut command = Command::new(path);
+    command.env_remove("ITM_DEFAULT_METHOD");
+    if let Some(method) = itm_method {
+        command.env("ITM_DEFAULT_METHOD", method);
+    }
+    let mut child = command
         .args([workload, &threads.to_string(), &millis.to_string()])
         .stdout(Stdio::piped())
         .spawn()

@@ -5,7 +5,7 @@
 //! |--------|------------|
 //! | `ops_per_sec` | transactions (operations) per second, best round |
 //! | `vs_seq` | `ops_per_sec` ÷ the sequential build's at 1 thread, same workload |
-//! | `vs_libitm` | `ops_per_sec` ÷ libitm's at the same thread count |
+//! | `vs_libitm` | `ops_per_sec` ÷ libitm's (default method) at the same thread count |
 //! | `aborts` | aborted attempts (Lutra's per-thread counters; empty when unknown) |
 
 use crate::run::{Measurement, Results, SYSTEMS, WORKLOADS};
@@ -17,6 +17,7 @@ use std::path::Path;
 const SEQ: usize = 0;
 const LUTRA: usize = 1;
 const LIBITM: usize = 2;
+const LIBITM_ML_WT: usize = 3;
 
 fn get(results: &Results, workload: usize, system: usize, threads: usize) -> Option<Measurement> {
     results.get(&(workload, system, threads)).copied()
@@ -48,7 +49,7 @@ fn workload_table(results: &Results, workload: usize, threads: &[usize]) -> Stri
             )
         })
         .collect();
-    for system in [LUTRA, LIBITM] {
+    for system in [LUTRA, LIBITM, LIBITM_ML_WT] {
         lines.push((
             format!("{} ÷ seq", SYSTEMS[system]),
             cells(system, &|run| ratio(vs_seq(results, workload, run))),
