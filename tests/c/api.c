@@ -601,6 +601,45 @@ static void *fast_path_thread(void *arg) {
   return NULL;
 }
 
+/* Byte counters sharing one word, each thread incrementing its own with the typed
+ * accessors (the fast path's masked stores): no increment may clobber a
+ * neighbour's byte. */
+#define BYTE_THREADS 4
+#define BYTE_ROUNDS 200
+static union {
+  stm_word_t word;
+  uint8_t bytes[sizeof(stm_word_t)];
+} byte_counters;
+
+/* One transaction per call: the restart jumps back into this frame only. */
+static void increment_byte(volatile uint8_t *byte) {
+  START(71);
+  stm_store_u8(byte, stm_load_u8(byte) + 1);
+  COMMIT;
+}
+
+static void *byte_counter(void *arg) {
+  long id = (long)arg;
+  stm_init_thread();
+  for (int i = 0; i < BYTE_ROUNDS; i++)
+    increment_byte(&byte_counters.bytes[id]);
+  stm_exit_thread();
+  return NULL;
+}
+
+static void test_sub_word_counters(void) {
+  pthread_t threads[BYTE_THREADS];
+  for (long id = 0; id < BYTE_THREADS; id++)
+    pthread_create(&threads[id], NULL, byte_counter, (void *)id);
+  for (long id = 0; id < BYTE_THREADS; id++)
+    pthread_join(threads[id], NULL);
+  for (int id = 0; id < BYTE_THREADS; id++)
+    CHECK(byte_counters.bytes[id] == BYTE_ROUNDS, "byte %d: %u", id,
+          byte_counters.bytes[id]);
+  for (size_t id = BYTE_THREADS; id < sizeof(stm_word_t); id++)
+    CHECK(byte_counters.bytes[id] == 0, "untouched byte %zu", id);
+}
+
 static void test_fast_path_registration(void) {
   stm_word_t word = 0;
   pthread_t thread;
@@ -686,6 +725,7 @@ int main(void) {
   test_stats();
   test_quiesce_and_thread_exit();
   test_fast_path_registration();
+  test_sub_word_counters();
   test_lifecycle();
   return check_summary();
 }

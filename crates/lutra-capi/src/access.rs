@@ -7,10 +7,12 @@
 //! reads each word and keeps the bytes in range; a store writes each word with a mask
 //! selecting the bytes in range (the engine merges the rest with memory at commit).
 //!
-//! `stm_load` and `stm_store` have a fast path (`fast.rs`): a registered plain thread,
-//! inside a transaction, at an aligned non-NULL address, calls the engine directly;
-//! a conflict goes to a `#[cold]` function that rolls back and jumps. Everything else
-//! takes the general path below (which checks, records errors and stops panics).
+//! `stm_load`, `stm_store`, their jump-free forms and the typed accessors of
+//! `wrappers.h` have a fast path (`fast.rs`): a registered plain thread, inside a
+//! transaction, at a non-NULL address whose bytes lie in one aligned word, calls the
+//! engine directly; a conflict goes to a `#[cold]` function that rolls back and
+//! jumps (or, jump-free, reports). Everything else takes the general path below
+//! (which checks, records errors and stops panics).
 //!
 //! # Invariants
 //! - Only whole aligned words are handed to the engine; an aligned word never crosses
@@ -158,6 +160,62 @@ fn write_range(
     Ok(())
 }
 
+/// The fast path of a load of `N` bytes at `addr` lying within one aligned word (the
+/// typed accessors of `wrappers.h`): `None` when it does not apply (the caller takes
+/// its general path); otherwise the bytes, or zeros after an abort that ended a
+/// `no_retry` transaction (a restart jumps and does not return).
+///
+/// # Safety
+/// As [`stm_load`], for `N` bytes at `addr`; the caller's frame owns nothing.
+#[inline(always)]
+pub(crate) unsafe fn fast_load_part<const N: usize>(addr: usize) -> Option<[u8; N]> {
+    let offset = addr % WORD;
+    if N > WORD || offset + N > WORD || addr == 0 {
+        return None;
+    }
+    // SAFETY: entered from C; the reference ends with this call.
+    let state = unsafe { fast::state() }.filter(|state| state.nesting != 0)?;
+    // SAFETY: the aligned word holding the caller's bytes: valid (contract), and an
+    // aligned word never crosses a page.
+    let word = match unsafe { state.desc.load((addr - offset) as *const usize) } {
+        Ok(word) => word,
+        // SAFETY: this frame owns only integers and the state's address.
+        Err(abort) => unsafe { access_abort_slow(state, abort.reason(), Site::Read) },
+    };
+    let mut bytes = [0u8; N];
+    bytes.copy_from_slice(&word.to_ne_bytes()[offset..offset + N]);
+    Some(bytes)
+}
+
+/// The fast path of a store of `bytes` at `addr` lying within one aligned word: a
+/// masked store of the word. `false` when it does not apply (the caller takes its
+/// general path).
+///
+/// # Safety
+/// As [`stm_store`], for `N` bytes at `addr`; the caller's frame owns nothing.
+#[inline(always)]
+pub(crate) unsafe fn fast_store_part<const N: usize>(addr: usize, bytes: [u8; N]) -> bool {
+    let offset = addr % WORD;
+    if N > WORD || offset + N > WORD || addr == 0 {
+        return false;
+    }
+    // SAFETY: entered from C; the reference ends with this call.
+    let Some(state) = (unsafe { fast::state() }).filter(|state| state.nesting != 0) else {
+        return false;
+    };
+    let mut value = [0u8; WORD];
+    let mut mask = [0u8; WORD];
+    value[offset..offset + N].copy_from_slice(&bytes);
+    mask[offset..offset + N].fill(0xFF);
+    let (value, mask) = (usize::from_ne_bytes(value), usize::from_ne_bytes(mask));
+    // SAFETY: as in `fast_load_part`; the mask limits the write to the caller's bytes.
+    if let Err(abort) = unsafe { state.desc.store((addr - offset) as *mut usize, value, mask) } {
+        // SAFETY: this frame owns only integers and the state's address.
+        unsafe { access_abort_slow(state, abort.reason(), Site::Write) };
+    }
+    true
+}
+
 /// tinySTM's `stm_load`: reads the word at `addr` in the calling thread's transaction.
 ///
 /// May be called inside a transaction. On a conflict the transaction restarts from
@@ -212,7 +270,11 @@ unsafe fn stm_load_slow(addr: *const usize) -> usize {
 /// As [`stm_load`]; `state` is the caller's state from `fast::state`.
 #[cold]
 #[inline(never)]
-unsafe fn access_abort_slow(state: &mut ThreadTx, reason: AbortReason, site: Site) -> usize {
+pub(crate) unsafe fn access_abort_slow(
+    state: &mut ThreadTx,
+    reason: AbortReason,
+    site: Site,
+) -> usize {
     let status = state.after_abort(reason, site, Style::Restart);
     // SAFETY: the frames above own only integers (the contract of `stm_load`).
     unsafe { shim::jump_if_restarted(status) };
@@ -288,6 +350,40 @@ pub unsafe extern "C" fn stm_store2(addr: *mut usize, value: usize, mask: usize)
 /// `addr` as for [`stm_load`]; `value` must be NULL (`LUTRA_EINVAL`) or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lutra_stm_load(addr: *const usize, value: *mut usize) -> c_int {
+    // SAFETY: entered from C; the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() }
+        && state.nesting != 0
+        && fast_address(addr as usize)
+        && !value.is_null()
+    {
+        // SAFETY: aligned, not NULL, and valid by the caller's contract.
+        let (word, status) = match unsafe { state.desc.load(addr) } {
+            Ok(word) => (word, LUTRA_OK),
+            Err(abort) => (0, report_abort_slow(state, abort.reason(), Site::Read)),
+        };
+        // SAFETY: `value` is non-NULL and writable (contract).
+        unsafe { value.write(word) };
+        return status;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { lutra_stm_load_slow(addr, value) }
+}
+
+/// A fast-path status-style access met an abort: the attempt stays doomed and its
+/// code is returned.
+#[cold]
+#[inline(never)]
+fn report_abort_slow(state: &mut ThreadTx, reason: AbortReason, site: Site) -> c_int {
+    state.after_abort(reason, site, Style::Report)
+}
+
+/// The general path of [`lutra_stm_load`].
+///
+/// # Safety
+/// As [`lutra_stm_load`].
+#[cold]
+#[inline(never)]
+unsafe fn lutra_stm_load_slow(addr: *const usize, value: *mut usize) -> c_int {
     boundary::status("lutra_stm_load", || {
         if value.is_null() {
             return Err(CapiError::invalid("value is NULL"));
@@ -306,6 +402,28 @@ pub unsafe extern "C" fn lutra_stm_load(addr: *const usize, value: *mut usize) -
 /// As [`stm_store`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lutra_stm_store(addr: *mut usize, value: usize) -> c_int {
+    // SAFETY: entered from C; the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() }
+        && state.nesting != 0
+        && fast_address(addr as usize)
+    {
+        // SAFETY: aligned, not NULL, and valid by the caller's contract.
+        return match unsafe { state.desc.store(addr, value, usize::MAX) } {
+            Ok(()) => LUTRA_OK,
+            Err(abort) => report_abort_slow(state, abort.reason(), Site::Write),
+        };
+    }
+    // SAFETY: forwarded contract.
+    unsafe { lutra_stm_store_slow(addr, value) }
+}
+
+/// The general path of [`lutra_stm_store`].
+///
+/// # Safety
+/// As [`lutra_stm_store`].
+#[cold]
+#[inline(never)]
+unsafe fn lutra_stm_store_slow(addr: *mut usize, value: usize) -> c_int {
     let bytes = value.to_ne_bytes();
     boundary::status("lutra_stm_store", || {
         store(

@@ -11,11 +11,13 @@
 //!   (which catches panics and records errors) and get back a status; only then,
 //!   owning nothing, do they hand an abort status to the C shim (`c/shim.c`), which
 //!   performs the `siglongjmp`.
-//! - `stm_load`, `stm_store`, `stm_start` and `stm_commit` first try a fast path
-//!   (`fast.rs`): a registered plain thread finds its state in an initial-exec
-//!   thread-local slot and calls the engine directly, with no boundary (a panic
-//!   there is a bug and aborts the process: `extern "C"` functions cannot unwind);
-//!   misuse, tasks of the scheduler and aborts leave it for the general path.
+//! - `stm_load`, `stm_store`, the typed accessors, the jump-free accessors,
+//!   `stm_start`, `stm_commit` and `stm_atomically`'s begin and settle first try a
+//!   fast path (`fast.rs`): a registered plain thread finds its state in an
+//!   initial-exec thread-local slot and calls the engine directly, with no boundary
+//!   (a panic there is a bug and aborts the process: `extern "C"` functions cannot
+//!   unwind); misuse, tasks of the scheduler and aborts leave it for the general
+//!   path.
 //! - A transactional function called while no engine runs aborts the process with
 //!   a message, and so does `stm_init` with a bad configuration (`engine.rs`).
 //! - The shim allocates jump buffers and performs the jumps, decodes `stm_tx_attr_t`

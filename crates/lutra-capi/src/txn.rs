@@ -52,14 +52,24 @@ pub unsafe extern "C" fn lutra_capi_begin(
     outermost: *mut c_int,
     env: *mut *mut SigJmpBuf,
 ) -> c_int {
+    let attr = Attributes {
+        raw,
+        id,
+        read_only: read_only != 0,
+        no_retry: no_retry != 0,
+    };
+    // SAFETY: entered from C (the shim); the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() } {
+        let outer = state.begin(attr);
+        // SAFETY: `outermost` and `env` are writable (contract).
+        unsafe {
+            outermost.write(c_int::from(outer));
+            env.write(state.env());
+        }
+        return LUTRA_OK;
+    }
     engine::require_started("stm_start");
     boundary::status("stm_start", || {
-        let attr = Attributes {
-            raw,
-            id,
-            read_only: read_only != 0,
-            no_retry: no_retry != 0,
-        };
         let (outer, buffer) = with_thread(|state| Ok((state.begin(attr), state.env())))?;
         // SAFETY: `outermost` and `env` are writable (contract).
         unsafe {

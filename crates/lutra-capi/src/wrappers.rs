@@ -1,7 +1,9 @@
 //! tinySTM's `wrappers.h`: transactional loads and stores of C's basic types and of
 //! byte ranges, on top of the byte-range core of `access.rs`.
 //!
-//! Every function here may abort like `stm_load`: on a conflict the transaction
+//! An access whose bytes lie in one aligned word takes `stm_load`'s fast path
+//! (`access::fast_load_part`, `access::fast_store_part`). Every function here may
+//! abort like `stm_load`: on a conflict the transaction
 //! restarts from its `sigsetjmp` and the call does not return. Misuse (no registered
 //! thread, no transaction, NULL address) makes a load return 0 and a store write
 //! nothing, and sets the thread's last error. Addresses need no alignment.
@@ -27,6 +29,21 @@ use std::ffi::{
 /// As the module's; the frame calling this must own nothing (it may be jumped over).
 #[inline(always)]
 unsafe fn load_bytes<const N: usize>(function: &'static str, addr: usize) -> [u8; N] {
+    // SAFETY: forwarded contract.
+    if let Some(bytes) = unsafe { access::fast_load_part::<N>(addr) } {
+        return bytes;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { load_bytes_slow(function, addr) }
+}
+
+/// The general path of [`load_bytes`].
+///
+/// # Safety
+/// As [`load_bytes`].
+#[cold]
+#[inline(never)]
+unsafe fn load_bytes_slow<const N: usize>(function: &'static str, addr: usize) -> [u8; N] {
     let mut bytes = [0u8; N];
     let status = boundary::status(function, || {
         access::load(function, addr, &mut bytes, Style::Restart)
@@ -42,6 +59,20 @@ unsafe fn load_bytes<const N: usize>(function: &'static str, addr: usize) -> [u8
 /// As [`load_bytes`].
 #[inline(always)]
 unsafe fn store_bytes<const N: usize>(function: &'static str, addr: usize, bytes: [u8; N]) {
+    // SAFETY: forwarded contract.
+    if !unsafe { access::fast_store_part(addr, bytes) } {
+        // SAFETY: forwarded contract.
+        unsafe { store_bytes_slow(function, addr, bytes) }
+    }
+}
+
+/// The general path of [`store_bytes`].
+///
+/// # Safety
+/// As [`load_bytes`].
+#[cold]
+#[inline(never)]
+unsafe fn store_bytes_slow<const N: usize>(function: &'static str, addr: usize, bytes: [u8; N]) {
     let status = boundary::status(function, || {
         access::store(function, addr, N, |i| bytes[i], Style::Restart)
     });
