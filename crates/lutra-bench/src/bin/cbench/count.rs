@@ -212,3 +212,17 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     println!("CSV: {}", path.display());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_differential_cancels_constant_costs() {
+        let mut costs = BTreeMap::new();
+        costs.insert(("read".to_owned(), 1000), 500 + 1000 * 30);
+        costs.insert(("read".to_owned(), 2000), 500 + 2000 * 30);
+        assert_eq!(per_op(&costs, "read", 1000), Some(30.0));
+        assert_eq!(per_op(&costs, "write", 1000), None);
+    }
+}

@@ -215,3 +215,36 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     table::report(&results, &plan.workloads, &plan.threads, &path)
         .map_err(|error| format!("{}: {error}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_line_parses_and_a_failed_check_does_not() {
+        let run = parse(
+            "result system=lutra workload=bank64 threads=2 ops=1000 seconds=0.5 aborts=7 check=ok",
+        )
+        .expect("a valid line");
+        assert_eq!((run.ops, run.aborts), (1000, Some(7)));
+        assert!((run.throughput() - 2000.0).abs() < 1e-9);
+        let unknown = parse("result ops=10 seconds=1 aborts=-1 check=ok").expect("valid");
+        assert_eq!(unknown.aborts, None);
+        assert!(parse("result ops=10 seconds=1 aborts=0 check=FAILED").is_none());
+        assert!(parse("result ops=x seconds=1 aborts=0 check=ok").is_none());
+    }
+
+    #[test]
+    fn the_sequential_build_runs_at_one_thread_only_and_the_order_rotates() {
+        let plan = Plan {
+            workloads: vec![0],
+            threads: vec![1, 2],
+            millis: 1,
+            rounds: 2,
+        };
+        assert_eq!(plan.systems(1, 0), vec![0, 1, 2, 3]);
+        assert_eq!(plan.systems(1, 1), vec![1, 2, 3, 0]);
+        assert_eq!(plan.systems(2, 0), vec![1, 2, 3]);
+        assert_eq!(plan.runs(), (4 + 3) * 2);
+    }
+}
