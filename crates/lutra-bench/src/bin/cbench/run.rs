@@ -15,6 +15,7 @@ use crate::compile::Programs;
 use crate::table;
 use lutra_bench::sweep::progress_bar;
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -178,9 +179,22 @@ impl Plan {
 pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     let plan = Plan::from(args);
     let progress = progress_bar(plan.runs() as u64);
+    // The bar is hidden when stderr is not a terminal (logs, CI): a line per
+    // workload and round there instead.
+    let log_lines = !std::io::stderr().is_terminal();
+    let started = Instant::now();
     let mut results = Results::new();
     for round in 0..plan.rounds {
         for &workload in &plan.workloads {
+            if log_lines {
+                eprintln!(
+                    "cbench: round {}/{}: {} ({:.0} s elapsed)",
+                    round + 1,
+                    plan.rounds,
+                    WORKLOADS[workload],
+                    started.elapsed().as_secs_f64()
+                );
+            }
             for &threads in &plan.threads {
                 for system in plan.systems(threads, round) {
                     progress.set_message(format!(
