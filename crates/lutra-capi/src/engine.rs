@@ -9,7 +9,8 @@
 //! | `LUTRA_STM_STATS` | `0`, `1` (engine statistics off / on) | the engine's |
 //!
 //! # Invariants
-//! - `ENGINE` is `Some` between a successful `stm_init` and the matching `stm_exit`.
+//! - `ENGINE` is `Some` between a successful `stm_init` and the matching `stm_exit`;
+//!   `RUNNING` says the same, written under `ENGINE`'s write lock.
 //! - `THREADS` counts live thread registrations; a registration is taken under the
 //!   read lock of `ENGINE`, so `stm_exit` (write lock) sees every thread that could
 //!   still use the engine and refuses to drop it while one is registered. Two engines
@@ -22,11 +23,14 @@
 use crate::status::{CapiError, CapiResult, LUTRA_EALREADY, LUTRA_EBUSY};
 use lutra_sched::TaskParking;
 use lutra_stm::{Config, DesignKind, Stm, cm};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 static ENGINE: RwLock<Option<Stm>> = RwLock::new(None);
 static THREADS: AtomicUsize = AtomicUsize::new(0);
+/// Whether `ENGINE` is `Some`: written under its write lock, read without it by
+/// [`require_started`].
+static RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// Environment variable choosing the design at `stm_init`.
 pub(crate) const DESIGN_VAR: &str = "LUTRA_STM_DESIGN";
@@ -72,6 +76,7 @@ pub(crate) fn start(config: Config) -> CapiResult<()> {
         ));
     }
     *engine = Some(Stm::new(config));
+    RUNNING.store(true, Ordering::Relaxed);
     Ok(())
 }
 
@@ -79,9 +84,20 @@ pub(crate) fn start(config: Config) -> CapiResult<()> {
 /// process with a message naming `function` when the calling thread is not
 /// registered and no engine runs (`stm_init` never called, failed, or undone by
 /// `stm_exit`). Returns otherwise; a registered thread implies a running engine.
+///
+/// One relaxed load: `RUNNING` mirrors `ENGINE`, and a registered thread implies a
+/// running engine (`stm_exit` refuses while a thread is registered), so a caller
+/// that may proceed never finds it false.
 #[inline]
 pub(crate) fn require_started(function: &str) {
-    if !crate::thread::is_registered() && !is_running() {
+    // ORDERING: Relaxed suffices. A registered thread took `ENGINE`'s read lock
+    // after the write lock that stored `true` was released (the lock orders them),
+    // and `false` cannot be stored while it is registered. An unregistered caller
+    // ordered after `stm_init` (same thread, or synchronized with it, as creating
+    // the thread afterwards does) sees `true` too; one that is not ordered with
+    // `stm_init` or `stm_exit` races them, and either answer is one it could get
+    // (a stale `true` only leads to the ordinary `LUTRA_ENOTHREAD` error).
+    if !RUNNING.load(Ordering::Relaxed) {
         unstarted_slow(function);
     }
 }
@@ -118,6 +134,7 @@ pub(crate) fn stop() -> CapiResult<()> {
         ));
     }
     *engine = None;
+    RUNNING.store(false, Ordering::Relaxed);
     Ok(())
 }
 
