@@ -5,6 +5,7 @@
 //! |--------|------------|
 //! | `ops_per_sec` | transactions (operations) per second, best round |
 //! | `vs_seq` | `ops_per_sec` ÷ the sequential build's at 1 thread, same workload |
+//! | `vs_ceiling` | `ops_per_sec` ÷ the sequential build's at the same thread count (beyond one thread: a copy of the state per thread, nothing shared), up to 8 threads |
 //! | `vs_libitm` | `ops_per_sec` ÷ libitm's (default method) at the same thread count |
 //! | `aborts` | aborted attempts (Lutra's per-thread counters; empty when unknown) |
 
@@ -28,6 +29,11 @@ fn vs_seq(results: &Results, workload: usize, run: Measurement) -> Option<f64> {
     get(results, workload, SEQ, 1).map(|seq| run.throughput() / seq.throughput())
 }
 
+/// `vs_ceiling` of a run.
+fn vs_ceiling(results: &Results, workload: usize, threads: usize, run: Measurement) -> Option<f64> {
+    get(results, workload, SEQ, threads).map(|seq| run.throughput() / seq.throughput())
+}
+
 /// `vs_libitm` of a run.
 fn vs_libitm(results: &Results, workload: usize, threads: usize, run: Measurement) -> Option<f64> {
     get(results, workload, LIBITM, threads).map(|itm| run.throughput() / itm.throughput())
@@ -44,7 +50,11 @@ fn workload_table(results: &Results, workload: usize, threads: &[usize]) -> Stri
     let mut lines: Vec<GridLine> = (0..SYSTEMS.len())
         .map(|system| {
             (
-                format!("{} tx/s", SYSTEMS[system]),
+                if system == SEQ {
+                    "seq (copies) tx/s".to_owned()
+                } else {
+                    format!("{} tx/s", SYSTEMS[system])
+                },
                 cells(system, &|run| si(run.throughput())),
             )
         })
@@ -65,6 +75,16 @@ fn workload_table(results: &Results, workload: usize, threads: &[usize]) -> Stri
         })
         .collect();
     lines.push(("lutra ÷ libitm".to_owned(), lutra_vs_itm));
+    let lutra_vs_ceiling = threads
+        .iter()
+        .map(|&count| {
+            ratio(
+                get(results, workload, LUTRA, count)
+                    .and_then(|run| vs_ceiling(results, workload, count, run)),
+            )
+        })
+        .collect();
+    lines.push(("lutra ÷ seq copies".to_owned(), lutra_vs_ceiling));
     lines.push((
         "lutra aborts".to_owned(),
         cells(LUTRA, &|run| {
@@ -139,7 +159,7 @@ fn csv_lines(results: &Results) -> Vec<String> {
         .iter()
         .map(|(&(workload, system, threads), &run)| {
             format!(
-                "{},{},{threads},{},{:.6},{:.1},{},{},{}",
+                "{},{},{threads},{},{:.6},{:.1},{},{},{},{}",
                 WORKLOADS[workload],
                 SYSTEMS[system],
                 run.ops,
@@ -147,6 +167,8 @@ fn csv_lines(results: &Results) -> Vec<String> {
                 run.throughput(),
                 vs_seq(results, workload, run).map_or(String::new(), |r| format!("{r:.4}")),
                 vs_libitm(results, workload, threads, run)
+                    .map_or(String::new(), |r| format!("{r:.4}")),
+                vs_ceiling(results, workload, threads, run)
                     .map_or(String::new(), |r| format!("{r:.4}")),
                 run.aborts.map_or(String::new(), |n| n.to_string()),
             )
@@ -170,7 +192,7 @@ pub(crate) fn report(
     println!("{}", targets(results, workloads));
     let mut csv = Csv::with_header(
         path,
-        "workload,system,threads,ops,seconds,ops_per_sec,vs_seq,vs_libitm,aborts",
+        "workload,system,threads,ops,seconds,ops_per_sec,vs_seq,vs_libitm,vs_ceiling,aborts",
     )?;
     csv.write_lines(csv_lines(results))?;
     drop(csv);
