@@ -57,6 +57,14 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# C programs against Lutra (stm.h, liblutra.a) beside the sequential build and GCC's
+# libitm (bench/c): tables on stdout, CSV in target/bench/cbench.csv.
+# `make bench-c CBENCH_ARGS=--quick` for a ~20 s run; `CBENCH_ARGS=--count` for
+# instructions per operation (callgrind).
+.PHONY: bench-c
+bench-c:
+	$(CARGO) run --release -p lutra-bench --bin cbench -- $(CBENCH_ARGS)
+
 # Lua programs under `lutra` beside stock lua5.4 (seeds 000, 001, 002): tables on
 # stdout, CSV in target/bench/luabench.csv. `make bench-lua LUABENCH_ARGS=--quick`
 # for a ~30 s run.

@@ -46,12 +46,19 @@
  * stm_commit closes the level, an abort restarts the outermost transaction.
  *
  * MISUSE never has undefined behaviour that could have been checked: a function
- * called when it may not be (before stm_init, on a thread without
- * stm_init_thread, outside a transaction, with a NULL argument) does nothing,
- * returns 0 / NULL / a negative LUTRA_E* code as documented, and records the
- * calling thread's last error (lutra_last_error, lutra_last_error_code).
- * Addresses the library cannot check (dangling, too short) remain the caller's
- * responsibility.
+ * called when it may not be (on a thread without stm_init_thread, outside a
+ * transaction, with a NULL argument) does nothing, returns 0 / NULL / a negative
+ * LUTRA_E* code as documented, and records the calling thread's last error
+ * (lutra_last_error, lutra_last_error_code). Addresses the library cannot check
+ * (dangling, too short) remain the caller's responsibility.
+ *
+ * NO ENGINE IS FATAL: a transactional call (stm_start, stm_commit, stm_abort,
+ * stm_set_irrevocable, stm_atomically, every load and store, stm_free) while no
+ * engine runs -- stm_init never called, failed, or undone by stm_exit -- prints
+ * "lutra: <function>: the STM is not started ..." to stderr and aborts the process
+ * (SIGABRT): a program never runs on with transactions that do nothing. So does
+ * stm_init with a bad LUTRA_STM_* variable. The other functions (stm_init_thread,
+ * stm_get_parameter, stm_quiesce, stm_exit, ...) report LUTRA_ENOINIT.
  *
  * SHARING RULES (what C callers may assume):
  *  - Transactions are opaque: an attempt never sees an inconsistent state, not
@@ -178,10 +185,15 @@ enum {
  * Creates the engine. Design from the environment variable LUTRA_STM_DESIGN
  * ("wb-ctl", the default: write-back, commit-time locking; or "wb-etl":
  * encounter-time locking), contention manager from LUTRA_STM_CM ("suicide",
- * "backoff" (default), "aggressive", "timestamp", "size_matters", "priority").
- * Call once, before anything else; a second call does nothing. A bad variable
- * leaves the library uninitialized (the message goes to stderr and to the last
- * error, code LUTRA_EINVAL).
+ * "backoff" (default), "aggressive", "timestamp", "size_matters", "priority"),
+ * engine statistics from LUTRA_STM_STATS ("0" off, "1" on; unset: the engine's
+ * default). Call once, before anything else; a second call does nothing.
+ * A bad variable ABORTS THE PROCESS (SIGABRT) after a message on stderr naming
+ * the variable, its value and the valid values, e.g.
+ *   lutra: stm_init: LUTRA_STM_DESIGN="wb" names no design; valid: wb-ctl, wb-etl; ...
+ * (tinySTM's stm_init returns nothing, so a failure could not be seen). To handle
+ * the error instead, call lutra_stm_init_with(NULL, NULL), which reads the same
+ * variables and returns LUTRA_EINVAL.
  */
 void stm_init(void);
 
@@ -343,8 +355,10 @@ stm_word_t stm_get_clock(void);
 /*
  * stm_init with explicit choices: design "wb-ctl" or "wb-etl", cm one of the
  * contention managers listed at stm_init; NULL takes the environment variable,
- * then the default. Returns LUTRA_OK, LUTRA_EINVAL (unknown name) or
- * LUTRA_EALREADY (the engine runs; stm_exit first).
+ * then the default (LUTRA_STM_STATS is read as by stm_init). Returns LUTRA_OK,
+ * LUTRA_EINVAL (unknown name or value; the last error names the argument or
+ * variable, the value and the valid names) or LUTRA_EALREADY (the engine runs;
+ * stm_exit first). Never aborts the process.
  */
 int lutra_stm_init_with(const char *design, const char *cm);
 

@@ -15,11 +15,25 @@
  * can be suspended inside a transaction (the engine's waits yield it) while
  * another task of the same worker starts one.
  *
+ * The fast-path slot: lutra_shim_fast_state holds the state (a Rust ThreadTx) of
+ * the calling thread when it is a plain thread registered with stm_init_thread,
+ * and NULL otherwise (unregistered, or a worker of the scheduler, whose tasks
+ * keep their own state). It is initial-exec thread-local storage: reading it is
+ * one or two instructions (a %fs-relative load), never a call to
+ * __tls_get_addr, in the shared library and in a program linked with
+ * liblutra.a alike. Only the Rust side (src/fast.rs) reads it, with an
+ * initial-exec sequence of its own; it writes it through
+ * lutra_shim_set_fast_state, when the thread registers or its state is dropped.
+ *
  * Invariants:
  *  - A jump buffer is filled by sigsetjmp only in a frame that stays live until
  *    the transaction ends (the program's, as tinySTM requires, or
  *    lutra_shim_atomically's own).
  *  - No Rust frame that owns anything lies between a siglongjmp and its sigsetjmp.
+ *  - lutra_shim_fast_state is NULL or the live state of this very thread; on a
+ *    worker of the scheduler it stays NULL for the thread's whole life, so that
+ *    code of a task that migrated and reads another worker's slot still finds
+ *    NULL.
  */
 
 #include <setjmp.h>
@@ -28,11 +42,40 @@
 #include "capi.h"
 #include "lutra/stm.h"
 
+/* Hidden: internal to the library, never exported from liblutra.so. */
+__attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread void
+    *lutra_shim_fast_state = NULL;
+
+void lutra_shim_set_fast_state(void *state);
+void *lutra_shim_get_fast_state(void);
+void lutra_shim_attr_layout(int32_t *id, int32_t *read_only, int32_t *no_retry);
 sigjmp_buf *lutra_shim_env_new(void);
 void lutra_shim_env_free(sigjmp_buf *env);
 _Noreturn void lutra_shim_jump(sigjmp_buf *env, int status);
 sigjmp_buf *lutra_shim_start(int32_t attrs);
 int lutra_shim_atomically(int32_t attrs, stm_atomic_fn fn, void *arg);
+
+void lutra_shim_set_fast_state(void *state) { lutra_shim_fast_state = state; }
+
+/* The slot, for targets where src/fast.rs has no instruction sequence of its
+ * own. */
+void *lutra_shim_get_fast_state(void) { return lutra_shim_fast_state; }
+
+/* The bits of stm_tx_attr_t.attrs that hold id, read_only and no_retry, as this
+ * compiler lays the bit-fields out: the Rust fast path of stm_start decodes
+ * attributes with them, without a call into C. */
+void lutra_shim_attr_layout(int32_t *id, int32_t *read_only, int32_t *no_retry) {
+  stm_tx_attr_t attr;
+  attr.attrs = 0;
+  attr.id = 0xFFFF;
+  *id = attr.attrs;
+  attr.attrs = 0;
+  attr.read_only = 1;
+  *read_only = attr.attrs;
+  attr.attrs = 0;
+  attr.no_retry = 1;
+  *no_retry = attr.attrs;
+}
 
 /* A zeroed jump buffer (malloc's alignment suits sigjmp_buf), or NULL. */
 sigjmp_buf *lutra_shim_env_new(void) { return calloc(1, sizeof(sigjmp_buf)); }

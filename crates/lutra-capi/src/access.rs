@@ -7,15 +7,27 @@
 //! reads each word and keeps the bytes in range; a store writes each word with a mask
 //! selecting the bytes in range (the engine merges the rest with memory at commit).
 //!
+//! `stm_load`, `stm_store`, their jump-free forms and the typed accessors of
+//! `wrappers.h` have a fast path (`fast.rs`): a registered plain thread, inside a
+//! transaction, at a non-NULL address whose bytes lie in one aligned word, calls the
+//! engine directly; a conflict goes to a `#[cold]` function that rolls back and
+//! jumps (or, jump-free, reports). Everything else takes the general path below
+//! (which checks, records errors and stops panics).
+//!
 //! # Invariants
 //! - Only whole aligned words are handed to the engine; an aligned word never crosses
 //!   a page, so reading the word around a valid byte never faults.
+//! - A transactional access on a thread that is not registered while the engine is
+//!   not running aborts the process (`engine::require_started`): a program never
+//!   runs on with accesses that do nothing.
 
 use crate::attempt::Style;
 use crate::boundary;
+use crate::engine;
+use crate::fast;
 use crate::shim;
 use crate::status::{CapiError, CapiResult, LUTRA_OK, Site};
-use crate::thread::with_thread;
+use crate::thread::{ThreadTx, with_thread};
 use lutra_stm::{AbortReason, TxDescriptor};
 use std::ffi::c_int;
 
@@ -33,9 +45,21 @@ fn check_range(addr: usize, len: usize) -> CapiResult<()> {
     Ok(())
 }
 
-/// Reads `out.len()` bytes at `addr` in the running attempt. Returns `LUTRA_OK` or the
-/// status of the abort path.
-pub(crate) fn load(addr: usize, out: &mut [u8], style: Style) -> CapiResult<c_int> {
+/// Whether `addr` may take the fast path: aligned and not NULL.
+#[inline(always)]
+fn fast_address(addr: usize) -> bool {
+    addr != 0 && addr.is_multiple_of(WORD)
+}
+
+/// Reads `out.len()` bytes at `addr` in the running attempt, for the ABI function
+/// `function`. Returns `LUTRA_OK` or the status of the abort path.
+pub(crate) fn load(
+    function: &'static str,
+    addr: usize,
+    out: &mut [u8],
+    style: Style,
+) -> CapiResult<c_int> {
+    engine::require_started(function);
     check_range(addr, out.len())?;
     with_thread(|state| {
         state.require_transaction()?;
@@ -46,14 +70,17 @@ pub(crate) fn load(addr: usize, out: &mut [u8], style: Style) -> CapiResult<c_in
     })
 }
 
-/// Writes `len` bytes at `addr` in the running attempt, byte `i` being `byte_at(i)`.
+/// Writes `len` bytes at `addr` in the running attempt, byte `i` being `byte_at(i)`,
+/// for the ABI function `function`.
 /// Returns `LUTRA_OK` or the status of the abort path.
 pub(crate) fn store(
+    function: &'static str,
     addr: usize,
     len: usize,
     byte_at: impl Fn(usize) -> u8,
     style: Style,
 ) -> CapiResult<c_int> {
+    engine::require_started(function);
     check_range(addr, len)?;
     with_thread(|state| {
         state.require_transaction()?;
@@ -64,13 +91,16 @@ pub(crate) fn store(
     })
 }
 
-/// Writes the bits of `value` selected by `mask` to the aligned word at `addr`.
+/// Writes the bits of `value` selected by `mask` to the aligned word at `addr`, for
+/// the ABI function `function`.
 pub(crate) fn store_masked(
+    function: &'static str,
     addr: usize,
     value: usize,
     mask: usize,
     style: Style,
 ) -> CapiResult<c_int> {
+    engine::require_started(function);
     check_range(addr, WORD)?;
     if !addr.is_multiple_of(WORD) {
         return Err(CapiError::invalid("address is not aligned to a word"));
@@ -130,6 +160,62 @@ fn write_range(
     Ok(())
 }
 
+/// The fast path of a load of `N` bytes at `addr` lying within one aligned word (the
+/// typed accessors of `wrappers.h`): `None` when it does not apply (the caller takes
+/// its general path); otherwise the bytes, or zeros after an abort that ended a
+/// `no_retry` transaction (a restart jumps and does not return).
+///
+/// # Safety
+/// As [`stm_load`], for `N` bytes at `addr`; the caller's frame owns nothing.
+#[inline(always)]
+pub(crate) unsafe fn fast_load_part<const N: usize>(addr: usize) -> Option<[u8; N]> {
+    let offset = addr % WORD;
+    if N > WORD || offset + N > WORD || addr == 0 {
+        return None;
+    }
+    // SAFETY: entered from C; the reference ends with this call.
+    let state = unsafe { fast::state() }.filter(|state| state.nesting != 0)?;
+    // SAFETY: the aligned word holding the caller's bytes: valid (contract), and an
+    // aligned word never crosses a page.
+    let word = match unsafe { state.desc.load((addr - offset) as *const usize) } {
+        Ok(word) => word,
+        // SAFETY: this frame owns only integers and the state's address.
+        Err(abort) => unsafe { access_abort_slow(state, abort.reason(), Site::Read) },
+    };
+    let mut bytes = [0u8; N];
+    bytes.copy_from_slice(&word.to_ne_bytes()[offset..offset + N]);
+    Some(bytes)
+}
+
+/// The fast path of a store of `bytes` at `addr` lying within one aligned word: a
+/// masked store of the word. `false` when it does not apply (the caller takes its
+/// general path).
+///
+/// # Safety
+/// As [`stm_store`], for `N` bytes at `addr`; the caller's frame owns nothing.
+#[inline(always)]
+pub(crate) unsafe fn fast_store_part<const N: usize>(addr: usize, bytes: [u8; N]) -> bool {
+    let offset = addr % WORD;
+    if N > WORD || offset + N > WORD || addr == 0 {
+        return false;
+    }
+    // SAFETY: entered from C; the reference ends with this call.
+    let Some(state) = (unsafe { fast::state() }).filter(|state| state.nesting != 0) else {
+        return false;
+    };
+    let mut value = [0u8; WORD];
+    let mut mask = [0u8; WORD];
+    value[offset..offset + N].copy_from_slice(&bytes);
+    mask[offset..offset + N].fill(0xFF);
+    let (value, mask) = (usize::from_ne_bytes(value), usize::from_ne_bytes(mask));
+    // SAFETY: as in `fast_load_part`; the mask limits the write to the caller's bytes.
+    if let Err(abort) = unsafe { state.desc.store((addr - offset) as *mut usize, value, mask) } {
+        // SAFETY: this frame owns only integers and the state's address.
+        unsafe { access_abort_slow(state, abort.reason(), Site::Write) };
+    }
+    true
+}
+
 /// tinySTM's `stm_load`: reads the word at `addr` in the calling thread's transaction.
 ///
 /// May be called inside a transaction. On a conflict the transaction restarts from
@@ -144,13 +230,55 @@ fn write_range(
 /// the `sigsetjmp` must be C frames (or frames that own nothing).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_load(addr: *const usize) -> usize {
+    // SAFETY: entered from C; the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() }
+        && state.nesting != 0
+        && fast_address(addr as usize)
+    {
+        // SAFETY: aligned, not NULL, and valid by the caller's contract.
+        return match unsafe { state.desc.load(addr) } {
+            Ok(value) => value,
+            // SAFETY: this frame owns only integers and the state's address.
+            Err(abort) => unsafe { access_abort_slow(state, abort.reason(), Site::Read) },
+        };
+    }
+    // SAFETY: forwarded contract.
+    unsafe { stm_load_slow(addr) }
+}
+
+/// The general path of [`stm_load`].
+///
+/// # Safety
+/// As [`stm_load`].
+#[cold]
+#[inline(never)]
+unsafe fn stm_load_slow(addr: *const usize) -> usize {
     let mut bytes = [0u8; WORD];
     let status = boundary::status("stm_load", || {
-        load(addr as usize, &mut bytes, Style::Restart)
+        load("stm_load", addr as usize, &mut bytes, Style::Restart)
     });
     // SAFETY: this frame owns only integers; see the function's contract.
     unsafe { shim::jump_if_restarted(status) };
     usize::from_ne_bytes(bytes)
+}
+
+/// A fast-path access met an abort of `reason`: rolls back and restarts (jumping back
+/// to the transaction's `sigsetjmp`), or, for a `no_retry` transaction, ends it and
+/// returns 0.
+///
+/// # Safety
+/// As [`stm_load`]; `state` is the caller's state from `fast::state`.
+#[cold]
+#[inline(never)]
+pub(crate) unsafe fn access_abort_slow(
+    state: &mut ThreadTx,
+    reason: AbortReason,
+    site: Site,
+) -> usize {
+    let status = state.after_abort(reason, site, Style::Restart);
+    // SAFETY: the frames above own only integers (the contract of `stm_load`).
+    unsafe { shim::jump_if_restarted(status) };
+    0
 }
 
 /// tinySTM's `stm_store`: writes `value` to the word at `addr` in the calling thread's
@@ -160,9 +288,38 @@ pub unsafe extern "C" fn stm_load(addr: *const usize) -> usize {
 /// As [`stm_load`], and `addr` must be valid for writes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_store(addr: *mut usize, value: usize) {
+    // SAFETY: entered from C; the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() }
+        && state.nesting != 0
+        && fast_address(addr as usize)
+    {
+        // SAFETY: aligned, not NULL, and valid by the caller's contract.
+        if let Err(abort) = unsafe { state.desc.store(addr, value, usize::MAX) } {
+            // SAFETY: this frame owns only integers and the state's address.
+            unsafe { access_abort_slow(state, abort.reason(), Site::Write) };
+        }
+        return;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { stm_store_slow(addr, value) }
+}
+
+/// The general path of [`stm_store`].
+///
+/// # Safety
+/// As [`stm_store`].
+#[cold]
+#[inline(never)]
+unsafe fn stm_store_slow(addr: *mut usize, value: usize) {
     let bytes = value.to_ne_bytes();
     let status = boundary::status("stm_store", || {
-        store(addr as usize, WORD, |i| bytes[i], Style::Restart)
+        store(
+            "stm_store",
+            addr as usize,
+            WORD,
+            |i| bytes[i],
+            Style::Restart,
+        )
     });
     // SAFETY: this frame owns only integers; see the function's contract.
     unsafe { shim::jump_if_restarted(status) };
@@ -177,7 +334,7 @@ pub unsafe extern "C" fn stm_store(addr: *mut usize, value: usize) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_store2(addr: *mut usize, value: usize, mask: usize) {
     let status = boundary::status("stm_store2", || {
-        store_masked(addr as usize, value, mask, Style::Restart)
+        store_masked("stm_store2", addr as usize, value, mask, Style::Restart)
     });
     // SAFETY: this frame owns only integers; see the function's contract.
     unsafe { shim::jump_if_restarted(status) };
@@ -193,12 +350,46 @@ pub unsafe extern "C" fn stm_store2(addr: *mut usize, value: usize, mask: usize)
 /// `addr` as for [`stm_load`]; `value` must be NULL (`LUTRA_EINVAL`) or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lutra_stm_load(addr: *const usize, value: *mut usize) -> c_int {
+    // SAFETY: entered from C; the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() }
+        && state.nesting != 0
+        && fast_address(addr as usize)
+        && !value.is_null()
+    {
+        // SAFETY: aligned, not NULL, and valid by the caller's contract.
+        let (word, status) = match unsafe { state.desc.load(addr) } {
+            Ok(word) => (word, LUTRA_OK),
+            Err(abort) => (0, report_abort_slow(state, abort.reason(), Site::Read)),
+        };
+        // SAFETY: `value` is non-NULL and writable (contract).
+        unsafe { value.write(word) };
+        return status;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { lutra_stm_load_slow(addr, value) }
+}
+
+/// A fast-path status-style access met an abort: the attempt stays doomed and its
+/// code is returned.
+#[cold]
+#[inline(never)]
+fn report_abort_slow(state: &mut ThreadTx, reason: AbortReason, site: Site) -> c_int {
+    state.after_abort(reason, site, Style::Report)
+}
+
+/// The general path of [`lutra_stm_load`].
+///
+/// # Safety
+/// As [`lutra_stm_load`].
+#[cold]
+#[inline(never)]
+unsafe fn lutra_stm_load_slow(addr: *const usize, value: *mut usize) -> c_int {
     boundary::status("lutra_stm_load", || {
         if value.is_null() {
             return Err(CapiError::invalid("value is NULL"));
         }
         let mut bytes = [0u8; WORD];
-        let status = load(addr as usize, &mut bytes, Style::Report)?;
+        let status = load("lutra_stm_load", addr as usize, &mut bytes, Style::Report)?;
         // SAFETY: `value` is non-NULL and writable (contract).
         unsafe { value.write(usize::from_ne_bytes(bytes)) };
         Ok(status)
@@ -211,9 +402,37 @@ pub unsafe extern "C" fn lutra_stm_load(addr: *const usize, value: *mut usize) -
 /// As [`stm_store`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lutra_stm_store(addr: *mut usize, value: usize) -> c_int {
+    // SAFETY: entered from C; the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() }
+        && state.nesting != 0
+        && fast_address(addr as usize)
+    {
+        // SAFETY: aligned, not NULL, and valid by the caller's contract.
+        return match unsafe { state.desc.store(addr, value, usize::MAX) } {
+            Ok(()) => LUTRA_OK,
+            Err(abort) => report_abort_slow(state, abort.reason(), Site::Write),
+        };
+    }
+    // SAFETY: forwarded contract.
+    unsafe { lutra_stm_store_slow(addr, value) }
+}
+
+/// The general path of [`lutra_stm_store`].
+///
+/// # Safety
+/// As [`lutra_stm_store`].
+#[cold]
+#[inline(never)]
+unsafe fn lutra_stm_store_slow(addr: *mut usize, value: usize) -> c_int {
     let bytes = value.to_ne_bytes();
     boundary::status("lutra_stm_store", || {
-        store(addr as usize, WORD, |i| bytes[i], Style::Report)
+        store(
+            "lutra_stm_store",
+            addr as usize,
+            WORD,
+            |i| bytes[i],
+            Style::Report,
+        )
     })
 }
 
@@ -224,7 +443,13 @@ pub unsafe extern "C" fn lutra_stm_store(addr: *mut usize, value: usize) -> c_in
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lutra_stm_store2(addr: *mut usize, value: usize, mask: usize) -> c_int {
     boundary::status("lutra_stm_store2", || {
-        store_masked(addr as usize, value, mask, Style::Report)
+        store_masked(
+            "lutra_stm_store2",
+            addr as usize,
+            value,
+            mask,
+            Style::Report,
+        )
     })
 }
 

@@ -22,6 +22,8 @@
 //!   rolled back): nothing of a cancelled `fn` stays visible.
 
 use crate::boundary;
+use crate::fast;
+use crate::last_error;
 use crate::shim::{self, StmAtomicFn};
 use crate::status::{
     CapiError, CapiResult, LUTRA_EABORTED, LUTRA_OK, STM_ABORT_EXPLICIT, STM_PATH_INSTRUMENTED,
@@ -98,6 +100,18 @@ fn settle(state: &mut ThreadTx, rc: c_int) -> CapiResult<Next> {
 /// `result` must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lutra_capi_settle(rc: c_int, result: *mut c_int) -> c_int {
+    // SAFETY: entered from C (the shim); the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() } {
+        return match settle(state, rc) {
+            Ok(Next::Again) => 1,
+            Ok(Next::Done(value)) => {
+                // SAFETY: `result` is writable (contract).
+                unsafe { result.write(value) };
+                0
+            }
+            Err(error) => settle_error_slow(&error),
+        };
+    }
     boundary::status("stm_atomically", || {
         match with_thread(|state| settle(state, rc))? {
             Next::Again => Ok(1),
@@ -108,6 +122,15 @@ pub unsafe extern "C" fn lutra_capi_settle(rc: c_int, result: *mut c_int) -> c_i
             }
         }
     })
+}
+
+/// A misuse found by the fast path of [`lutra_capi_settle`]: recorded as the thread's
+/// last error.
+#[cold]
+#[inline(never)]
+fn settle_error_slow(error: &CapiError) -> c_int {
+    last_error::set("stm_atomically", error);
+    error.code
 }
 
 /// Called by the shim after `fn` returned `rc` in a nested `stm_atomically`: closes

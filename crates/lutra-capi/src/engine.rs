@@ -1,27 +1,43 @@
-//! The process-wide engine instance behind the C ABI, and the count of threads
-//! registered with it.
+//! The process-wide engine instance behind the C ABI, the count of threads
+//! registered with it, and its configuration by name (`stm_init`'s environment
+//! variables, `lutra_stm_init_with`'s arguments).
+//!
+//! | variable | values | default |
+//! |----------|--------|---------|
+//! | `LUTRA_STM_DESIGN` | `wb-ctl`, `wb-etl` | `wb-ctl` |
+//! | `LUTRA_STM_CM` | `suicide`, `backoff`, `aggressive`, `timestamp`, `size_matters`, `priority` | `backoff` |
+//! | `LUTRA_STM_STATS` | `0`, `1` (engine statistics off / on) | the engine's |
 //!
 //! # Invariants
-//! - `ENGINE` is `Some` between a successful `stm_init` and the matching `stm_exit`.
+//! - `ENGINE` is `Some` between a successful `stm_init` and the matching `stm_exit`;
+//!   `RUNNING` says the same, written under `ENGINE`'s write lock.
 //! - `THREADS` counts live thread registrations; a registration is taken under the
 //!   read lock of `ENGINE`, so `stm_exit` (write lock) sees every thread that could
 //!   still use the engine and refuses to drop it while one is registered. Two engines
 //!   therefore never serve C threads at once (their ownership records would not see
 //!   each other's locks).
+//! - A transactional function called on an unregistered thread while no engine runs
+//!   aborts the process with a message ([`require_started`]): a C program never runs
+//!   on with transactions that do nothing.
 
 use crate::status::{CapiError, CapiResult, LUTRA_EALREADY, LUTRA_EBUSY};
 use lutra_sched::TaskParking;
 use lutra_stm::{Config, DesignKind, Stm, cm};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 static ENGINE: RwLock<Option<Stm>> = RwLock::new(None);
 static THREADS: AtomicUsize = AtomicUsize::new(0);
+/// Whether `ENGINE` is `Some`: written under its write lock, read without it by
+/// [`require_started`].
+static RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// Environment variable choosing the design at `stm_init`.
 pub(crate) const DESIGN_VAR: &str = "LUTRA_STM_DESIGN";
 /// Environment variable choosing the contention manager at `stm_init`.
 pub(crate) const MANAGER_VAR: &str = "LUTRA_STM_CM";
+/// Environment variable turning the engine's statistics off (`0`) or on (`1`).
+pub(crate) const STATS_VAR: &str = "LUTRA_STM_STATS";
 
 /// A thread's registration with the engine; dropping it unregisters the thread.
 #[derive(Debug)]
@@ -60,7 +76,40 @@ pub(crate) fn start(config: Config) -> CapiResult<()> {
         ));
     }
     *engine = Some(Stm::new(config));
+    RUNNING.store(true, Ordering::Relaxed);
     Ok(())
+}
+
+/// For the transactional functions (accesses, start, commit, abort): aborts the
+/// process with a message naming `function` when the calling thread is not
+/// registered and no engine runs (`stm_init` never called, failed, or undone by
+/// `stm_exit`). Returns otherwise; a registered thread implies a running engine.
+///
+/// One relaxed load: `RUNNING` mirrors `ENGINE`, and a registered thread implies a
+/// running engine (`stm_exit` refuses while a thread is registered), so a caller
+/// that may proceed never finds it false.
+#[inline]
+pub(crate) fn require_started(function: &str) {
+    // ORDERING: Relaxed suffices. A registered thread took `ENGINE`'s read lock
+    // after the write lock that stored `true` was released (the lock orders them),
+    // and `false` cannot be stored while it is registered. An unregistered caller
+    // ordered after `stm_init` (same thread, or synchronized with it, as creating
+    // the thread afterwards does) sees `true` too; one that is not ordered with
+    // `stm_init` or `stm_exit` races them, and either answer is one it could get
+    // (a stale `true` only leads to the ordinary `LUTRA_ENOTHREAD` error).
+    if !RUNNING.load(Ordering::Relaxed) {
+        unstarted_slow(function);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn unstarted_slow(function: &str) -> ! {
+    eprintln!(
+        "lutra: {function}: the STM is not started (stm_init was not called, failed, or \
+         stm_exit has run); a transaction cannot run without it: aborting"
+    );
+    std::process::abort();
 }
 
 /// Whether the engine runs.
@@ -85,32 +134,68 @@ pub(crate) fn stop() -> CapiResult<()> {
         ));
     }
     *engine = None;
+    RUNNING.store(false, Ordering::Relaxed);
     Ok(())
 }
 
-/// The configuration named by `design` and `manager`; `None` takes the environment
-/// variable, then the default (`wb-ctl`, `backoff`). The engine's waits go through
-/// the scheduler's [`TaskParking`]: in a task (`sched.h`) they let the worker run
-/// other tasks; in a plain thread they park or yield the thread, as by default.
-pub(crate) fn config_from_names(design: Option<&str>, manager: Option<&str>) -> CapiResult<Config> {
-    let design = design.map(str::to_owned).or_else(|| env(DESIGN_VAR));
-    let manager = manager.map(str::to_owned).or_else(|| env(MANAGER_VAR));
-    let mut config = Config::default().with_parking(Arc::new(TaskParking));
-    if let Some(name) = design {
-        config.design = DesignKind::from_name(&name).ok_or_else(|| {
-            CapiError::invalid(format!(
-                "unknown design \"{name}\" (expected wb-ctl or wb-etl)"
-            ))
-        })?;
+/// Where a configuration name came from, for error messages.
+enum Source {
+    Argument(&'static str),
+    Variable(&'static str),
+}
+
+/// The name given as argument `argument`, else the non-empty environment variable
+/// `variable`, with where it came from.
+fn chosen(
+    given: Option<&str>,
+    argument: &'static str,
+    variable: &'static str,
+) -> Option<(String, Source)> {
+    match given {
+        Some(name) => Some((name.to_owned(), Source::Argument(argument))),
+        None => env(variable).map(|name| (name, Source::Variable(variable))),
     }
-    if let Some(name) = manager {
-        let shared = cm::by_name(&name).ok_or_else(|| {
-            CapiError::invalid(format!(
-                "unknown contention manager \"{name}\" (expected one of {})",
-                cm::NAMES.join(", ")
-            ))
-        })?;
+}
+
+/// The error for the unknown `name` from `source`, listing the `valid` names.
+fn unknown(name: &str, source: &Source, what: &str, valid: &[&str]) -> CapiError {
+    let given = match source {
+        Source::Argument(argument) => format!("{argument} \"{name}\""),
+        Source::Variable(variable) => format!("{variable}=\"{name}\""),
+    };
+    CapiError::invalid(format!(
+        "{given} names no {what}; valid: {}",
+        valid.join(", ")
+    ))
+}
+
+/// The configuration named by `design` and `manager`; `None` takes the environment
+/// variable, then the default (`wb-ctl`, `backoff`); statistics from
+/// `LUTRA_STM_STATS` when set. The engine's waits go through the scheduler's
+/// [`TaskParking`]: in a task (`sched.h`) they let the worker run other tasks; in a
+/// plain thread they park or yield the thread, as by default.
+///
+/// # Errors
+/// `LUTRA_EINVAL` for an unknown name or value, with a message naming the argument
+/// or variable, the value, and the valid names.
+pub(crate) fn config_from_names(design: Option<&str>, manager: Option<&str>) -> CapiResult<Config> {
+    let mut config = Config::default().with_parking(Arc::new(TaskParking));
+    if let Some((name, source)) = chosen(design, "design", DESIGN_VAR) {
+        config.design = DesignKind::from_name(&name)
+            .ok_or_else(|| unknown(&name, &source, "design", &["wb-ctl", "wb-etl"]))?;
+    }
+    if let Some((name, source)) = chosen(manager, "cm", MANAGER_VAR) {
+        let shared = cm::by_name(&name)
+            .ok_or_else(|| unknown(&name, &source, "contention manager", &cm::NAMES))?;
         config = config.with_shared_manager(shared);
+    }
+    if let Some((value, source)) = chosen(None, "", STATS_VAR) {
+        let on = match value.as_str() {
+            "0" => false,
+            "1" => true,
+            _ => return Err(unknown(&value, &source, "statistics setting", &["0", "1"])),
+        };
+        config = config.with_stats(on);
     }
     Ok(config)
 }
@@ -132,8 +217,10 @@ mod tests {
         assert_eq!(config.manager.name(), "timestamp");
         let error = config_from_names(Some("write-through"), Some("backoff")).unwrap_err();
         assert_eq!(error.code, LUTRA_EINVAL);
-        assert!(error.message.contains("write-through"));
+        assert!(error.message.contains("design \"write-through\""));
+        assert!(error.message.contains("wb-ctl, wb-etl"));
         let error = config_from_names(Some("wb-ctl"), Some("polite")).unwrap_err();
+        assert!(error.message.contains("cm \"polite\""));
         assert!(error.message.contains("size_matters"));
     }
 }

@@ -11,6 +11,15 @@
 //!   (which catches panics and records errors) and get back a status; only then,
 //!   owning nothing, do they hand an abort status to the C shim (`c/shim.c`), which
 //!   performs the `siglongjmp`.
+//! - `stm_load`, `stm_store`, the typed accessors, the jump-free accessors,
+//!   `stm_start`, `stm_commit` and `stm_atomically`'s begin and settle first try a
+//!   fast path (`fast.rs`): a registered plain thread finds its state in an
+//!   initial-exec thread-local slot and calls the engine directly, with no boundary
+//!   (a panic there is a bug and aborts the process: `extern "C"` functions cannot
+//!   unwind); misuse, tasks of the scheduler and aborts leave it for the general
+//!   path.
+//! - A transactional function called while no engine runs aborts the process with
+//!   a message, and so does `stm_init` with a bad configuration (`engine.rs`).
 //! - The shim allocates jump buffers and performs the jumps, decodes `stm_tx_attr_t`
 //!   (a union of bit-fields, whose layout only a C compiler knows), and runs the loop
 //!   of [`stm_atomically`](atomically::stm_atomically).
@@ -34,6 +43,7 @@
 //! | `atomically.rs` | `stm_atomically`, the jump-free entry point |
 //! | `attempt.rs` | begin, and the abort path: roll back, wait, restart or end |
 //! | `thread.rs`, `engine.rs` | per-thread state; the process-wide engine |
+//! | `fast.rs` | the fast path's initial-exec slot for a plain thread's state |
 //! | `locals.rs` | where per-thread state lives: the thread's, or the task's |
 //! | `sched.rs`, `scheduler.rs` | `sched.h`; the process-wide scheduler |
 //! | `status.rs`, `last_error.rs`, `boundary.rs` | codes, last error, panic guard |
@@ -68,8 +78,9 @@
 //!   running (possibly doomed).
 //! - No Rust frame that owns anything is ever jumped over: the only frames between a
 //!   `siglongjmp` and its `sigsetjmp` are C frames and trampolines holding integers.
-//! - No panic leaves a function of the ABI: each catches it, discards the thread's
-//!   transaction state (rolling back), and returns `LUTRA_EPANIC`.
+//! - No panic leaves a function of the ABI: on the general path each catches it,
+//!   discards the thread's transaction state (rolling back), and returns
+//!   `LUTRA_EPANIC`; on the fast path the process aborts with the panic's message.
 
 pub mod access;
 pub mod atomically;
@@ -77,6 +88,7 @@ mod attempt;
 mod boundary;
 pub mod cxlock;
 mod engine;
+mod fast;
 pub mod last_error;
 pub mod lifecycle;
 mod locals;

@@ -8,7 +8,7 @@
 //!   (`engine.rs`).
 
 use crate::boundary;
-use crate::engine::{self, DESIGN_VAR, MANAGER_VAR};
+use crate::engine;
 use crate::status::{CapiError, CapiResult, LUTRA_OK};
 use crate::thread::{self, with_thread};
 use std::ffi::{CStr, c_char, c_int};
@@ -35,33 +35,43 @@ unsafe fn optional_str<'a>(text: *const c_char, what: &str) -> CapiResult<Option
 }
 
 /// tinySTM's `stm_init`: creates the engine, with the design named by the
-/// environment variable `LUTRA_STM_DESIGN` (`wb-ctl`, the default, or `wb-etl`) and
+/// environment variable `LUTRA_STM_DESIGN` (`wb-ctl`, the default, or `wb-etl`),
 /// the contention manager named by `LUTRA_STM_CM` (`suicide`, `backoff` (the
-/// default), `aggressive`, `timestamp`, `size_matters`, `priority`).
+/// default), `aggressive`, `timestamp`, `size_matters`, `priority`), and engine
+/// statistics off or on by `LUTRA_STM_STATS` (`0`, `1`).
 ///
-/// Call once, before any other function (a second call does nothing). On a bad
-/// variable the engine is not created: the error is printed to standard error and
-/// recorded as the thread's last error (`LUTRA_EINVAL`); every later call then
-/// fails with `LUTRA_ENOINIT`.
+/// Call once, before any other function (a second call does nothing). A bad
+/// variable is a configuration error that the program cannot see (tinySTM's
+/// `stm_init` returns nothing): the process is aborted, after a message on standard
+/// error naming the variable, its value and the valid values. Programs that want to
+/// handle it call `lutra_stm_init_with`, which returns `LUTRA_EINVAL` instead.
 #[unsafe(no_mangle)]
 pub extern "C" fn stm_init() {
     let status = boundary::status("stm_init", || {
         if engine::is_running() {
             return Ok(LUTRA_OK);
         }
-        let config = engine::config_from_names(None, None).map_err(|error| {
-            let hint = format!("{} (from {DESIGN_VAR} / {MANAGER_VAR})", error.message);
-            CapiError::new(error.code, hint)
-        })?;
+        let config = engine::config_from_names(None, None)?;
         // Another thread may have initialized meanwhile: then nothing to do.
         let _ = engine::start(config);
         Ok(LUTRA_OK)
     });
     if status != LUTRA_OK {
-        // SAFETY: `lutra_last_error` returns a NUL-terminated string of this thread.
-        let message = unsafe { CStr::from_ptr(crate::last_error::lutra_last_error()) };
-        eprintln!("lutra: {}", message.to_string_lossy());
+        init_failed_slow();
     }
+}
+
+/// `stm_init` failed: prints the thread's last error and aborts the process.
+#[cold]
+#[inline(never)]
+fn init_failed_slow() -> ! {
+    // SAFETY: `lutra_last_error` returns a NUL-terminated string of this thread.
+    let message = unsafe { CStr::from_ptr(crate::last_error::lutra_last_error()) };
+    eprintln!(
+        "lutra: {}; the STM cannot start: aborting",
+        message.to_string_lossy()
+    );
+    std::process::abort();
 }
 
 /// Lutra's `stm_init` with explicit choices: `design` (`"wb-ctl"` or `"wb-etl"`) and

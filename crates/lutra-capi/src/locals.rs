@@ -15,14 +15,14 @@
 //!   threads thus pay one thread-local access per call, as before tasks existed.
 
 use crate::last_error::LastError;
-use crate::thread::ThreadTx;
+use crate::thread::OwnedThreadTx;
 use std::cell::{Cell, RefCell};
 use std::ptr::NonNull;
 
 /// The per-thread (or per-task) state of the C API.
 pub(crate) struct Locals {
     /// The registration of `stm_init_thread`, if any.
-    pub(crate) tx: RefCell<Option<Box<ThreadTx>>>,
+    pub(crate) tx: RefCell<Option<OwnedThreadTx>>,
     /// The last error.
     pub(crate) last_error: RefCell<Option<LastError>>,
 }
@@ -88,4 +88,13 @@ pub(crate) fn with<R>(body: impl FnOnce(&Locals) -> R) -> Option<R> {
     // call; a task's (from `task_local`) live until the task finishes, and only the
     // task uses them. Either way no other thread touches them meanwhile.
     Some(body(unsafe { locals.as_ref() }))
+}
+
+/// Whether the calling thread is a plain thread (not a worker of the scheduler): its
+/// state may then be published to the fast path (`fast.rs`). `false` while the
+/// thread is being torn down.
+pub(crate) fn is_plain_thread() -> bool {
+    THREAD
+        .try_with(|thread| !thread.is_worker())
+        .unwrap_or(false)
 }

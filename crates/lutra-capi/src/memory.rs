@@ -150,6 +150,7 @@ fn free_on_commit(addr: usize, idx: usize, size: usize, style: Style) -> CapiRes
 /// `size` bytes long. The caller's frames up to the `sigsetjmp` must be C frames.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_free(addr: *mut c_void, size: usize) {
+    crate::engine::require_started("stm_free");
     let status = boundary::status("stm_free", || {
         free_on_commit(addr as usize, 0, size, Style::Restart)
     });
@@ -164,6 +165,7 @@ pub unsafe extern "C" fn stm_free(addr: *mut c_void, size: usize) {
 /// As [`stm_free`], with `idx + size` bytes in the block.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_free2(addr: *mut c_void, idx: usize, size: usize) {
+    crate::engine::require_started("stm_free2");
     let status = boundary::status("stm_free2", || {
         free_on_commit(addr as usize, idx, size, Style::Restart)
     });

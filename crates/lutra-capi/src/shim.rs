@@ -23,6 +23,13 @@ pub struct SigJmpBuf {
 pub type StmAtomicFn = Option<unsafe extern "C" fn(arg: *mut c_void) -> c_int>;
 
 unsafe extern "C" {
+    /// Writes the bits of `stm_tx_attr_t.attrs` holding `id`, `read_only` and
+    /// `no_retry`.
+    pub(crate) safe fn lutra_shim_attr_layout(
+        id: &mut i32,
+        read_only: &mut i32,
+        no_retry: &mut i32,
+    );
     /// A zeroed jump buffer from `calloc`, or NULL.
     safe fn lutra_shim_env_new() -> *mut SigJmpBuf;
     /// Frees a buffer of `lutra_shim_env_new`.

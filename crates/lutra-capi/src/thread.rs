@@ -15,17 +15,23 @@
 //! - `env` is the jump buffer of this thread or task alone: a task suspended between
 //!   its `sigsetjmp` and the end of its transaction finds it unchanged, whatever the
 //!   other tasks of its worker did meanwhile.
-//! - Dropping the state rolls back any running attempt (the descriptor's `Drop`), then
+//! - Dropping the state first empties the fast-path slot if it holds the state
+//!   (`fast.rs`), then rolls back any running attempt (the descriptor's `Drop`), then
 //!   unregisters the thread (field order), then frees the jump buffer.
+//! - The state is owned through a raw pointer ([`OwnedThreadTx`]) from which both
+//!   [`with_thread`] and the fast path (`fast.rs`, for a plain thread) derive their
+//!   references, one at a time.
 
 use crate::engine::{self, Registration};
+use crate::fast;
 use crate::lifecycle::StmTx;
 use crate::locals;
-use crate::shim::{JumpBuffer, SigJmpBuf};
+use crate::shim::{self, JumpBuffer, SigJmpBuf};
 use crate::stats::LocalStats;
 use crate::status::{CapiError, CapiResult, LUTRA_ENOMEM};
 use lutra_stm::TxDescriptor;
 use std::ffi::c_int;
+use std::ptr::NonNull;
 
 /// The attributes of a transaction, decoded from tinySTM's `stm_tx_attr_t` by the shim.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,6 +44,39 @@ pub(crate) struct Attributes {
     pub(crate) read_only: bool,
     /// End the transaction on abort instead of restarting it.
     pub(crate) no_retry: bool,
+}
+
+/// Where the bit-fields of `stm_tx_attr_t` lie in its `attrs` integer, as the C
+/// compiler lays them out (asked once per thread from the shim).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AttrLayout {
+    id: i32,
+    read_only: i32,
+    no_retry: i32,
+}
+
+impl AttrLayout {
+    fn of_c_compiler() -> Self {
+        let (mut id, mut read_only, mut no_retry) = (0, 0, 0);
+        shim::lutra_shim_attr_layout(&mut id, &mut read_only, &mut no_retry);
+        debug_assert!(id != 0 && read_only != 0 && no_retry != 0);
+        Self {
+            id,
+            read_only,
+            no_retry,
+        }
+    }
+
+    /// The attributes held by `raw` (`stm_tx_attr_t.attrs`).
+    #[inline(always)]
+    pub(crate) fn decode(self, raw: i32) -> Attributes {
+        Attributes {
+            raw,
+            id: ((raw & self.id) as u32) >> self.id.trailing_zeros(),
+            read_only: raw & self.read_only != 0,
+            no_retry: raw & self.no_retry != 0,
+        }
+    }
 }
 
 /// A registered thread (see the module header).
@@ -60,6 +99,53 @@ pub(crate) struct ThreadTx {
     /// Registered by a task (whose state is task-local): `stm_start` announces its
     /// transactions to the scheduler.
     pub(crate) in_task: bool,
+    /// How to decode `stm_tx_attr_t` without the shim (fast `stm_start`).
+    pub(crate) layout: AttrLayout,
+}
+
+impl Drop for ThreadTx {
+    fn drop(&mut self) {
+        // Before the fields: no fast-path call may reach a state being dropped.
+        fast::withdraw(self);
+    }
+}
+
+/// The owner of a boxed [`ThreadTx`], through a raw pointer (see the module
+/// invariants).
+pub(crate) struct OwnedThreadTx(NonNull<ThreadTx>);
+
+// SAFETY: the pointer is the unique owner of a `Box<ThreadTx>`, and `ThreadTx` is
+// `Send` (checked below); moving the owner moves the box.
+unsafe impl Send for OwnedThreadTx {}
+
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<ThreadTx>();
+};
+
+impl OwnedThreadTx {
+    fn new(state: Box<ThreadTx>) -> Self {
+        Self(NonNull::from(Box::leak(state)))
+    }
+
+    /// The state, for the fast path's slot.
+    pub(crate) fn as_ptr(&self) -> *mut ThreadTx {
+        self.0.as_ptr()
+    }
+
+    /// The state, for one call into the engine.
+    fn get_mut(&mut self) -> &mut ThreadTx {
+        // SAFETY: this owner is the only way to the state besides the fast path, which
+        // never runs while this borrow lives (module invariants).
+        unsafe { self.0.as_mut() }
+    }
+}
+
+impl Drop for OwnedThreadTx {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from `Box::leak` in `new` and is dropped once, here.
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
 }
 
 impl ThreadTx {
@@ -102,8 +188,8 @@ pub(crate) fn with_thread<R>(body: impl FnOnce(&mut ThreadTx) -> CapiResult<R>) 
             .tx
             .try_borrow_mut()
             .map_err(|_| CapiError::invalid("re-entered from inside the library"))?;
-        match current.as_deref_mut() {
-            Some(state) => body(state),
+        match current.as_mut() {
+            Some(state) => body(state.get_mut()),
             None => Err(CapiError::no_thread()),
         }
     })
@@ -126,7 +212,7 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
     let (stm, registration) = engine::register()?;
     let desc =
         TxDescriptor::new(&stm).map_err(|full| CapiError::new(LUTRA_ENOMEM, full.to_string()))?;
-    let mut state = Box::new(ThreadTx {
+    let state = OwnedThreadTx::new(Box::new(ThreadTx {
         desc,
         nesting: 0,
         attr: Attributes::default(),
@@ -137,11 +223,20 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
         _registration: registration,
         env,
         in_task: lutra_sched::current_task().is_some(),
-    });
-    let handle = state.handle();
-    locals::with(|locals| *locals.tx.borrow_mut() = Some(state))
-        .ok_or_else(CapiError::no_thread)?;
-    Ok(handle)
+        layout: AttrLayout::of_c_compiler(),
+    }));
+    let pointer = state.as_ptr();
+    let plain = locals::with(|locals| {
+        *locals.tx.borrow_mut() = Some(state);
+        locals::is_plain_thread()
+    })
+    .ok_or_else(CapiError::no_thread)?;
+    if plain {
+        // SAFETY: the calling plain thread's registered state, boxed (its address is
+        // final); its `Drop` withdraws it.
+        unsafe { fast::publish(pointer) };
+    }
+    Ok(pointer.cast())
 }
 
 /// Unregisters the calling thread or task, which must not be inside a transaction.

@@ -6,6 +6,10 @@
 //! and joins it; its `stm_commit` only closes the level; an abort anywhere restarts
 //! the outermost transaction.
 //!
+//! `stm_start` and `stm_commit` have a fast path for a registered plain thread
+//! (`fast.rs`): no boundary, no shim call to decode the attributes, no last-error
+//! bookkeeping; misuse and tasks take the general path.
+//!
 //! # Invariants
 //! - `stm_commit` returns 1 only when the level was closed or the transaction
 //!   committed; every other outcome is a jump, or 0 with the reason recorded (last
@@ -13,6 +17,8 @@
 
 use crate::attempt::Style;
 use crate::boundary;
+use crate::engine;
+use crate::fast;
 use crate::shim::{self, SigJmpBuf};
 use crate::status::{LUTRA_OK, Site, asks_no_retry, explicit_code};
 use crate::thread::{Attributes, with_thread};
@@ -46,13 +52,24 @@ pub unsafe extern "C" fn lutra_capi_begin(
     outermost: *mut c_int,
     env: *mut *mut SigJmpBuf,
 ) -> c_int {
+    let attr = Attributes {
+        raw,
+        id,
+        read_only: read_only != 0,
+        no_retry: no_retry != 0,
+    };
+    // SAFETY: entered from C (the shim); the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() } {
+        let outer = state.begin(attr);
+        // SAFETY: `outermost` and `env` are writable (contract).
+        unsafe {
+            outermost.write(c_int::from(outer));
+            env.write(state.env());
+        }
+        return LUTRA_OK;
+    }
+    engine::require_started("stm_start");
     boundary::status("stm_start", || {
-        let attr = Attributes {
-            raw,
-            id,
-            read_only: read_only != 0,
-            no_retry: no_retry != 0,
-        };
         let (outer, buffer) = with_thread(|state| Ok((state.begin(attr), state.env())))?;
         // SAFETY: `outermost` and `env` are writable (contract).
         unsafe {
@@ -72,12 +89,32 @@ pub unsafe extern "C" fn lutra_capi_begin(
 /// thread's last error set; tell the two apart with `stm_active`.
 #[unsafe(no_mangle)]
 pub extern "C" fn stm_start(attr: StmTxAttr) -> *mut SigJmpBuf {
+    // SAFETY: entered from C; the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() } {
+        let attr = state.layout.decode(attr.attrs);
+        return if state.begin(attr) {
+            state.env()
+        } else {
+            std::ptr::null_mut()
+        };
+    }
+    stm_start_slow(attr)
+}
+
+/// The general path of [`stm_start`]: the shim decodes the attributes and calls
+/// [`lutra_capi_begin`].
+#[cold]
+#[inline(never)]
+fn stm_start_slow(attr: StmTxAttr) -> *mut SigJmpBuf {
     shim::lutra_shim_start(attr.attrs)
 }
 
 /// The status of committing the innermost level: `LUTRA_OK`, an error, or the abort
 /// path's status.
+#[cold]
+#[inline(never)]
 fn commit_status() -> c_int {
+    engine::require_started("stm_commit");
     boundary::status("stm_commit", || {
         with_thread(|state| {
             state.require_transaction()?;
@@ -103,7 +140,14 @@ fn commit_status() -> c_int {
 /// If the call may jump, the caller's frames up to the `sigsetjmp` must be C frames.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_commit() -> c_int {
-    let status = commit_status();
+    // SAFETY: entered from C; the reference ends with this call.
+    let status = match unsafe { fast::state() } {
+        Some(state) if state.nesting == 1 => match state.commit_outermost() {
+            Ok(()) => return 1,
+            Err(status) => status,
+        },
+        _ => commit_status(),
+    };
     // SAFETY: this frame owns only integers.
     unsafe { shim::jump_if_restarted(status) };
     c_int::from(status == LUTRA_OK)
@@ -120,6 +164,7 @@ pub unsafe extern "C" fn stm_commit() -> c_int {
 /// As [`stm_commit`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_abort(reason: c_int) {
+    engine::require_started("stm_abort");
     let status = boundary::status("stm_abort", || {
         with_thread(|state| {
             state.require_transaction()?;
@@ -195,6 +240,7 @@ pub extern "C" fn stm_irrevocable() -> c_int {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_set_irrevocable(serial: c_int) -> c_int {
     let _ = serial;
+    engine::require_started("stm_set_irrevocable");
     let status = boundary::status("stm_set_irrevocable", || {
         with_thread(|state| {
             if state.nesting == 0 {

@@ -1,7 +1,9 @@
 //! tinySTM's `wrappers.h`: transactional loads and stores of C's basic types and of
 //! byte ranges, on top of the byte-range core of `access.rs`.
 //!
-//! Every function here may abort like `stm_load`: on a conflict the transaction
+//! An access whose bytes lie in one aligned word takes `stm_load`'s fast path
+//! (`access::fast_load_part`, `access::fast_store_part`). Every function here may
+//! abort like `stm_load`: on a conflict the transaction
 //! restarts from its `sigsetjmp` and the call does not return. Misuse (no registered
 //! thread, no transaction, NULL address) makes a load return 0 and a store write
 //! nothing, and sets the thread's last error. Addresses need no alignment.
@@ -27,8 +29,25 @@ use std::ffi::{
 /// As the module's; the frame calling this must own nothing (it may be jumped over).
 #[inline(always)]
 unsafe fn load_bytes<const N: usize>(function: &'static str, addr: usize) -> [u8; N] {
+    // SAFETY: forwarded contract.
+    if let Some(bytes) = unsafe { access::fast_load_part::<N>(addr) } {
+        return bytes;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { load_bytes_slow(function, addr) }
+}
+
+/// The general path of [`load_bytes`].
+///
+/// # Safety
+/// As [`load_bytes`].
+#[cold]
+#[inline(never)]
+unsafe fn load_bytes_slow<const N: usize>(function: &'static str, addr: usize) -> [u8; N] {
     let mut bytes = [0u8; N];
-    let status = boundary::status(function, || access::load(addr, &mut bytes, Style::Restart));
+    let status = boundary::status(function, || {
+        access::load(function, addr, &mut bytes, Style::Restart)
+    });
     // SAFETY: the caller's frame and this one hold only integers (contract).
     unsafe { shim::jump_if_restarted(status) };
     bytes
@@ -40,8 +59,22 @@ unsafe fn load_bytes<const N: usize>(function: &'static str, addr: usize) -> [u8
 /// As [`load_bytes`].
 #[inline(always)]
 unsafe fn store_bytes<const N: usize>(function: &'static str, addr: usize, bytes: [u8; N]) {
+    // SAFETY: forwarded contract.
+    if !unsafe { access::fast_store_part(addr, bytes) } {
+        // SAFETY: forwarded contract.
+        unsafe { store_bytes_slow(function, addr, bytes) }
+    }
+}
+
+/// The general path of [`store_bytes`].
+///
+/// # Safety
+/// As [`load_bytes`].
+#[cold]
+#[inline(never)]
+unsafe fn store_bytes_slow<const N: usize>(function: &'static str, addr: usize, bytes: [u8; N]) {
     let status = boundary::status(function, || {
-        access::store(addr, N, |i| bytes[i], Style::Restart)
+        access::store(function, addr, N, |i| bytes[i], Style::Restart)
     });
     // SAFETY: as in `load_bytes`.
     unsafe { shim::jump_if_restarted(status) };
@@ -126,7 +159,7 @@ pub unsafe extern "C" fn stm_load_bytes(addr: *const u8, buf: *mut u8, size: usi
         }
         // SAFETY: `buf` is valid for `size` bytes (contract).
         let out = unsafe { slice_mut(buf, size) };
-        access::load(addr as usize, out, Style::Restart)
+        access::load("stm_load_bytes", addr as usize, out, Style::Restart)
     });
     // SAFETY: this frame owns only integers and pointers.
     unsafe { shim::jump_if_restarted(status) };
@@ -145,7 +178,13 @@ pub unsafe extern "C" fn stm_store_bytes(addr: *mut u8, buf: *const u8, size: us
         }
         // SAFETY: `buf` is valid for `size` bytes (contract); read before any write.
         let bytes = unsafe { slice(buf, size) };
-        access::store(addr as usize, size, |i| bytes[i], Style::Restart)
+        access::store(
+            "stm_store_bytes",
+            addr as usize,
+            size,
+            |i| bytes[i],
+            Style::Restart,
+        )
     });
     // SAFETY: this frame owns only integers and pointers.
     unsafe { shim::jump_if_restarted(status) };
@@ -159,7 +198,13 @@ pub unsafe extern "C" fn stm_store_bytes(addr: *mut u8, buf: *const u8, size: us
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_set_bytes(addr: *mut u8, byte: u8, count: usize) {
     let status = boundary::status("stm_set_bytes", || {
-        access::store(addr as usize, count, |_| byte, Style::Restart)
+        access::store(
+            "stm_set_bytes",
+            addr as usize,
+            count,
+            |_| byte,
+            Style::Restart,
+        )
     });
     // SAFETY: this frame owns only integers and pointers.
     unsafe { shim::jump_if_restarted(status) };

@@ -95,6 +95,11 @@ fn api() {
 }
 
 #[test]
+fn loud_configuration_and_unstarted_engine() {
+    run(&compile("loud", "include"), &[]);
+}
+
+#[test]
 fn bank_under_each_design() {
     let bank = compile("bank", "include/lutra");
     for (design, cm) in [

@@ -1,0 +1,94 @@
+/*
+ * tm.h -- the one transactional vocabulary of the C benchmark. Every workload in
+ * this directory is written once with these macros and built three ways:
+ *
+ *   -DTM_SEQ    sequential: no instrumentation, no locks (run at 1 thread only);
+ *   -DTM_LUTRA  Lutra, through tinySTM's stm.h (stm_start + sigsetjmp, stm_load,
+ *               stm_store, stm_commit), linked against liblutra.a;
+ *   -DTM_ITM    GCC's own STM: gcc -fgnu-tm, __transaction_atomic, libitm.
+ *
+ * Rules for code written with them (so that all three builds mean the same):
+ *  - Shared fields are machine words (intptr_t or pointers), read with TM_READ
+ *    and written with TM_WRITE inside TM_BEGIN / TM_END.
+ *  - A transaction body assigns every local it later reads after TM_BEGIN (with
+ *    Lutra an abort jumps back to TM_BEGIN's sigsetjmp and runs the body again).
+ *  - Functions called inside a transaction are marked TM_SAFE (GCC checks them)
+ *    and allocate with TM_MALLOC / TM_FREE.
+ */
+#ifndef CBENCH_TM_H
+#define CBENCH_TM_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#if defined(TM_LUTRA)
+#include <lutra/stm.h>
+#include <lutra/mod_mem.h>
+#include <lutra/mod_stats.h>
+#define TM_NAME "lutra"
+#define TM_STARTUP() stm_init()
+#define TM_SHUTDOWN() stm_exit()
+#define TM_THREAD_ENTER() ((void)stm_init_thread())
+#define TM_THREAD_EXIT() stm_exit_thread()
+#define TM_BEGIN_ATTR(ro)                                      \
+  do {                                                         \
+    stm_tx_attr_t tm_attr_ = {{.id = 0, .read_only = (ro)}};   \
+    sigjmp_buf *tm_env_ = stm_start(tm_attr_);                 \
+    if (tm_env_ != NULL)                                       \
+      (void)sigsetjmp(*tm_env_, 0);                            \
+    {
+#define TM_END()  \
+  }               \
+  stm_commit();   \
+  }               \
+  while (0)
+#define TM_READ(x) ((__typeof__(x))stm_load((volatile stm_word_t *)(void *)&(x)))
+#define TM_WRITE(x, v) \
+  stm_store((volatile stm_word_t *)(void *)&(x), (stm_word_t)(v))
+#define TM_MALLOC(n) stm_malloc(n)
+#define TM_FREE(p, n) stm_free((p), (n))
+#define TM_SAFE
+/* Aborts the calling thread met since TM_THREAD_ENTER, or -1 if unknown. */
+static inline long tm_thread_aborts(void) {
+  unsigned long n = 0;
+  return stm_get_local_stats("nb_aborts", &n) == 1 ? (long)n : -1;
+}
+
+#elif defined(TM_ITM)
+#define TM_NAME "libitm"
+#define TM_STARTUP() ((void)0)
+#define TM_SHUTDOWN() ((void)0)
+#define TM_THREAD_ENTER() ((void)0)
+#define TM_THREAD_EXIT() ((void)0)
+#define TM_BEGIN_ATTR(ro) do { __transaction_atomic {
+#define TM_END() } } while (0)
+#define TM_READ(x) (x)
+#define TM_WRITE(x, v) ((x) = (v))
+#define TM_MALLOC(n) malloc(n)
+#define TM_FREE(p, n) free(p)
+#define TM_SAFE __attribute__((transaction_safe))
+static inline long tm_thread_aborts(void) { return -1; }
+
+#elif defined(TM_SEQ)
+#define TM_NAME "seq"
+#define TM_STARTUP() ((void)0)
+#define TM_SHUTDOWN() ((void)0)
+#define TM_THREAD_ENTER() ((void)0)
+#define TM_THREAD_EXIT() ((void)0)
+#define TM_BEGIN_ATTR(ro) do {
+#define TM_END() } while (0)
+#define TM_READ(x) (x)
+#define TM_WRITE(x, v) ((x) = (v))
+#define TM_MALLOC(n) malloc(n)
+#define TM_FREE(p, n) free(p)
+#define TM_SAFE
+static inline long tm_thread_aborts(void) { return 0; }
+
+#else
+#error "define one of TM_SEQ, TM_LUTRA, TM_ITM"
+#endif
+
+#define TM_BEGIN() TM_BEGIN_ATTR(0)
+#define TM_BEGIN_RO() TM_BEGIN_ATTR(1)
+
+#endif /* CBENCH_TM_H */

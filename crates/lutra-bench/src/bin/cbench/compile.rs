@@ -1,0 +1,76 @@
+//! Builds what the benchmark runs: `liblutra.a` (through cargo) and the C programs
+//! of `bench/c` (through its Makefile), into `target/cbench`.
+
+use crate::Args;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The built programs.
+pub(crate) struct Programs {
+    /// `target/cbench`: `cbench-<system>` and `count-<system>`.
+    pub(crate) dir: PathBuf,
+}
+
+impl Programs {
+    /// The benchmark program of `system` (`seq`, `lutra`, `libitm`).
+    pub(crate) fn bench(&self, system: &str) -> PathBuf {
+        self.dir.join(format!("cbench-{system}"))
+    }
+
+    /// The instruction-count program of `system`.
+    pub(crate) fn count(&self, system: &str) -> PathBuf {
+        self.dir.join(format!("count-{system}"))
+    }
+}
+
+/// The repository: `--root`, else two levels above this crate's manifest.
+fn root(args: &Args) -> PathBuf {
+    args.root.clone().unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .canonicalize()
+            .unwrap_or_else(|_| PathBuf::from("."))
+    })
+}
+
+fn run(command: &mut Command, what: &str) -> Result<(), String> {
+    let status = command
+        .status()
+        .map_err(|error| format!("{what}: cannot start: {error}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed ({status})"))
+    }
+}
+
+/// Builds `liblutra.a` (unless `--no-cargo`) and the C programs.
+///
+/// # Errors
+/// A build that fails, or `cargo` / `make` missing.
+pub(crate) fn build(args: &Args) -> Result<Programs, String> {
+    let root = root(args);
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    if !args.no_cargo {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        run(
+            Command::new(cargo)
+                .args(["build", "--release", "-p", "lutra-capi", "--manifest-path"])
+                .arg(root.join("Cargo.toml")),
+            "cargo build --release -p lutra-capi",
+        )?;
+    }
+    let dir = target.join("cbench");
+    run(
+        Command::new("make")
+            .arg("--no-print-directory")
+            .arg("-C")
+            .arg(root.join("bench/c"))
+            .arg(format!("OUT={}", dir.display()))
+            .arg(format!("LIB={}", target.join("release").display())),
+        "make -C bench/c",
+    )?;
+    Ok(Programs { dir })
+}

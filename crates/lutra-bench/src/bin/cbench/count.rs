@@ -1,0 +1,228 @@
+//! `cbench --count`: instructions per transactional operation through the C ABI,
+//! counted by callgrind, side by side with libitm and the bare loop.
+//!
+//! # Protocol
+//! 1. Run `count-<system> <n>` under `valgrind --tool=callgrind --collect-atstart=no`
+//!    for each column: Lutra with `LUTRA_STM_STATS=0` and `=1`, libitm with its
+//!    default method and with `ITM_DEFAULT_METHOD=ml_wt` and `gl_wt`, and the
+//!    sequential build (the loop alone). The program switches collection on around
+//!    each measured operation and dumps one file per measurement, labelled
+//!    `<op> <reps>` (`bench/c/count.c`).
+//! 2. Read the dumps' `desc: Trigger: Client Request: <label>` and `totals:` lines.
+//! 3. Instructions per operation = (cost at 2n − cost at n) ÷ n: setup, warm-up and
+//!    every constant cost cancel. The figures include the loop's own few
+//!    instructions (the sequential column shows them).
+
+use crate::Args;
+use crate::compile::Programs;
+use lutra_bench::csv::Csv;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// One column: a program and its environment.
+struct Column {
+    name: &'static str,
+    system: &'static str,
+    env: &'static [(&'static str, &'static str)],
+}
+
+const COLUMNS: [Column; 6] = [
+    Column {
+        name: "lutra",
+        system: "lutra",
+        env: &[("LUTRA_STM_STATS", "0")],
+    },
+    Column {
+        name: "lutra+stats",
+        system: "lutra",
+        env: &[("LUTRA_STM_STATS", "1")],
+    },
+    Column {
+        name: "libitm",
+        system: "libitm",
+        env: &[],
+    },
+    Column {
+        name: "itm ml_wt",
+        system: "libitm",
+        env: &[("ITM_DEFAULT_METHOD", "ml_wt")],
+    },
+    Column {
+        name: "itm gl_wt",
+        system: "libitm",
+        env: &[("ITM_DEFAULT_METHOD", "gl_wt")],
+    },
+    Column {
+        name: "loop (seq)",
+        system: "seq",
+        env: &[],
+    },
+];
+
+/// The operations, in table order, with their targets (issue 9, statistics off).
+const OPERATIONS: [(&str, &str, Option<f64>); 9] = [
+    ("read", "read (tx of n reads)", Some(35.0)),
+    ("read_after_write", "read after a write", Some(35.0)),
+    ("read_call", "read, call alone", Some(35.0)),
+    ("write", "write (+ commit share)", None),
+    ("write_call", "write, call alone", Some(40.0)),
+    ("empty", "empty transaction", Some(120.0)),
+    ("tx_1read", "1-read transaction", None),
+    ("tx_1write", "1-write transaction", Some(350.0)),
+    ("tx_1write_after_large", "1-write tx after 2n-write", None),
+];
+
+/// Runs `column` under callgrind; returns the cost of each `(op, reps)` dump.
+fn measure(
+    programs: &Programs,
+    column: &Column,
+    reps: usize,
+    dir: &Path,
+) -> Result<BTreeMap<(String, usize), u64>, String> {
+    let prefix = dir.join(column.name.replace([' ', '+', '(', ')'], "_"));
+    let mut command = Command::new("valgrind");
+    command
+        .arg("--tool=callgrind")
+        .arg("--collect-atstart=no")
+        .arg(format!("--callgrind-out-file={}.out", prefix.display()))
+        .arg(programs.count(column.system))
+        .arg(reps.to_string())
+        .env_remove("LUTRA_STM_DESIGN")
+        .env_remove("LUTRA_STM_CM")
+        .env_remove("ITM_DEFAULT_METHOD");
+    for (key, value) in column.env {
+        command.env(key, value);
+    }
+    let output = command
+        .output()
+        .map_err(|error| format!("valgrind: cannot start ({error}); is valgrind installed?"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} under callgrind failed: {}",
+            column.name,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let stem = prefix
+        .file_name()
+        .map(|name| format!("{}.out.", name.to_string_lossy()))
+        .unwrap_or_default();
+    let mut costs = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).map_err(|error| error.to_string())? {
+        let path = entry.map_err(|error| error.to_string())?.path();
+        let is_dump = path
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with(&stem));
+        if !is_dump {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).map_err(|error| error.to_string())?;
+        let label = text
+            .lines()
+            .find_map(|line| line.strip_prefix("desc: Trigger: Client Request: "));
+        let total = text
+            .lines()
+            .find_map(|line| line.strip_prefix("totals: "))
+            .and_then(|value| value.trim().parse::<u64>().ok());
+        if let (Some(label), Some(total)) = (label, total)
+            && let Some((op, count)) = label.rsplit_once(' ')
+            && let Ok(count) = count.parse::<usize>()
+        {
+            costs.insert((op.to_owned(), count), total);
+        }
+    }
+    Ok(costs)
+}
+
+/// (cost(2n) − cost(n)) ÷ n for `op`, if both were measured.
+fn per_op(costs: &BTreeMap<(String, usize), u64>, op: &str, reps: usize) -> Option<f64> {
+    let once = *costs.get(&(op.to_owned(), reps))?;
+    let twice = *costs.get(&(op.to_owned(), 2 * reps))?;
+    Some((twice as f64 - once as f64) / reps as f64)
+}
+
+/// Measures every column, prints the table and targets, writes the CSV file.
+///
+/// # Errors
+/// valgrind missing or failing, or the CSV file.
+pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
+    let reps = args.reps.clamp(1, 1024);
+    let dir = programs.dir.join("callgrind");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|error| format!("{}: {error}", dir.display()))?;
+    let mut table: Vec<BTreeMap<(String, usize), u64>> = Vec::new();
+    for column in &COLUMNS {
+        eprintln!(
+            "counting {} (callgrind, n = {reps} and {})…",
+            column.name,
+            2 * reps
+        );
+        table.push(measure(programs, column, reps, &dir)?);
+    }
+    let cell = |column: usize, op: &str| per_op(&table[column], op, reps);
+    print!("{:<26}", "instructions per op");
+    for column in &COLUMNS {
+        print!("{:>12}", column.name);
+    }
+    println!("{:>8}", "target");
+    for (op, label, target) in OPERATIONS.iter() {
+        print!("{label:<26}");
+        for column in 0..COLUMNS.len() {
+            let text =
+                cell(column, op).map_or("-".to_owned(), |value| format!("{:.1}", value + 0.0));
+            print!("{text:>12}");
+        }
+        println!("{:>8}", target.map_or(String::new(), |t| format!("≤ {t}")));
+    }
+    println!(
+        "(differential: (cost at {} − cost at {reps}) ÷ {reps}; each figure includes the loop \
+         around the operation, the last column; libitm's default method runs one thread \
+         uninstrumented, and GCC drops an empty __transaction_atomic)",
+        2 * reps
+    );
+    for (op, label, target) in OPERATIONS.iter() {
+        if let (Some(target), Some(value)) = (target, cell(0, op)) {
+            let mark = if value <= *target { "met" } else { "NOT MET" };
+            println!("  target {label:<24} lutra {value:>8.1} ≤ {target:<5} {mark}");
+        }
+    }
+    let path = args
+        .csv
+        .clone()
+        .unwrap_or_else(|| lutra_bench::csv::default_csv_path("cbench-count"));
+    let mut csv = Csv::with_header(&path, "operation,column,instructions_per_op,target")
+        .map_err(|error| format!("{}: {error}", path.display()))?;
+    let lines = OPERATIONS
+        .iter()
+        .flat_map(|(op, _, target)| {
+            let cell = &cell;
+            COLUMNS.iter().enumerate().map(move |(column, spec)| {
+                format!(
+                    "{op},{},{},{}",
+                    spec.name,
+                    cell(column, op).map_or(String::new(), |v| format!("{v:.1}")),
+                    target.map_or(String::new(), |t| t.to_string())
+                )
+            })
+        })
+        .collect::<Vec<_>>();
+    csv.write_lines(lines)
+        .map_err(|error| format!("{}: {error}", path.display()))?;
+    println!("CSV: {}", path.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_differential_cancels_constant_costs() {
+        let mut costs = BTreeMap::new();
+        costs.insert(("read".to_owned(), 1000), 500 + 1000 * 30);
+        costs.insert(("read".to_owned(), 2000), 500 + 2000 * 30);
+        assert_eq!(per_op(&costs, "read", 1000), Some(30.0));
+        assert_eq!(per_op(&costs, "write", 1000), None);
+    }
+}

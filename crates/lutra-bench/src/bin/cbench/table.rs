@@ -1,0 +1,201 @@
+//! The report of the timed runs: a table per workload (throughput, then ratios), the
+//! issue's targets beside what was measured, and the CSV file.
+//!
+//! | column | definition |
+//! |--------|------------|
+//! | `ops_per_sec` | transactions (operations) per second, best round |
+//! | `vs_seq` | `ops_per_sec` ÷ the sequential build's at 1 thread, same workload |
+//! | `vs_ceiling` | `ops_per_sec` ÷ the sequential build's at the same thread count (beyond one thread: a copy of the state per thread, nothing shared), up to 8 threads |
+//! | `vs_libitm` | `ops_per_sec` ÷ libitm's (default method) at the same thread count |
+//! | `aborts` | aborted attempts (Lutra's per-thread counters; empty when unknown) |
+
+use crate::run::{Measurement, Results, SYSTEMS, WORKLOADS};
+use lutra_bench::csv::Csv;
+use lutra_bench::report::{GridLine, ratio, si, thread_headers, write_grid};
+use std::io;
+use std::path::Path;
+
+const SEQ: usize = 0;
+const LUTRA: usize = 1;
+const LIBITM: usize = 2;
+const LIBITM_ML_WT: usize = 3;
+
+fn get(results: &Results, workload: usize, system: usize, threads: usize) -> Option<Measurement> {
+    results.get(&(workload, system, threads)).copied()
+}
+
+/// `vs_seq` of a run.
+fn vs_seq(results: &Results, workload: usize, run: Measurement) -> Option<f64> {
+    get(results, workload, SEQ, 1).map(|seq| run.throughput() / seq.throughput())
+}
+
+/// `vs_ceiling` of a run.
+fn vs_ceiling(results: &Results, workload: usize, threads: usize, run: Measurement) -> Option<f64> {
+    get(results, workload, SEQ, threads).map(|seq| run.throughput() / seq.throughput())
+}
+
+/// `vs_libitm` of a run.
+fn vs_libitm(results: &Results, workload: usize, threads: usize, run: Measurement) -> Option<f64> {
+    get(results, workload, LIBITM, threads).map(|itm| run.throughput() / itm.throughput())
+}
+
+fn workload_table(results: &Results, workload: usize, threads: &[usize]) -> String {
+    let mut out = String::new();
+    let cells = |system: usize, cell: &dyn Fn(Measurement) -> String| -> Vec<String> {
+        threads
+            .iter()
+            .map(|&count| get(results, workload, system, count).map_or(String::new(), cell))
+            .collect()
+    };
+    let mut lines: Vec<GridLine> = (0..SYSTEMS.len())
+        .map(|system| {
+            (
+                if system == SEQ {
+                    "seq (copies) tx/s".to_owned()
+                } else {
+                    format!("{} tx/s", SYSTEMS[system])
+                },
+                cells(system, &|run| si(run.throughput())),
+            )
+        })
+        .collect();
+    for system in [LUTRA, LIBITM, LIBITM_ML_WT] {
+        lines.push((
+            format!("{} ÷ seq", SYSTEMS[system]),
+            cells(system, &|run| ratio(vs_seq(results, workload, run))),
+        ));
+    }
+    let lutra_vs_itm = threads
+        .iter()
+        .map(|&count| {
+            ratio(
+                get(results, workload, LUTRA, count)
+                    .and_then(|run| vs_libitm(results, workload, count, run)),
+            )
+        })
+        .collect();
+    lines.push(("lutra ÷ libitm".to_owned(), lutra_vs_itm));
+    let lutra_vs_ceiling = threads
+        .iter()
+        .map(|&count| {
+            ratio(
+                get(results, workload, LUTRA, count)
+                    .and_then(|run| vs_ceiling(results, workload, count, run)),
+            )
+        })
+        .collect();
+    lines.push(("lutra ÷ seq copies".to_owned(), lutra_vs_ceiling));
+    lines.push((
+        "lutra aborts".to_owned(),
+        cells(LUTRA, &|run| {
+            run.aborts.map_or(String::new(), |n| si(n as f64))
+        }),
+    ));
+    write_grid(
+        &mut out,
+        &format!("{} / threads", WORKLOADS[workload]),
+        &thread_headers(threads),
+        &lines,
+    );
+    out
+}
+
+/// The issue's targets for the C benchmark, each with what this run measured.
+fn targets(results: &Results, workloads: &[usize]) -> String {
+    let mut out = String::from("targets (issue 9; a quiet machine decides):\n");
+    let index = |name: &str| WORKLOADS.iter().position(|w| *w == name);
+    let mut line = |text: String, met: Option<bool>| {
+        let mark = match met {
+            Some(true) => "met",
+            Some(false) => "NOT MET",
+            None => "not run",
+        };
+        out.push_str(&format!("  {text:<62} {mark}\n"));
+    };
+    for (name, floor) in [("bank64", 15e6), ("bank4096", 1.1e6)] {
+        let run = index(name).and_then(|w| get(results, w, LUTRA, 1));
+        line(
+            format!(
+                "{name}, 1 thread: lutra {} tx/s ≥ {}",
+                run.map_or("-".into(), |r| si(r.throughput())),
+                si(floor)
+            ),
+            run.map(|r| r.throughput() >= floor),
+        );
+    }
+    for &workload in workloads {
+        for threads in [1, 2] {
+            let ratio_itm = get(results, workload, LUTRA, threads)
+                .and_then(|run| vs_libitm(results, workload, threads, run));
+            line(
+                format!(
+                    "{}, {threads} thread(s): lutra ÷ libitm {} > 1",
+                    WORKLOADS[workload],
+                    ratio(ratio_itm)
+                ),
+                ratio_itm.map(|r| r > 1.0),
+            );
+        }
+        if WORKLOADS[workload].starts_with("bank") {
+            continue;
+        }
+        let slowdown = get(results, workload, LUTRA, 1)
+            .and_then(|run| vs_seq(results, workload, run))
+            .map(|r| 1.0 / r);
+        line(
+            format!(
+                "{}, 1 thread: lutra time ÷ seq {} ≤ 1.5",
+                WORKLOADS[workload],
+                ratio(slowdown)
+            ),
+            slowdown.map(|s| s <= 1.5),
+        );
+    }
+    out
+}
+
+fn csv_lines(results: &Results) -> Vec<String> {
+    results
+        .iter()
+        .map(|(&(workload, system, threads), &run)| {
+            format!(
+                "{},{},{threads},{},{:.6},{:.1},{},{},{},{}",
+                WORKLOADS[workload],
+                SYSTEMS[system],
+                run.ops,
+                run.seconds,
+                run.throughput(),
+                vs_seq(results, workload, run).map_or(String::new(), |r| format!("{r:.4}")),
+                vs_libitm(results, workload, threads, run)
+                    .map_or(String::new(), |r| format!("{r:.4}")),
+                vs_ceiling(results, workload, threads, run)
+                    .map_or(String::new(), |r| format!("{r:.4}")),
+                run.aborts.map_or(String::new(), |n| n.to_string()),
+            )
+        })
+        .collect()
+}
+
+/// Prints the tables and targets, and writes the CSV file at `path`.
+///
+/// # Errors
+/// Any I/O error writing the file.
+pub(crate) fn report(
+    results: &Results,
+    workloads: &[usize],
+    threads: &[usize],
+    path: &Path,
+) -> io::Result<()> {
+    for &workload in workloads {
+        println!("{}", workload_table(results, workload, threads));
+    }
+    println!("{}", targets(results, workloads));
+    let mut csv = Csv::with_header(
+        path,
+        "workload,system,threads,ops,seconds,ops_per_sec,vs_seq,vs_libitm,vs_ceiling,aborts",
+    )?;
+    csv.write_lines(csv_lines(results))?;
+    drop(csv);
+    println!("CSV: {}", path.display());
+    Ok(())
+}

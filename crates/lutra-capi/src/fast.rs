@@ -1,0 +1,97 @@
+//! The fast path's way to the calling thread's state: one initial-exec thread-local
+//! slot, owned by the C shim (`lutra_shim_fast_state` in `c/shim.c`), that holds the
+//! [`ThreadTx`] of a plain thread registered with `stm_init_thread`.
+//!
+//! `stm_load`, `stm_store`, `stm_start` and `stm_commit` read the slot first: a
+//! non-NULL slot is the caller's own state, reached without `locals::with` (a
+//! general-dynamic thread-local, `__tls_get_addr` in the shared library), without a
+//! `RefCell` borrow and without a `catch_unwind` boundary. Everything else — NULL
+//! slot, misuse, a task of the scheduler — takes the general path of `boundary.rs`.
+//!
+//! On x86-64 Linux the slot is read with the initial-exec sequence (`mov
+//! sym@GOTTPOFF(%rip)`, then a `%fs`-relative load), which the linker relaxes to a
+//! single `%fs`-relative load in a program linked with `liblutra.a`; elsewhere
+//! through a call into the shim.
+//!
+//! # Invariants
+//! - The slot is NULL or points to the live, registered state of the calling plain
+//!   thread: [`publish`] is called by `thread::register` once the state is in its
+//!   final place, and [`withdraw`] before the state is dropped (its owner's `Drop`).
+//! - A worker of the scheduler never publishes: its tasks keep their state in
+//!   task-locals (`locals.rs`), and a migrated task that reads a stale slot address
+//!   reads another worker's slot, which is NULL too.
+//! - A reference made from the slot lives for one ABI call, on the thread that owns
+//!   the state, and never while `thread::with_thread` borrows the same state: no C
+//!   code runs inside `with_thread` (see `thread.rs`), and the fast path is entered
+//!   from C only.
+//! - A panic on the fast path is a bug: the ABI functions are `extern "C"` (they
+//!   cannot unwind), so it aborts the process with the panic's message.
+
+use crate::thread::ThreadTx;
+use std::ffi::c_void;
+
+unsafe extern "C" {
+    /// Sets the calling thread's slot.
+    fn lutra_shim_set_fast_state(state: *mut c_void);
+    /// The calling thread's slot (targets without an inline sequence).
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    safe fn lutra_shim_get_fast_state() -> *mut c_void;
+}
+
+/// The slot's value: the calling thread's state or NULL.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[inline(always)]
+fn slot() -> *mut ThreadTx {
+    let state: *mut ThreadTx;
+    // SAFETY: the initial-exec access sequence of the x86-64 ELF TLS ABI for the
+    // shim's `__thread` variable, declared with `tls_model("initial-exec")`: the GOT
+    // entry holds the variable's offset from the thread pointer (%fs), valid on every
+    // thread. It reads one word and writes nothing but the output register.
+    unsafe {
+        std::arch::asm!(
+            "mov {state}, qword ptr [rip + lutra_shim_fast_state@GOTTPOFF]",
+            "mov {state}, qword ptr fs:[{state}]",
+            state = out(reg) state,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    state
+}
+
+/// The slot's value: the calling thread's state or NULL.
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[inline(always)]
+fn slot() -> *mut ThreadTx {
+    lutra_shim_get_fast_state().cast()
+}
+
+/// The calling thread's state, if it is a registered plain thread.
+///
+/// # Safety
+/// Only from an ABI function entered from C, and the reference must not outlive the
+/// call (see the module invariants).
+#[inline(always)]
+pub(crate) unsafe fn state<'a>() -> Option<&'a mut ThreadTx> {
+    // SAFETY: the slot is NULL or this thread's live state, not borrowed elsewhere
+    // during this call (module invariants; the caller's contract).
+    unsafe { slot().as_mut() }
+}
+
+/// Makes `state` the calling thread's fast-path state.
+///
+/// # Safety
+/// `state` must be the calling plain thread's registered state, at its final address,
+/// and [`withdraw`] must be called before it is dropped or moved.
+pub(crate) unsafe fn publish(state: *mut ThreadTx) {
+    // SAFETY: writes the calling thread's own slot.
+    unsafe { lutra_shim_set_fast_state(state.cast()) }
+}
+
+/// Empties the calling thread's slot if it holds `state` (a task's state, or one
+/// dropped on another thread, was never there).
+pub(crate) fn withdraw(state: *mut ThreadTx) {
+    if slot() == state {
+        // SAFETY: writes the calling thread's own slot.
+        unsafe { lutra_shim_set_fast_state(std::ptr::null_mut()) }
+    }
+}
