@@ -14,6 +14,10 @@ need make make
 need pkg-config pkg-config
 need lua5.4 lua5.4
 need luarocks luarocks
+# callgrind: tests/c checks that the C fast path never calls __tls_get_addr.
+need valgrind valgrind
+# GCC's own STM (libitm): the C benchmark's reference build (`gcc -fgnu-tm`).
+[ -n "$(find /usr/lib -name 'libitm.so*' 2>/dev/null | head -n 1)" ] || missing+=(libitm1)
 [ -f /usr/include/lua5.4/lua.h ] || missing+=(liblua5.4-dev)
 
 if ! command -v cargo >/dev/null 2>&1; then
