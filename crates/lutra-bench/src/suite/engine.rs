@@ -1,0 +1,147 @@
+//! The engine: the C benchmark (`cbench`) run against Lutra's C ABI, GCC's libitm and
+//! sequential code, and the instructions per operation (`cbench --count`). `cbench`
+//! belongs to the C-API work; its CSV is read by column name (a workload column, a
+//! system column, `threads`, and the first throughput column), so that the figure
+//! follows its format. Without the binary the experiment says "not available".
+
+use super::experiment::{
+    Experiment, Findings, Grid, Inputs, gather, missing, spread_grid, thread_lines, threads,
+};
+use super::jobs::Job;
+use super::table::{Record, Table};
+
+/// The experiment.
+pub const EXPERIMENT: Experiment = Experiment {
+    id: "engine",
+    title: "The engine against GCC's libitm and sequential code",
+    paper: "the engine (tinySTM's C interface, stm.h)",
+    shows: "What a transaction costs through the C interface compared with GCC's \
+            transactional memory runtime (libitm) and with no synchronization at all, \
+            and how each scales with threads; instruction counts per operation show the \
+            fast path's cost without timing noise.",
+    reference: "sequential code and libitm on the same workloads, in the same round.",
+    jobs: &[Job::Cbench, Job::CbenchCount],
+    analyze,
+};
+
+fn first_column(table: &Table, names: &[&str]) -> Option<String> {
+    names
+        .iter()
+        .find(|name| table.has(name))
+        .map(|name| (*name).to_owned())
+}
+
+fn analyze(inputs: &Inputs<'_>) -> Findings {
+    let mut findings = Findings::default();
+    match missing(inputs, Job::Cbench) {
+        Some(note) => findings.notes.push(note),
+        None => throughput(inputs.rounds(Job::Cbench), &mut findings),
+    }
+    match missing(inputs, Job::CbenchCount) {
+        Some(note) => findings.notes.push(note),
+        None => counts(inputs, &mut findings),
+    }
+    findings
+}
+
+fn throughput(rounds: &[Table], findings: &mut Findings) {
+    let Some(first) = rounds.first() else { return };
+    let workload = first_column(first, &["workload", "bench", "structure"]);
+    let system = first_column(first, &["system", "impl", "contender", "mode"]);
+    let value = first
+        .columns()
+        .iter()
+        .find(|c| c.contains("per_sec") || c.contains("throughput"))
+        .cloned();
+    let (Some(workload), Some(system), Some(value)) = (workload, system, value) else {
+        findings.notes.push(format!(
+            "cbench's CSV has no workload/system/throughput columns (columns: {})",
+            first.columns().join(", ")
+        ));
+        return;
+    };
+    let mut workloads: Vec<String> = Vec::new();
+    for record in rounds.iter().flat_map(Table::records) {
+        if !workloads.iter().any(|w| w == record.get(&workload)) {
+            workloads.push(record.get(&workload).to_owned());
+        }
+    }
+    for (index, name) in workloads.iter().enumerate() {
+        let keep = |r: &Record<'_>| r.get(&workload) == name;
+        let samples = gather(
+            rounds,
+            keep,
+            |r| r.get(&system).to_owned(),
+            |r| r.num("threads").or(Some(1.0)),
+            |r| r.num(&value),
+        );
+        let id = if index == 0 {
+            "engine-throughput".to_owned()
+        } else {
+            format!("engine-{}", slug(name))
+        };
+        findings.figures.push(thread_lines(
+            &id,
+            &format!("C benchmark, {name}: {value}"),
+            &value.replace('_', " "),
+            "threads",
+            &samples,
+        ));
+        findings.grids.push(spread_grid(
+            &format!("{name}: {value} (median, min–max)"),
+            "system",
+            &samples,
+            threads,
+            super::chart::si,
+        ));
+    }
+    findings.notes.push(format!(
+        "The spread is over {} rounds of cbench.",
+        rounds.len()
+    ));
+}
+
+fn counts(inputs: &Inputs<'_>, findings: &mut Findings) {
+    let rounds = inputs.rounds(Job::CbenchCount);
+    match rounds.first().filter(|table| !table.is_empty()) {
+        Some(table) => findings.grids.push(Grid {
+            caption: "Instructions per operation (callgrind; deterministic, one round)".into(),
+            header: table.columns().to_vec(),
+            rows: table
+                .records()
+                .map(|r| {
+                    table
+                        .columns()
+                        .iter()
+                        .map(|c| r.get(c).to_owned())
+                        .collect()
+                })
+                .collect(),
+        }),
+        None => {
+            let output = inputs
+                .data
+                .get(&Job::CbenchCount)
+                .map(|data| data.output.clone())
+                .unwrap_or_default();
+            let lines: Vec<&str> = output
+                .lines()
+                .filter(|l| !l.starts_with("$ "))
+                .take(60)
+                .collect();
+            findings.verbatim = Some(lines.join("\n"));
+        }
+    }
+}
+
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
