@@ -46,7 +46,7 @@ bench-charts: bench-build
 
 bench-build:
 	$(CARGO) build --release -p lutra-bench --bins
-	$(CARGO) build --release -p lutra-cli
+	$(CARGO) build --release -p lutra-cli -p lutra-capi
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -57,5 +57,5 @@ lint:
 # for a ~30 s run.
 .PHONY: bench-lua
 bench-lua:
-	$(CARGO) build --release -p lutra-cli
+	$(CARGO) build --release -p lutra-cli -p lutra-capi
 	$(CARGO) run --release -p lutra-bench --bin luabench -- $(LUABENCH_ARGS)

@@ -145,3 +145,81 @@ fn slug(name: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::jobs::{JobData, Scale};
+    use std::collections::BTreeMap;
+
+    fn data(rounds: Vec<&str>) -> JobData {
+        JobData {
+            rounds: rounds
+                .into_iter()
+                .map(|t| Table::parse(t).unwrap())
+                .collect(),
+            ..JobData::default()
+        }
+    }
+
+    #[test]
+    fn reads_cbench_by_column_name_and_shows_counts_as_a_table() {
+        let header = "workload,system,threads,ops,seconds,ops_per_sec,vs_seq,vs_libitm,aborts\n";
+        let round = |lutra: f64| {
+            format!(
+                "{header}bank64,sequential,1,10,1,100.0,1,,0\nbank64,lutra,1,10,1,{lutra},0.5,1.2,0\n\
+                 bank64,lutra,2,10,1,{},0.9,1.1,3\nlist10,libitm,1,10,1,40.0,,1,0\n",
+                lutra * 1.5
+            )
+        };
+        let (r1, r2, r3) = (round(50.0), round(60.0), round(55.0));
+        let mut all = BTreeMap::new();
+        all.insert(Job::Cbench, data(vec![&r1, &r2, &r3]));
+        all.insert(
+            Job::CbenchCount,
+            data(vec![
+                "operation,column,instructions_per_op,target\nread,lutra,12.5,20\n",
+            ]),
+        );
+        let inputs = Inputs {
+            data: &all,
+            scale: Scale::Quick,
+            cores: 2,
+        };
+        let findings = analyze(&inputs);
+        let ids: Vec<&str> = findings.figures.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["engine-throughput", "engine-list10"]);
+        let lutra = findings.figures[0]
+            .series
+            .iter()
+            .find(|s| s.name == "lutra")
+            .unwrap();
+        let one = lutra.points[0].1;
+        assert_eq!(
+            (one.min, one.median, one.max, one.rounds),
+            (50.0, 55.0, 60.0, 3)
+        );
+        let counts = findings.grids.last().unwrap();
+        assert_eq!(counts.header[2], "instructions_per_op");
+        assert_eq!(counts.rows, vec![vec!["read", "lutra", "12.5", "20"]]);
+    }
+
+    #[test]
+    fn without_cbench_the_experiment_says_not_available() {
+        let all = BTreeMap::new();
+        let inputs = Inputs {
+            data: &all,
+            scale: Scale::Quick,
+            cores: 2,
+        };
+        let findings = analyze(&inputs);
+        assert!(findings.figures.is_empty());
+        assert_eq!(findings.notes.len(), 2);
+        assert!(
+            findings
+                .notes
+                .iter()
+                .all(|n| n.starts_with("not available"))
+        );
+    }
+}

@@ -105,19 +105,6 @@ pub struct JobData {
 }
 
 impl Job {
-    /// Every job, in the order experiments use them.
-    pub const ALL: [Job; 9] = [
-        Job::Gil,
-        Job::LuaProc,
-        Job::LuaRactor,
-        Job::Ruby,
-        Job::Inversion,
-        Job::Coop,
-        Job::Oversub,
-        Job::Cbench,
-        Job::CbenchCount,
-    ];
-
     /// A short name (file names, progress).
     pub fn name(self) -> &'static str {
         match self {
@@ -146,16 +133,18 @@ impl Job {
 
     /// Estimated seconds of one round on two idle cores (for the time left).
     pub fn estimate(self, scale: Scale) -> f64 {
+        // Measured on the shared 2-core VM (quick: a --quick suite run; full: one
+        // round of each binary at the full sizes).
         let (smoke, quick, full) = match self {
-            Self::Gil => (0.5, 2.5, 18.0),
-            Self::LuaProc => (0.0, 13.0, 110.0),
-            Self::LuaRactor => (0.0, 1.5, 10.0),
-            Self::Ruby => (0.0, 1.5, 8.0),
-            Self::Inversion => (0.3, 1.7, 8.5),
-            Self::Coop => (0.2, 0.6, 4.0),
-            Self::Oversub => (0.5, 3.0, 40.0),
-            Self::Cbench => (1.0, 5.0, 30.0),
-            Self::CbenchCount => (5.0, 10.0, 30.0),
+            Self::Gil => (0.5, 2.0, 11.0),
+            Self::LuaProc => (0.0, 12.0, 100.0),
+            Self::LuaRactor => (0.0, 1.2, 10.0),
+            Self::Ruby => (0.0, 1.2, 5.0),
+            Self::Inversion => (0.3, 1.7, 8.0),
+            Self::Coop => (0.2, 0.5, 4.0),
+            Self::Oversub => (0.5, 3.5, 20.0),
+            Self::Cbench => (1.0, 4.0, 35.0),
+            Self::CbenchCount => (5.0, 20.0, 40.0),
         };
         match scale {
             Scale::Smoke => smoke,
@@ -256,8 +245,30 @@ impl Job {
                 if self == Self::CbenchCount {
                     args.push("--count".into());
                 }
-                if scale != Scale::Full && help.contains("--quick") {
+                let offers = |flag: &str| help.contains(flag);
+                if scale != Scale::Full && offers("--quick") {
                     args.push("--quick".into());
+                }
+                if self == Self::Cbench {
+                    // The suite makes the rounds; its quick run keeps three workloads.
+                    if offers("--rounds") {
+                        args.extend(["--rounds".into(), "1".into()]);
+                    }
+                    if scale != Scale::Full && offers("--only") {
+                        args.extend(["--only".into(), "bank64,rbtree10,list10".into()]);
+                    }
+                    if offers("--millis") {
+                        let millis = match scale {
+                            Scale::Smoke => "20",
+                            Scale::Quick => "100",
+                            Scale::Full => "200",
+                        };
+                        args.extend(["--millis".into(), millis.into()]);
+                    }
+                }
+                if offers("--no-cargo") {
+                    // `make bench-build` built liblutra.a.
+                    args.push("--no-cargo".into());
                 }
                 if help.contains("--csv") {
                     args.extend(["--csv".into(), csv.display().to_string()]);

@@ -135,6 +135,20 @@ pub fn run(options: &Options) -> io::Result<Outcome> {
         .progress_chars("=> "),
     );
     total.set_prefix("all");
+    if console_attached() {
+        // Elapsed time and the estimate move between rounds too.
+        total.enable_steady_tick(std::time::Duration::from_millis(500));
+    }
+    status(
+        &multi,
+        &format!(
+            "lutra-bench: {} run, {} experiments, about {:.0} s on two idle cores; output in {}",
+            scale.name(),
+            experiments.len(),
+            estimate,
+            places.out.display()
+        ),
+    );
 
     let mut data: BTreeMap<Job, JobData> = BTreeMap::new();
     let mut job_load: BTreeMap<Job, WindowLoad> = BTreeMap::new();
@@ -226,6 +240,7 @@ pub fn run(options: &Options) -> io::Result<Outcome> {
         let load = experiment
             .jobs
             .iter()
+            .filter(|job| data.get(job).is_some_and(|d| !d.rounds.is_empty()))
             .filter_map(|job| job_load.get(job))
             .copied()
             .reduce(worse);

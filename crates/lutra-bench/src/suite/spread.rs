@@ -39,17 +39,7 @@ impl Spread {
         })
     }
 
-    /// The same spread with every value mapped by `f` (increasing, e.g. a scale).
-    pub fn map(self, f: impl Fn(f64) -> f64) -> Self {
-        Self {
-            min: f(self.min),
-            median: f(self.median),
-            max: f(self.max),
-            rounds: self.rounds,
-        }
-    }
-
-    /// `median (min–max)`, with `digits` significant-looking decimals.
+    /// `median (min–max)`, each formatted by `format` (the median alone for one round).
     pub fn describe(&self, format: impl Fn(f64) -> String) -> String {
         if self.rounds < 2 {
             format(self.median)

@@ -43,21 +43,6 @@ impl Table {
         Some(Self { columns, records })
     }
 
-    /// Appends the records of `other` whose columns are the same as this table's
-    /// (a table without columns takes `other`'s). Returns false, appending nothing,
-    /// when the columns differ.
-    pub fn append(&mut self, other: Table) -> bool {
-        if self.columns.is_empty() {
-            *self = other;
-            return true;
-        }
-        if self.columns != other.columns {
-            return false;
-        }
-        self.records.extend(other.records);
-        true
-    }
-
     /// The column names.
     pub fn columns(&self) -> &[String] {
         &self.columns
@@ -74,11 +59,6 @@ impl Table {
             table: self,
             fields,
         })
-    }
-
-    /// Number of records.
-    pub fn len(&self) -> usize {
-        self.records.len()
     }
 
     /// Whether there is no record.
@@ -132,14 +112,5 @@ mod tests {
         assert_eq!(records[0].num("c"), None);
         assert_eq!(records[1].num("c"), Some(3.5));
         assert_eq!(records[1].get("missing"), "");
-    }
-
-    #[test]
-    fn appends_only_tables_with_the_same_columns() {
-        let mut all = Table::default();
-        assert!(all.append(Table::parse("a,b\n1,2\n").unwrap()));
-        assert!(all.append(Table::parse("a,b\n3,4\n").unwrap()));
-        assert!(!all.append(Table::parse("a,c\n5,6\n").unwrap()));
-        assert_eq!(all.len(), 2);
     }
 }
