@@ -42,6 +42,7 @@ bench-quick: bench-build
 	target/release/lutra-bench --quick $(BENCH_ARGS)
 
 bench-charts: bench-build
+	rm -f docs/bench/*.svg docs/bench/report.md
 	target/release/lutra-bench --publish docs/bench $(BENCH_ARGS)
 
 bench-build:

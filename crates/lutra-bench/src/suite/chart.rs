@@ -1,6 +1,6 @@
 //! Charts: a [`Figure`] (series of points, each a [`Spread`] over the run's rounds)
 //! drawn by plotters as SVG and PNG. Lines put thread counts (or another number) on
-//! x, on a log₂ scale when asked; bars group categories, one bar per series. Every
+//! x, on a log₂ scale when asked (and y on a log₁₀ scale); bars group categories, one bar per series. Every
 //! point or bar is the median, and its error bar runs from the minimum to the
 //! maximum of the rounds.
 
@@ -24,6 +24,8 @@ pub enum Layout {
         x_label: String,
         /// Draw x on a log₂ scale (thread counts).
         log_x: bool,
+        /// Draw y on a log₁₀ scale (values orders of magnitude apart).
+        log_y: bool,
     },
     /// Bars grouped by category (x of a point is the category's index).
     Bars {
@@ -106,7 +108,11 @@ impl Figure {
         let headroom = 1.12 + 0.055 * self.series.len() as f64;
         let y_top = if y_max > 0.0 { y_max * headroom } else { 1.0 };
         match &self.layout {
-            Layout::Lines { x_label, log_x } => self.draw_lines(root, x_label, *log_x, y_top),
+            Layout::Lines {
+                x_label,
+                log_x,
+                log_y,
+            } => self.draw_lines(root, x_label, (*log_x, *log_y), y_max, headroom),
             Layout::Bars { categories } => self.draw_bars(root, categories, y_top),
         }
     }
@@ -115,8 +121,9 @@ impl Figure {
         &self,
         root: &DrawingArea<DB, Shift>,
         x_label: &str,
-        log_x: bool,
-        y_top: f64,
+        (log_x, log_y): (bool, bool),
+        y_max: f64,
+        headroom: f64,
     ) -> Result<(), String> {
         let xs = || {
             self.series
@@ -140,9 +147,27 @@ impl Figure {
         let to_axis = |x: f64| if log_x { x.max(1e-9).log2() } else { x };
         let (lo, hi) = (to_axis(x_min), to_axis(x_max));
         let pad = ((hi - lo) * 0.05).max(0.1);
+        // A log₁₀ y axis likewise: linear over log₁₀ y, from the smallest positive value.
+        let y_min = self
+            .series
+            .iter()
+            .flat_map(|series| series.points.iter().map(|(_, spread)| spread.min))
+            .filter(|&y| y > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let log_y = log_y && y_min.is_finite() && y_max > y_min;
+        let to_y = move |y: f64| if log_y { y.max(y_min).log10() } else { y };
+        let y_range = if log_y {
+            let (bottom, top) = (y_min.log10() - 0.1, y_max.log10());
+            bottom..top + (top - bottom) * (headroom - 1.0)
+        } else if y_max > 0.0 {
+            0.0..y_max * headroom
+        } else {
+            0.0..1.0
+        };
         let mut chart = builder
-            .build_cartesian_2d(lo - pad..hi + pad, 0.0..y_top)
+            .build_cartesian_2d(lo - pad..hi + pad, y_range)
             .map_err(describe)?;
+        let y_format = |y: &f64| if log_y { si(10f64.powf(*y)) } else { si(*y) };
         let x_format = |x: &f64| {
             if !log_x {
                 si(*x)
@@ -163,24 +188,25 @@ impl Figure {
             .y_desc(&self.y_label)
             .x_labels(labels)
             .x_label_formatter(&x_format)
-            .y_label_formatter(&|y| si(*y))
+            .y_label_formatter(&y_format)
             .label_style((font::FAMILY, 14))
             .draw()
             .map_err(describe)?;
-        self.lines_into(&mut chart, to_axis)
+        self.lines_into(&mut chart, to_axis, to_y)
     }
 
     fn lines_into<'a, DB: DrawingBackend + 'a>(
         &self,
         chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
         to_axis: impl Fn(f64) -> f64,
+        to_y: impl Fn(f64) -> f64,
     ) -> Result<(), String> {
         for (index, series) in self.series.iter().enumerate() {
             let color = color(index);
             let medians: Vec<(f64, f64)> = series
                 .points
                 .iter()
-                .map(|&(x, spread)| (to_axis(x), spread.median))
+                .map(|&(x, spread)| (to_axis(x), to_y(spread.median)))
                 .collect();
             chart
                 .draw_series(LineSeries::new(medians.clone(), color.stroke_width(2)))
@@ -200,9 +226,9 @@ impl Figure {
                 .draw_series(series.points.iter().map(|&(x, spread)| {
                     ErrorBar::new_vertical(
                         to_axis(x),
-                        spread.min,
-                        spread.median,
-                        spread.max,
+                        to_y(spread.min),
+                        to_y(spread.median),
+                        to_y(spread.max),
                         color,
                         8,
                     )

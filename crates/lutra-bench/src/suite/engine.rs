@@ -4,6 +4,7 @@
 //! system column, `threads`, and the first throughput column), so that the figure
 //! follows its format. Without the binary the experiment says "not available".
 
+use super::chart::Layout;
 use super::experiment::{
     Experiment, Findings, Grid, Inputs, gather, missing, spread_grid, thread_lines, threads,
 };
@@ -80,13 +81,21 @@ fn throughput(rounds: &[Table], findings: &mut Findings) {
         } else {
             format!("engine-{}", slug(name))
         };
-        findings.figures.push(thread_lines(
+        let mut figure = thread_lines(
             &id,
-            &format!("C benchmark, {name}: {value}"),
+            &format!(
+                "C benchmark, {name}: {} (log scale)",
+                value.replace('_', " ")
+            ),
             &value.replace('_', " "),
             "threads",
             &samples,
-        ));
+        );
+        // Sequential code runs an order of magnitude faster than any transaction.
+        if let Layout::Lines { log_y, .. } = &mut figure.layout {
+            *log_y = true;
+        }
+        findings.figures.push(figure);
         findings.grids.push(spread_grid(
             &format!("{name}: {value} (median, min–max)"),
             "system",
@@ -104,20 +113,7 @@ fn throughput(rounds: &[Table], findings: &mut Findings) {
 fn counts(inputs: &Inputs<'_>, findings: &mut Findings) {
     let rounds = inputs.rounds(Job::CbenchCount);
     match rounds.first().filter(|table| !table.is_empty()) {
-        Some(table) => findings.grids.push(Grid {
-            caption: "Instructions per operation (callgrind; deterministic, one round)".into(),
-            header: table.columns().to_vec(),
-            rows: table
-                .records()
-                .map(|r| {
-                    table
-                        .columns()
-                        .iter()
-                        .map(|c| r.get(c).to_owned())
-                        .collect()
-                })
-                .collect(),
-        }),
+        Some(table) => findings.grids.push(count_grid(table)),
         None => {
             let output = inputs
                 .data
@@ -131,6 +127,67 @@ fn counts(inputs: &Inputs<'_>, findings: &mut Findings) {
                 .collect();
             findings.verbatim = Some(lines.join("\n"));
         }
+    }
+}
+
+/// The instruction counts: one row per operation and one column per system when the
+/// CSV has `operation`, `column` and `instructions_per_op` (and a `target`), else
+/// the CSV as it is.
+fn count_grid(table: &Table) -> Grid {
+    let caption = "Instructions per operation (callgrind; deterministic, one round)".to_owned();
+    let long = ["operation", "column", "instructions_per_op"];
+    if !long.iter().all(|c| table.has(c)) {
+        return Grid {
+            caption,
+            header: table.columns().to_vec(),
+            rows: table
+                .records()
+                .map(|r| {
+                    table
+                        .columns()
+                        .iter()
+                        .map(|c| r.get(c).to_owned())
+                        .collect()
+                })
+                .collect(),
+        };
+    }
+    let mut systems: Vec<String> = Vec::new();
+    let mut operations: Vec<String> = Vec::new();
+    for r in table.records() {
+        if !systems.iter().any(|s| s == r.get("column")) {
+            systems.push(r.get("column").to_owned());
+        }
+        if !operations.iter().any(|o| o == r.get("operation")) {
+            operations.push(r.get("operation").to_owned());
+        }
+    }
+    let mut header = vec!["operation".to_owned()];
+    header.extend(systems.iter().cloned());
+    header.push("target".into());
+    let rows = operations
+        .iter()
+        .map(|operation| {
+            let of = |r: &Record<'_>| r.get("operation") == operation;
+            let mut row = vec![operation.clone()];
+            row.extend(systems.iter().map(|system| {
+                table
+                    .records()
+                    .find(|r| of(r) && r.get("column") == system)
+                    .map(|r| r.get("instructions_per_op"))
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or("–")
+                    .to_owned()
+            }));
+            let target = table.records().find(of).map_or("", |r| r.get("target"));
+            row.push(if target.is_empty() { "–" } else { target }.to_owned());
+            row
+        })
+        .collect();
+    Grid {
+        caption,
+        header,
+        rows,
     }
 }
 
@@ -178,7 +235,8 @@ mod tests {
         all.insert(
             Job::CbenchCount,
             data(vec![
-                "operation,column,instructions_per_op,target\nread,lutra,12.5,20\n",
+                "operation,column,instructions_per_op,target\nread,lutra,12.5,20\n\
+                 read,libitm,4.0,20\nwrite,lutra,30.0,\n",
             ]),
         );
         let inputs = Inputs {
@@ -200,8 +258,14 @@ mod tests {
             (50.0, 55.0, 60.0, 3)
         );
         let counts = findings.grids.last().unwrap();
-        assert_eq!(counts.header[2], "instructions_per_op");
-        assert_eq!(counts.rows, vec![vec!["read", "lutra", "12.5", "20"]]);
+        assert_eq!(counts.header, ["operation", "lutra", "libitm", "target"]);
+        assert_eq!(
+            counts.rows,
+            vec![
+                vec!["read", "12.5", "4.0", "20"],
+                vec!["write", "30.0", "–", "–"]
+            ]
+        );
     }
 
     #[test]

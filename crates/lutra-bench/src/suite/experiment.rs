@@ -117,6 +117,7 @@ pub fn thread_lines(
         layout: Layout::Lines {
             x_label: x_label.to_owned(),
             log_x: true,
+            log_y: false,
         },
         series: series_of(samples),
     }
