@@ -139,7 +139,7 @@ impl Figure {
         };
         let mut builder = ChartBuilder::on(root);
         builder
-            .caption(&self.title, (font::FAMILY, 22))
+            .caption(&self.title, (font::FAMILY, 19))
             .margin(12)
             .x_label_area_size(45)
             .y_label_area_size(80);
@@ -249,7 +249,7 @@ impl Figure {
         let slots = (categories.len().max(1) as i32) * width;
         let label_slot = (self.series.len() as i32 - 1).max(0) / 2;
         let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, (font::FAMILY, 22))
+            .caption(&self.title, (font::FAMILY, 19))
             .margin(12)
             .x_label_area_size(45)
             .y_label_area_size(80)

@@ -214,10 +214,29 @@ pub fn run(options: &Options) -> io::Result<Outcome> {
     let mut undrawn = Vec::new();
     for experiment in &experiments {
         let findings = (experiment.analyze)(&inputs);
+        let load = experiment
+            .jobs
+            .iter()
+            .filter(|job| data.get(job).is_some_and(|d| !d.rounds.is_empty()))
+            .filter_map(|job| job_load.get(job))
+            .copied()
+            .reduce(worse);
+        // A chart carries its own caveats: a reduced run, a loaded machine.
+        let mut tags = Vec::new();
+        if scale != Scale::Full {
+            tags.push(format!("{} run", scale.name()));
+        }
+        if load.is_some_and(|load| load.is_loaded(machine.cores)) {
+            tags.push("LOADED".to_owned());
+        }
         let charts: Vec<Chart> = findings
             .figures
             .iter()
             .map(|figure| {
+                let mut figure = figure.clone();
+                if !tags.is_empty() {
+                    figure.title = format!("{} [{}]", figure.title, tags.join(", "));
+                }
                 let drawn = if figure.has_points() {
                     figure.draw(&charts_dir)
                 } else {
@@ -237,13 +256,6 @@ pub fn run(options: &Options) -> io::Result<Outcome> {
                 }
             })
             .collect();
-        let load = experiment
-            .jobs
-            .iter()
-            .filter(|job| data.get(job).is_some_and(|d| !d.rounds.is_empty()))
-            .filter_map(|job| job_load.get(job))
-            .copied()
-            .reduce(worse);
         sections.push(Section {
             experiment: *experiment,
             findings,
