@@ -47,6 +47,7 @@ fn smoke_run_writes_a_report_listing_every_experiment_and_its_charts() {
     for id in [
         "seed000-while",
         "seed000-iterator",
+        "seed000-conflict",
         "seed003-inversion",
         "seed003-coop",
         "seed003-pipeline",

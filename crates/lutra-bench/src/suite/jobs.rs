@@ -136,7 +136,7 @@ impl Job {
         // Measured on the shared 2-core VM (quick: a --quick suite run; full: one
         // round of each binary at the full sizes).
         let (smoke, quick, full) = match self {
-            Self::Gil => (0.5, 2.0, 11.0),
+            Self::Gil => (0.7, 3.0, 16.0),
             Self::LuaProc => (0.0, 12.0, 100.0),
             Self::LuaRactor => (0.0, 1.2, 10.0),
             Self::Ruby => (0.0, 1.2, 5.0),
@@ -278,7 +278,9 @@ impl Job {
             Self::Ruby => Vec::new(),
         };
         if self == Self::Gil {
-            args.extend(["--workloads", "while,iterator", "--repeat", "1"].map(String::from));
+            args.extend(
+                ["--workloads", "while,iterator,conflict", "--repeat", "1"].map(String::from),
+            );
         }
         if self == Self::Oversub {
             args.extend(["--workloads", "bank,intset,pipeline"].map(String::from));
