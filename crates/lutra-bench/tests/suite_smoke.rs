@@ -1,7 +1,7 @@
 //! `lutra-bench --smoke` end to end: the suite runs the benchmark binaries at tiny
 //! sizes and produces a report (Markdown and HTML) that lists every experiment, and
-//! non-empty charts (SVG and PNG) for the experiments that ran. The Lua and Ruby
-//! experiments are skipped by `--smoke` (the report must say so); `--quick` runs
+//! non-empty charts (SVG and PNG) for the experiments that ran. The Lua, Ruby
+//! and C runs are skipped by `--smoke` (the report must say so); `--quick` runs
 //! them (CI: `make bench-quick`).
 
 use lutra_bench::suite::experiment::ALL;

@@ -28,7 +28,7 @@ struct Args {
     /// Reduced sizes: everything in about a minute.
     #[arg(long, conflicts_with = "smoke")]
     quick: bool,
-    /// Tiny sizes, no Lua or Ruby runs: checks that the suite works (seconds).
+    /// Tiny sizes, only the Rust benchmarks: checks that the suite works (seconds).
     #[arg(long)]
     smoke: bool,
     /// Output directory [default: target/bench/suite].

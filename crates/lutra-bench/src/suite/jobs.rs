@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 /// How big a run is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scale {
-    /// Tiny sizes and no Lua runs: a check that the suite works (seconds).
+    /// Tiny sizes, only the Rust benchmarks: a check that the suite works (seconds).
     Smoke,
     /// Reduced sizes: everything in about a minute.
     Quick,
@@ -143,8 +143,8 @@ impl Job {
             Self::Inversion => (0.3, 1.7, 8.0),
             Self::Coop => (0.2, 0.5, 4.0),
             Self::Oversub => (0.5, 3.5, 20.0),
-            Self::Cbench => (1.0, 4.0, 35.0),
-            Self::CbenchCount => (5.0, 20.0, 40.0),
+            Self::Cbench => (0.0, 4.0, 35.0),
+            Self::CbenchCount => (0.0, 20.0, 40.0),
         };
         match scale {
             Scale::Smoke => smoke,
@@ -155,9 +155,16 @@ impl Job {
 
     /// The command of round `round` at `scale`.
     pub fn command(self, scale: Scale, places: &Places, round: usize) -> Invocation {
-        if scale == Scale::Smoke && matches!(self, Self::LuaProc | Self::LuaRactor | Self::Ruby) {
+        if scale == Scale::Smoke
+            && !matches!(
+                self,
+                Self::Gil | Self::Inversion | Self::Coop | Self::Oversub
+            )
+        {
             return Invocation::Unavailable(
-                "skipped by --smoke (the Lua and Ruby runs take tens of seconds)".into(),
+                "skipped by --smoke (the Lua, Ruby and C runs take tens of seconds and \
+                 need lutra, ruby, gcc and valgrind)"
+                    .into(),
             );
         }
         if self == Self::Ruby {
@@ -258,11 +265,7 @@ impl Job {
                         args.extend(["--only".into(), "bank64,rbtree10,list10".into()]);
                     }
                     if offers("--millis") {
-                        let millis = match scale {
-                            Scale::Smoke => "20",
-                            Scale::Quick => "100",
-                            Scale::Full => "200",
-                        };
+                        let millis = if scale == Scale::Full { "200" } else { "100" };
                         args.extend(["--millis".into(), millis.into()]);
                     }
                 }
