@@ -265,7 +265,7 @@ impl Job {
                         args.extend(["--only".into(), "bank64,rbtree10,list10".into()]);
                     }
                     if offers("--millis") {
-                        let millis = if scale == Scale::Full { "200" } else { "100" };
+                        let millis = if scale == Scale::Full { "200" } else { "60" };
                         args.extend(["--millis".into(), millis.into()]);
                     }
                 }
