@@ -1,7 +1,7 @@
 # Lutra's entry points. `make demo` runs the main job, `make test` runs every test.
 CARGO ?= cargo
 
-.PHONY: demo demo-stm test deps test-rust test-model test-c test-module test-rock bench lint
+.PHONY: demo demo-stm test deps test-rust test-model test-c test-module test-rock bench bench-quick bench-charts bench-build lint
 
 # Lua processes on every core: CPU-bound processes, elapsed time against the same work
 # in one process, and the speedup.
@@ -45,13 +45,24 @@ test-module:
 test-rock:
 	CARGO="$(CARGO)" scripts/test-rock.sh
 
-bench:
-	$(CARGO) run --release -p lutra-bench --bin intset
-	$(CARGO) run --release -p lutra-bench --bin bank
-	$(CARGO) run --release -p lutra-bench --bin oversub
-	$(CARGO) run --release -p lutra-bench --bin gil
-	$(CARGO) run --release -p lutra-bench --bin coop
-	$(CARGO) run --release -p lutra-bench --bin inversion
+# Every seed's experiment beside its reference, with charts and a report
+# (target/bench/suite/report.md and report.html): `make bench` is the full run
+# (≈ 15 min on 2 cores), `make bench-quick` the ≈ 1 min one (CI runs it),
+# `make bench-charts` a full run that also refreshes the README's charts in docs/bench.
+# A part: `make bench BENCH_ARGS="seed000 seed004"`.
+bench: bench-build
+	target/release/lutra-bench $(BENCH_ARGS)
+
+bench-quick: bench-build
+	target/release/lutra-bench --quick $(BENCH_ARGS)
+
+bench-charts: bench-build
+	rm -f docs/bench/*.svg docs/bench/report.md
+	target/release/lutra-bench --publish docs/bench $(BENCH_ARGS)
+
+bench-build:
+	$(CARGO) build --release -p lutra-bench --bins
+	$(CARGO) build --release -p lutra-cli -p lutra-capi
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -70,5 +81,5 @@ bench-c:
 # for a ~30 s run.
 .PHONY: bench-lua
 bench-lua:
-	$(CARGO) build --release -p lutra-cli
+	$(CARGO) build --release -p lutra-cli -p lutra-capi
 	$(CARGO) run --release -p lutra-bench --bin luabench -- $(LUABENCH_ARGS)

@@ -16,6 +16,8 @@ need lua5.4 lua5.4
 need luarocks luarocks
 # callgrind: tests/c checks that the C fast path never calls __tls_get_addr.
 need valgrind valgrind
+# A TrueType font for the text of lutra-bench's charts (the suite's smoke test).
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
 # GCC's own STM (libitm): the C benchmark's reference build (`gcc -fgnu-tm`).
 [ -n "$(find /usr/lib -name 'libitm.so*' 2>/dev/null | head -n 1)" ] || missing+=(libitm1)
 [ -f /usr/include/lua5.4/lua.h ] || missing+=(liblua5.4-dev)

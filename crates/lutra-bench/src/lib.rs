@@ -17,7 +17,11 @@
 //! - [`oversub`]: more threads than cores, plain threads against tasks under each
 //!   scheduling policy; a scripted conflict pattern compared by counts.
 //!
-//! The binaries (`src/bin/`) are `intset`, `bank`, `oversub` and `demo`.
+//! - [`suite`]: every seed's experiment run together, with charts and a report
+//!   (the `lutra-bench` binary, `make bench`).
+//!
+//! The binaries (`src/bin/`) are `intset`, `bank`, `oversub`, `gil`, `coop`,
+//! `inversion`, `luabench`, `demo` and `lutra-bench` (the suite).
 
 pub mod bank;
 pub mod contender;
@@ -27,6 +31,7 @@ pub mod measure;
 pub mod oversub;
 pub mod pipeline;
 pub mod report;
+pub mod suite;
 pub mod sweep;
 pub mod tasks;
 pub mod workload;

@@ -1,0 +1,84 @@
+//! Seed 004 (LUTS): throughput from 1 to 64 threads or tasks on bank, an integer set
+//! (red-black tree) and the pipeline, as plain OS threads and as tasks on one worker
+//! per core under each scheduling policy (`oversub`): the paper's oversubscription
+//! curves, and aborts per commit.
+
+use super::experiment::{
+    Experiment, Findings, Inputs, gather, missing, spread_grid, thread_lines, threads,
+};
+use super::jobs::Job;
+use super::seed003::{aborts_per_commit, mode};
+
+/// The experiment.
+pub const EXPERIMENT: Experiment = Experiment {
+    id: "seed004",
+    title: "Oversubscription: threads against scheduled tasks (seed 004, LUTS)",
+    paper: "seed 004 — LUTS: a light-weight user-level transaction scheduler",
+    shows: "What happens to throughput and to aborts when there are many more threads \
+            than cores: plain OS threads against the same work as tasks on one worker \
+            per core, under round-robin and the conflict-aware policies (ATS, CI-LUTS, \
+            CT-LUTS, restart-profile).",
+    reference: "plain OS threads at the same count, in the same round.",
+    jobs: &[Job::Oversub],
+    analyze,
+};
+
+const WORKLOADS: [(&str, &str, &str); 3] = [
+    ("bank", "bank", "Bank transfers"),
+    ("rbtree", "intset", "Integer set (red-black tree)"),
+    ("pipeline", "pipeline", "Pipeline"),
+];
+
+fn analyze(inputs: &Inputs<'_>) -> Findings {
+    let mut findings = Findings::default();
+    if let Some(note) = missing(inputs, Job::Oversub) {
+        findings.notes.push(note);
+        return findings;
+    }
+    let rounds = inputs.rounds(Job::Oversub);
+    for (workload, id, title) in WORKLOADS {
+        let keep = |r: &super::table::Record<'_>| r.get("workload") == workload;
+        let throughput = gather(
+            rounds,
+            keep,
+            mode,
+            |r| r.num("threads"),
+            |r| r.num("ops_per_sec"),
+        );
+        findings.figures.push(thread_lines(
+            &format!("seed004-{id}"),
+            &format!("{title}: transactions/s, 1 to 64 threads or tasks"),
+            "transactions per second",
+            "threads or tasks",
+            &throughput,
+        ));
+        let aborts = gather(rounds, keep, mode, |r| r.num("threads"), aborts_per_commit);
+        findings.figures.push(thread_lines(
+            &format!("seed004-{id}-aborts"),
+            &format!("{title}: aborts per commit"),
+            "aborts per commit (lower is better)",
+            "threads or tasks",
+            &aborts,
+        ));
+        let versus = gather(
+            rounds,
+            |r| keep(r) && !r.get("policy").is_empty(),
+            mode,
+            |r| r.num("threads"),
+            |r| r.num("vs_threads"),
+        );
+        findings.grids.push(spread_grid(
+            &format!("{title}: tasks' throughput ÷ plain threads at the same count, same round"),
+            "policy",
+            &versus,
+            threads,
+            super::experiment::times,
+        ));
+    }
+    findings.notes.push(format!(
+        "{} workers (one per core); the spread is over {} rounds.",
+        inputs.cores,
+        rounds.len()
+    ));
+    findings
+}
