@@ -25,10 +25,11 @@
 
 use crate::abort::{Abort, AbortReason};
 use crate::cm::{Resolution, TxView};
+use crate::config::DesignKind;
 use crate::descriptor::Core;
 use crate::epoch::Release;
 use crate::orec::LockWord;
-use crate::registry::{Status, TxState};
+use crate::registry::{SharedDescriptor, Status, TxState};
 use crate::sets::{ReadEntry, WriteEntry};
 use crate::stm::StmInner;
 use crate::sync::{Ordering, fence};
@@ -60,12 +61,82 @@ unsafe fn word<'a>(addr: usize) -> &'a AtomicUsize {
     unsafe { &*(addr as *const AtomicUsize) }
 }
 
-/// How often (in reads) the published size is refreshed for contention managers.
-const PUBLISH_EVERY: u32 = 16;
+/// How many times a transaction that meets a record locked by a committing one looks
+/// again before it asks the contention manager (tinySTM waits the same way): a
+/// committer past its point of no return only validates and writes back, so the
+/// record is normally free within a few hundred cycles, and neither aborting nor
+/// killing (which fails on a committing attempt) would help.
+const COMMITTER_SPINS: u32 = 1 << 10;
+
+/// Waits a bounded short while for `owner`'s committing attempt `seen` to release
+/// `record`; true if it did (or moved on to another attempt): look again.
+#[cold]
+fn wait_for_committer(
+    record: &crate::sync::AtomicUsize,
+    owner: usize,
+    enemy: &SharedDescriptor,
+    seen: Status,
+) -> bool {
+    for _ in 0..COMMITTER_SPINS {
+        std::hint::spin_loop();
+        if record.load(Ordering::Acquire) != LockWord::locked(owner)
+            || enemy.status().serial != seen.serial
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Appends `entry` to `reads` without the growth path.
+///
+/// # Safety
+/// `reads.len() < reads.capacity()`.
+#[inline(always)]
+unsafe fn push_within_capacity(reads: &mut Vec<ReadEntry>, entry: ReadEntry) {
+    let len = reads.len();
+    debug_assert!(len < reads.capacity());
+    // SAFETY: the caller guarantees room for one more entry; the slot at `len` is
+    // uninitialised spare capacity, written once before the length covers it.
+    unsafe {
+        reads.as_mut_ptr().add(len).write(entry);
+        reads.set_len(len + 1);
+    }
+}
 
 impl Core {
+    /// The read barrier. The common case (no write to `addr` buffered, its record
+    /// unlocked at a version inside the snapshot, room in the read set) is inlined
+    /// into the caller: a few loads, one compare, one append. Everything else is
+    /// [`Core::load_slow`].
     #[inline]
     pub(crate) fn load(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
+        if self.fast_access && !self.writes.may_contain(addr) && self.reads.len() < self.read_room {
+            let orec = stm.orecs.index_of(addr);
+            let record = stm.orecs.record_of(orec);
+            let before = record.load(Ordering::Acquire);
+            if let LockWord::Unlocked { version } = LockWord::decode(before)
+                && version <= self.rv
+            {
+                // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`.
+                let value = unsafe { word(addr) }.load(Ordering::Relaxed);
+                // ORDERING: as in `load_slow` (the seqlock read of step 3).
+                fence(Ordering::Acquire);
+                if record.load(Ordering::Relaxed) == before {
+                    // SAFETY: `reads.len() < read_room <= reads.capacity()`.
+                    unsafe { push_within_capacity(&mut self.reads, ReadEntry { orec, version }) };
+                    return Ok(value);
+                }
+            }
+        }
+        self.load_slow(stm, addr)
+    }
+
+    /// The read protocol in full (see the module header), for every case the inlined
+    /// [`Core::load`] leaves.
+    #[cold]
+    #[inline(never)]
+    fn load_slow(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
         self.check_usable(stm)?;
         let buffered = self.writes.get(addr).copied();
         if let Some(entry) = buffered
@@ -104,21 +175,37 @@ impl Core {
         }
     }
 
-    #[inline]
     fn record_read(&mut self, stm: &StmInner, orec: usize, version: u64) -> Result<(), Abort> {
+        if self.reads.len() >= self.read_room {
+            self.make_read_room(stm)?;
+        }
         self.reads.push(ReadEntry { orec, version });
         if version > self.rv {
             self.extend(stm)?;
         }
-        self.reads_since_publish += 1;
-        if self.reads_since_publish >= PUBLISH_EVERY {
-            self.reads_since_publish = 0;
-            self.publish_size(stm)?;
-        }
         Ok(())
     }
 
-    fn publish_size(&mut self, stm: &StmInner) -> Result<(), Abort> {
+    /// The read set is full (its capacity, or the engine's limit): checks the limit,
+    /// publishes the size for contention managers, and grows the set.
+    #[cold]
+    fn make_read_room(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        self.publish_size(stm)?;
+        if self.reads.len() + self.writes.len() >= stm.config.max_set_entries {
+            return Err(self.doom(AbortReason::Capacity));
+        }
+        if self.reads.len() == self.reads.capacity() {
+            self.reads.reserve(self.reads.len().max(64));
+        }
+        self.read_room = self.reads.capacity().min(stm.config.max_set_entries);
+        Ok(())
+    }
+
+    /// Tells contention managers how large this attempt is (read set plus write set):
+    /// done when the read set grows, on every new buffered write, and before a
+    /// conflict is settled, so a published size lags the truth by at most a factor of
+    /// two. Fails when the sets outgrew the engine's limit.
+    pub(crate) fn publish_size(&mut self, stm: &StmInner) -> Result<(), Abort> {
         let size = self.reads.len() + self.writes.len();
         if size > stm.config.max_set_entries {
             return Err(self.doom(AbortReason::Capacity));
@@ -130,7 +217,40 @@ impl Core {
         Ok(())
     }
 
+    /// The write barrier. The common case under commit-time locking (a first write to
+    /// `addr` while the write set is small, or a write to an address already written)
+    /// only buffers, inline; everything else is [`Core::store_slow`].
+    #[inline]
     pub(crate) fn store(
+        &mut self,
+        stm: &StmInner,
+        addr: usize,
+        value: usize,
+        mask: usize,
+        retire_old: Option<Release>,
+    ) -> Result<(), Abort> {
+        if self.fast_access && retire_old.is_none() {
+            if self.writes.update(addr, value, mask) {
+                return Ok(());
+            }
+            if stm.design_kind == DesignKind::WriteBackCtl
+                && self.writes.has_linear_room(stm.fast_write_room)
+            {
+                self.writes.insert(WriteEntry {
+                    addr,
+                    value: value & mask,
+                    mask,
+                    retire_old: None,
+                });
+                return Ok(());
+            }
+        }
+        self.store_slow(stm, addr, value, mask, retire_old)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn store_slow(
         &mut self,
         stm: &StmInner,
         addr: usize,
@@ -143,13 +263,15 @@ impl Core {
             return Ok(());
         }
         let orec = stm.orecs.index_of(addr);
-        stm.design.before_first_write(stm, self, orec)?;
+        stm.before_first_write(self, orec)?;
         self.writes.insert(WriteEntry {
             addr,
             value: value & mask,
             mask,
             retire_old,
         });
+        let room_left = stm.config.max_set_entries.saturating_sub(self.writes.len());
+        self.read_room = self.read_room.min(room_left);
         self.publish_size(stm)
     }
 
@@ -174,6 +296,9 @@ impl Core {
                         .is_ok()
                     {
                         self.locks.push(orec, version);
+                        // Holding a lock, this attempt can be killed: every access
+                        // checks its status word from now on (`check_usable`).
+                        self.fast_access = false;
                         return Ok(version);
                     }
                 }
@@ -192,9 +317,16 @@ impl Core {
     ) -> Result<(), Abort> {
         let enemy = stm.registry.get(owner);
         let enemy_status = enemy.status();
-        if stm.orecs.record(orec).load(Ordering::SeqCst) != LockWord::locked(owner) {
+        let record = stm.orecs.record(orec);
+        if record.load(Ordering::SeqCst) != LockWord::locked(owner) {
             return Ok(());
         }
+        if enemy_status.state == TxState::Committing
+            && wait_for_committer(record, owner, enemy, enemy_status)
+        {
+            return Ok(());
+        }
+        self.publish_size(stm)?;
         let resolution = if self.irrevocable {
             Resolution::KillOther
         } else if enemy_status.irrevocable {

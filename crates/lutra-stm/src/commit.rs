@@ -32,6 +32,7 @@ use crate::sync::{Ordering, fence};
 use std::sync::atomic::AtomicUsize;
 
 impl Core {
+    #[inline]
     pub(crate) fn commit(&mut self, stm: &StmInner) -> Result<(), Abort> {
         if let Err(abort) = self.check_usable(stm) {
             self.rollback(stm, abort.reason());
@@ -52,7 +53,7 @@ impl Core {
     }
 
     fn commit_update(&mut self, stm: &StmInner) -> Result<(), Abort> {
-        stm.design.lock_write_set(stm, self)?;
+        stm.lock_write_set(self)?;
         let shared = stm.registry.get(self.slot);
         let committing = self.status.with_state(TxState::Committing);
         if shared
@@ -81,10 +82,10 @@ impl Core {
                 .record(held.orec)
                 .store(LockWord::unlocked(write_version), Ordering::Release);
         }
-        let written: Vec<usize> = self.locks.held().iter().map(|held| held.orec).collect();
+        stm.waits
+            .notify_writes(self.locks.held().iter().map(|held| held.orec));
         let frees = std::mem::take(&mut self.frees);
         self.finish(stm, Ok(()));
-        stm.waits.notify_writes(written.into_iter());
         if !frees.is_empty() {
             let epoch = stm.epochs.current_for_retire();
             self.limbo.extend(frees.into_iter().map(|block| Retired {

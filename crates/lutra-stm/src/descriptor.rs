@@ -34,6 +34,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Read sets that grew past this capacity are given back when the attempt ends, so
+/// one huge transaction does not keep its memory for the life of the descriptor.
+const READ_SET_KEPT: usize = 1 << 16;
+
 /// How a transaction runs: its statistics site, its contention priority, and whether
 /// it starts irrevocable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -96,7 +100,13 @@ pub(crate) struct Core {
     pub(crate) started_at: Option<Stamp>,
     /// How long the attempt that ended last ran (zero when statistics are off).
     pub(crate) last_elapsed: Duration,
-    pub(crate) reads_since_publish: u32,
+    /// The inlined access paths may run: an attempt is active, not doomed, and holds
+    /// no lock (so no kill can reach it: see `check_usable`). Cleared by `doom`,
+    /// by the first lock taken and at the attempt's end.
+    pub(crate) fast_access: bool,
+    /// Entries the read set may reach before the inlined read path hands over to the
+    /// full one: at most its capacity and the engine's set limit.
+    pub(crate) read_room: usize,
 }
 
 /// A transaction descriptor: the low-level interface to the engine, for the C ABI and
@@ -164,7 +174,8 @@ impl TxDescriptor {
             last_abort: None,
             started_at: None,
             last_elapsed: Duration::ZERO,
-            reads_since_publish: 0,
+            fast_access: false,
+            read_room: 0,
         };
         Ok(Self {
             stm: stm.inner.clone(),
@@ -183,12 +194,18 @@ impl TxDescriptor {
     /// the answer (see [`Decision`]) and asks again unless it is `Proceed` or
     /// `Serialize` (then begin with `irrevocable` set).
     pub fn start_decision(&self) -> Decision {
+        if !self.stm.hooks_active {
+            return Decision::Proceed;
+        }
         self.stm.config.hooks.on_start(&self.event(None))
     }
 
     /// Reports the abort of the last attempt to the hooks and returns their decision
     /// for the next one.
     pub fn abort_decision(&self, reason: AbortReason) -> Decision {
+        if !self.stm.hooks_active {
+            return Decision::Proceed;
+        }
         self.stm.config.hooks.on_abort(&self.event(Some(reason)))
     }
 
@@ -203,6 +220,7 @@ impl TxDescriptor {
     ///
     /// # Panics
     /// If an attempt is active.
+    #[inline]
     pub fn prepare(&mut self, options: TxOptions) {
         assert!(
             !self.core.active,
@@ -220,9 +238,12 @@ impl TxDescriptor {
     ///
     /// # Panics
     /// If an attempt is already active (a programming error; the C ABI checks first).
+    #[inline]
     pub fn begin(&mut self, options: TxOptions) {
         self.prepare(options);
-        if let Some(priority) = self.stm.config.hooks.start_priority(&self.event(None)) {
+        if self.stm.hooks_active
+            && let Some(priority) = self.stm.config.hooks.start_priority(&self.event(None))
+        {
             self.core.options.priority = priority;
         }
         self.core.age = self.stm.clock.load(Ordering::SeqCst);
@@ -288,6 +309,7 @@ impl TxDescriptor {
     /// `addr` must be aligned and valid for reads for as long as any transaction may
     /// access it, and must only be written by transactions of this engine while
     /// transactions may access it.
+    #[inline]
     pub unsafe fn load(&mut self, addr: *const usize) -> Result<usize, Abort> {
         self.core.load(&self.stm, addr as usize)
     }
@@ -300,6 +322,7 @@ impl TxDescriptor {
     ///
     /// # Safety
     /// As [`TxDescriptor::load`], and `addr` must be valid for writes.
+    #[inline]
     pub unsafe fn store(
         &mut self,
         addr: *mut usize,
@@ -409,9 +432,10 @@ impl TxDescriptor {
     ///
     /// # Errors
     /// The abort that prevented the commit; the attempt has then been rolled back.
+    #[inline]
     pub fn commit(&mut self) -> Result<(), Abort> {
         let result = self.core.commit(&self.stm);
-        if result.is_ok() {
+        if result.is_ok() && self.stm.hooks_active {
             self.stm.config.hooks.on_commit(&self.event(None));
         }
         result
@@ -553,7 +577,8 @@ impl Core {
         stm.epochs.announce(&stm.registry, self.slot);
         self.doomed = None;
         self.active = true;
-        self.reads_since_publish = 0;
+        self.fast_access = true;
+        self.read_room = self.reads.capacity().min(stm.config.max_set_entries);
         if stm.config.stats {
             self.started_at = Some(Stamp::now());
         }
@@ -575,6 +600,7 @@ impl Core {
     }
 
     pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
+        self.fast_access = false;
         if self.doomed.is_none() {
             self.doomed = Some(reason);
         }
@@ -618,7 +644,11 @@ impl Core {
 
     /// Ends the attempt: clears the sets, goes idle and quiescent, counts it.
     pub(crate) fn finish(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
+        self.fast_access = false;
         self.reads.clear();
+        if self.reads.capacity() > READ_SET_KEPT {
+            self.reads = Vec::new();
+        }
         self.writes.clear();
         self.locks.clear();
         self.allocations.clear();
@@ -639,7 +669,9 @@ impl Core {
         let was_irrevocable = std::mem::replace(&mut self.irrevocable, false);
         self.active = false;
         self.record_outcome(stm, outcome, was_irrevocable);
-        stm.config.hooks.on_attempt_end(&self.event(outcome.err()));
+        if stm.hooks_active {
+            stm.config.hooks.on_attempt_end(&self.event(outcome.err()));
+        }
         if self.limbo.len() >= epoch::COLLECT_THRESHOLD {
             stm.epochs.collect(&stm.registry, &mut self.limbo);
         }
