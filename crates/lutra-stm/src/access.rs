@@ -61,24 +61,26 @@ unsafe fn word<'a>(addr: usize) -> &'a AtomicUsize {
     unsafe { &*(addr as *const AtomicUsize) }
 }
 
-/// How many times a transaction that meets a record locked by a committing one looks
-/// again before it asks the contention manager (tinySTM waits the same way): a
-/// committer past its point of no return only validates and writes back, so the
-/// record is normally free within a few hundred cycles, and neither aborting nor
-/// killing (which fails on a committing attempt) would help.
-const COMMITTER_SPINS: u32 = 1 << 10;
+/// How many rounds of the engine's `pause` (spinning first, then yielding) a
+/// transaction that meets a record locked by a committing one waits for it before it
+/// asks the contention manager (tinySTM waits the same way): a committer past its
+/// point of no return only validates and writes back, so the record is normally free
+/// within a few hundred cycles, and neither aborting nor killing (which fails on a
+/// committing attempt) would help.
+const COMMITTER_ROUNDS: u32 = 72;
 
 /// Waits a bounded short while for `owner`'s committing attempt `seen` to release
 /// `record`; true if it did (or moved on to another attempt): look again.
 #[cold]
 fn wait_for_committer(
+    stm: &StmInner,
     record: &crate::sync::AtomicUsize,
     owner: usize,
     enemy: &SharedDescriptor,
     seen: Status,
 ) -> bool {
-    for _ in 0..COMMITTER_SPINS {
-        std::hint::spin_loop();
+    for round in 0..COMMITTER_ROUNDS {
+        stm.pause(round);
         if record.load(Ordering::Acquire) != LockWord::locked(owner)
             || enemy.status().serial != seen.serial
         {
@@ -88,14 +90,13 @@ fn wait_for_committer(
     false
 }
 
-/// Appends `entry` to `reads` without the growth path.
+/// Appends `entry` to `reads`, whose length is `len`, without the growth path.
 ///
 /// # Safety
-/// `reads.len() < reads.capacity()`.
+/// `len == reads.len() < reads.capacity()`.
 #[inline(always)]
-unsafe fn push_within_capacity(reads: &mut Vec<ReadEntry>, entry: ReadEntry) {
-    let len = reads.len();
-    debug_assert!(len < reads.capacity());
+unsafe fn push_at(reads: &mut Vec<ReadEntry>, len: usize, entry: ReadEntry) {
+    debug_assert!(len == reads.len() && len < reads.capacity());
     // SAFETY: the caller guarantees room for one more entry; the slot at `len` is
     // uninitialised spare capacity, written once before the length covers it.
     unsafe {
@@ -111,7 +112,9 @@ impl Core {
     /// [`Core::load_slow`].
     #[inline]
     pub(crate) fn load(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
-        if self.fast_access && !self.writes.may_contain(addr) && self.reads.len() < self.read_room {
+        let len = self.reads.len();
+        // `read_room` is 0 whenever the inlined paths may not run (see `fast_access`).
+        if len < self.read_room && !self.writes.may_contain(addr) {
             let orec = stm.orecs.index_of(addr);
             let record = stm.orecs.record_of(orec);
             let before = record.load(Ordering::Acquire);
@@ -123,8 +126,8 @@ impl Core {
                 // ORDERING: as in `load_slow` (the seqlock read of step 3).
                 fence(Ordering::Acquire);
                 if record.load(Ordering::Relaxed) == before {
-                    // SAFETY: `reads.len() < read_room <= reads.capacity()`.
-                    unsafe { push_within_capacity(&mut self.reads, ReadEntry { orec, version }) };
+                    // SAFETY: `len == reads.len() < read_room <= reads.capacity()`.
+                    unsafe { push_at(&mut self.reads, len, ReadEntry { orec, version }) };
                     return Ok(value);
                 }
             }
@@ -197,7 +200,11 @@ impl Core {
         if self.reads.len() == self.reads.capacity() {
             self.reads.reserve(self.reads.len().max(64));
         }
-        self.read_room = self.reads.capacity().min(stm.config.max_set_entries);
+        self.read_room = if self.fast_access {
+            self.reads.capacity().min(stm.config.max_set_entries)
+        } else {
+            0
+        };
         Ok(())
     }
 
@@ -299,6 +306,7 @@ impl Core {
                         // Holding a lock, this attempt can be killed: every access
                         // checks its status word from now on (`check_usable`).
                         self.fast_access = false;
+                        self.read_room = 0;
                         return Ok(version);
                     }
                 }
@@ -322,7 +330,7 @@ impl Core {
             return Ok(());
         }
         if enemy_status.state == TxState::Committing
-            && wait_for_committer(record, owner, enemy, enemy_status)
+            && wait_for_committer(stm, record, owner, enemy, enemy_status)
         {
             return Ok(());
         }
@@ -411,5 +419,88 @@ impl Core {
         } else {
             Err(self.doom(AbortReason::Validation))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cm::Suicide;
+    use crate::parking::Parking;
+    use crate::{Config, Stm, TxDescriptor, TxOptions};
+    use std::sync::{Arc, Mutex};
+    use std::task::Waker;
+
+    /// Parking whose first `yield_now` runs a scripted action: the moment at which a
+    /// waiting transaction has spun and starts yielding.
+    #[derive(Default)]
+    struct ScriptedYield {
+        on_yield: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+        yields: Mutex<u32>,
+    }
+
+    impl Parking for ScriptedYield {
+        fn waker(&self) -> Waker {
+            Waker::noop().clone()
+        }
+        fn park(&self) {}
+        fn yield_now(&self) {
+            *self.yields.lock().unwrap() += 1;
+            if let Some(action) = self.on_yield.lock().unwrap().take() {
+                action();
+            }
+        }
+    }
+
+    /// Commit-time locking: a reader that meets a record locked by a transaction past
+    /// its point of no return waits for it instead of asking the contention manager
+    /// (here `Suicide`, which would abort the reader). The committer "finishes" at the
+    /// reader's first yield, so the interleaving is fixed, not left to timing.
+    #[test]
+    fn a_reader_waits_for_a_committing_owner_instead_of_aborting() {
+        let parking = Arc::new(ScriptedYield::default());
+        let stm = Stm::new(
+            Config::default()
+                .with_manager(Suicide)
+                .with_parking(parking.clone()),
+        );
+        let mut word: usize = 7;
+        let addr = &raw mut word as usize;
+        let mut writer = TxDescriptor::new(&stm).unwrap();
+        writer.begin(TxOptions::default());
+        // SAFETY: `word` outlives both transactions and is only accessed through them.
+        unsafe { writer.store(addr as *mut usize, 8, usize::MAX) }.unwrap();
+        // The writer's commit, stopped after its point of no return: the record is
+        // locked and the status says `Committing`.
+        let inner = stm.inner.clone();
+        let orec = inner.orecs.index_of(addr);
+        let version = writer.core.acquire(&inner, orec).unwrap();
+        let shared = inner.registry.get(writer.core.slot);
+        let committing = writer.core.status.with_state(TxState::Committing);
+        shared.status.store(committing.encode(), Ordering::SeqCst);
+        // At the reader's first yield the commit completes: write-back, then release
+        // at a new version (inside the reader's snapshot, so no extension is needed).
+        let finish = inner.clone();
+        *parking.on_yield.lock().unwrap() = Some(Box::new(move || {
+            // SAFETY: the record is locked for this write-back, as a commit does.
+            unsafe { (*(addr as *const AtomicUsize)).store(8, Ordering::Relaxed) };
+            finish
+                .orecs
+                .record(orec)
+                .store(LockWord::unlocked(version), Ordering::Release);
+        }));
+        let mut reader = TxDescriptor::new(&stm).unwrap();
+        reader.begin(TxOptions::default());
+        // SAFETY: as above.
+        let seen = unsafe { reader.load(addr as *const usize) };
+        assert_eq!(seen, Ok(8), "the reader gave up on a committing owner");
+        assert_eq!(*parking.yields.lock().unwrap(), 1);
+        reader.commit().unwrap();
+        shared.status.store(
+            writer.core.status.with_state(TxState::Active).encode(),
+            Ordering::SeqCst,
+        );
+        writer.core.locks.clear();
+        writer.rollback(AbortReason::Explicit);
     }
 }

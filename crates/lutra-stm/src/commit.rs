@@ -39,7 +39,9 @@ impl Core {
             return Err(abort);
         }
         if self.writes.is_empty() {
-            self.release_unpublished_values(&WordMap::default());
+            if !self.allocations.is_empty() {
+                self.release_unpublished_values(&WordMap::default());
+            }
             self.finish(stm, Ok(()));
             return Ok(());
         }
@@ -116,7 +118,9 @@ impl Core {
                 replaced.push((old, release));
             }
         }
-        self.release_unpublished_values(&published);
+        if !self.allocations.is_empty() {
+            self.release_unpublished_values(&published);
+        }
         if !replaced.is_empty() {
             let epoch = stm.epochs.current_for_retire();
             self.limbo

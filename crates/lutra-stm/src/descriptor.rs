@@ -105,7 +105,8 @@ pub(crate) struct Core {
     /// by the first lock taken and at the attempt's end.
     pub(crate) fast_access: bool,
     /// Entries the read set may reach before the inlined read path hands over to the
-    /// full one: at most its capacity and the engine's set limit.
+    /// full one: at most its capacity and the engine's set limit, and 0 whenever
+    /// `fast_access` is false (the read path tests this one field).
     pub(crate) read_room: usize,
 }
 
@@ -247,6 +248,12 @@ impl TxDescriptor {
             self.core.options.priority = priority;
         }
         self.core.age = self.stm.clock.load(Ordering::SeqCst);
+        // Fixed for every attempt of the transaction: published once, here.
+        let shared = self.stm.registry.get(self.core.slot);
+        shared
+            .priority
+            .store(self.core.options.priority as u64, Ordering::Relaxed);
+        shared.age.store(self.core.age, Ordering::Relaxed);
         self.core.start_attempt(&self.stm);
     }
 
@@ -560,10 +567,6 @@ impl Core {
             _ => {}
         }
         let shared = self.shared(stm);
-        shared
-            .priority
-            .store(self.options.priority as u64, Ordering::Relaxed);
-        shared.age.store(self.age, Ordering::Relaxed);
         shared.size.store(0, Ordering::Relaxed);
         self.status = Status {
             state: TxState::Active,
@@ -601,6 +604,7 @@ impl Core {
 
     pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
         self.fast_access = false;
+        self.read_room = 0;
         if self.doomed.is_none() {
             self.doomed = Some(reason);
         }
@@ -645,6 +649,7 @@ impl Core {
     /// Ends the attempt: clears the sets, goes idle and quiescent, counts it.
     pub(crate) fn finish(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
         self.fast_access = false;
+        self.read_room = 0;
         self.reads.clear();
         if self.reads.capacity() > READ_SET_KEPT {
             self.reads = Vec::new();
