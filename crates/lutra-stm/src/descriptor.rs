@@ -31,6 +31,7 @@ use crate::sync::Ordering;
 use crate::ticks::Stamp;
 use crate::waiting::Watched;
 use std::fmt;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -77,6 +78,9 @@ impl std::error::Error for RegistryFull {}
 /// The per-attempt state, separate from the engine so both can be borrowed at once.
 pub(crate) struct Core {
     pub(crate) slot: usize,
+    /// This descriptor's registry slot (`stm.registry.get(slot)`), kept so the hot
+    /// paths skip the lookup. Valid while the descriptor lives: it holds the engine.
+    shared: NonNull<SharedDescriptor>,
     /// Own status word as last set by this descriptor.
     pub(crate) status: Status,
     pub(crate) active: bool,
@@ -153,9 +157,11 @@ impl TxDescriptor {
     /// Fails with [`RegistryFull`] when `max_descriptors` descriptors are alive.
     pub fn new(stm: &Stm) -> Result<Self, RegistryFull> {
         let slot = stm.inner.registry.acquire().ok_or(RegistryFull)?;
-        let status = stm.inner.registry.get(slot).status();
+        let shared = stm.inner.registry.get(slot);
+        let status = shared.status();
         let core = Core {
             slot,
+            shared: NonNull::from(shared),
             status,
             active: false,
             rv: 0,
@@ -537,8 +543,11 @@ impl Drop for TxDescriptor {
 }
 
 impl Core {
-    fn shared<'s>(&self, stm: &'s StmInner) -> &'s SharedDescriptor {
-        stm.registry.get(self.slot)
+    #[inline]
+    fn shared<'s>(&self, _stm: &'s StmInner) -> &'s SharedDescriptor {
+        // SAFETY: the pointer came from `stm.registry.get(self.slot)` of the engine
+        // this descriptor holds (an `Arc`), whose registry never moves or shrinks.
+        unsafe { self.shared.as_ref() }
     }
 
     /// What the hooks are told about the current transaction.
@@ -559,12 +568,8 @@ impl Core {
             !self.active,
             "a transaction attempt is already active on this descriptor"
         );
-        match self.last_abort {
-            Some(AbortReason::Irrevocable) if !self.restart_irrevocable => {
-                stm.wait_until(|| !stm.gate.closed_by_other(self.slot));
-            }
-            Some(AbortReason::Killed) => self.wait_for_killer(stm),
-            _ => {}
+        if self.last_abort.is_some() {
+            self.wait_after_abort(stm);
         }
         let shared = self.shared(stm);
         shared.size.store(0, Ordering::Relaxed);
@@ -573,11 +578,11 @@ impl Core {
             irrevocable: false,
             serial: self.status.serial + 1,
         };
-        // ORDERING: the full fence in `announce` orders this store before the
+        // ORDERING: the full fence in `announce_in` orders this store before the
         // attempt's first read; killers find the attempt through a record it locked
         // later (a CAS), which publishes this store to them.
         shared.status.store(self.status.encode(), Ordering::Release);
-        stm.epochs.announce(&stm.registry, self.slot);
+        stm.epochs.announce_in(&shared.epoch);
         self.doomed = None;
         self.active = true;
         self.fast_access = true;
@@ -588,6 +593,19 @@ impl Core {
         self.rv = stm.clock.load(Ordering::SeqCst);
         if self.options.irrevocable || self.restart_irrevocable {
             self.start_irrevocable(stm);
+        }
+    }
+
+    /// Before an attempt that follows an abort: gives way to the irrevocable
+    /// transaction or the killer the last attempt lost to.
+    #[cold]
+    fn wait_after_abort(&self, stm: &StmInner) {
+        match self.last_abort {
+            Some(AbortReason::Irrevocable) if !self.restart_irrevocable => {
+                stm.wait_until(|| !stm.gate.closed_by_other(self.slot));
+            }
+            Some(AbortReason::Killed) => self.wait_for_killer(stm),
+            _ => {}
         }
     }
 
@@ -665,7 +683,7 @@ impl Core {
             serial: self.status.serial,
         };
         shared.status.store(self.status.encode(), Ordering::Release);
-        stm.epochs.quiesce(&stm.registry, self.slot);
+        stm.epochs.quiesce_in(&shared.epoch);
         let keep_gate = outcome == Err(AbortReason::Irrevocable) && self.restart_irrevocable;
         if self.holds_gate && !keep_gate {
             stm.gate.open(self.slot);
