@@ -140,6 +140,10 @@ impl Core {
     #[cold]
     #[inline(never)]
     fn load_slow(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
+        if self.solo && self.doomed.is_none() {
+            // SAFETY: as below; alone in the engine, nobody else writes the word.
+            return Ok(unsafe { word(addr) }.load(Ordering::Relaxed));
+        }
         self.check_usable(stm)?;
         let buffered = self.writes.get(addr).copied();
         if let Some(entry) = buffered
@@ -265,6 +269,9 @@ impl Core {
         mask: usize,
         retire_old: Option<Release>,
     ) -> Result<(), Abort> {
+        if self.solo {
+            return self.store_solo(addr, value, mask, retire_old);
+        }
         self.check_usable(stm)?;
         if self.writes.update(addr, value, mask) {
             return Ok(());
@@ -280,6 +287,29 @@ impl Core {
         let room_left = stm.config.max_set_entries.saturating_sub(self.writes.len());
         self.read_room = self.read_room.min(room_left);
         self.publish_size(stm)
+    }
+
+    /// A write of a solo attempt (`solo.rs`): straight to memory, the old word logged.
+    fn store_solo(
+        &mut self,
+        addr: usize,
+        value: usize,
+        mask: usize,
+        retire_old: Option<Release>,
+    ) -> Result<(), Abort> {
+        if let Some(reason) = self.doomed {
+            return Err(Abort::new(reason));
+        }
+        if retire_old.is_some() {
+            return Err(self.doom(AbortReason::Misuse));
+        }
+        // SAFETY: the caller of `TxDescriptor::store` vouched for `addr`; alone in the
+        // engine, nobody else reads or writes the word meanwhile.
+        let word = unsafe { word(addr) };
+        let old = word.load(Ordering::Relaxed);
+        self.solo_undo.push((addr, old));
+        word.store((old & !mask) | (value & mask), Ordering::Relaxed);
+        Ok(())
     }
 
     /// Locks record `orec` for this attempt (waiting or aborting as the contention

@@ -26,7 +26,7 @@ use crate::descriptor::Core;
 use crate::epoch::Retired;
 use crate::orec::LockWord;
 use crate::registry::TxState;
-use crate::sets::WordMap;
+use crate::sets::{Block, WordMap};
 use crate::stm::StmInner;
 use crate::sync::{Ordering, fence};
 use std::sync::atomic::AtomicUsize;
@@ -37,6 +37,12 @@ impl Core {
         if let Err(abort) = self.check_usable(stm) {
             self.rollback(stm, abort.reason());
             return Err(abort);
+        }
+        if self.solo {
+            let frees = std::mem::take(&mut self.frees);
+            self.finish(stm, Ok(()));
+            self.retire_frees(stm, frees);
+            return Ok(());
         }
         if self.writes.is_empty() {
             if !self.allocations.is_empty() {
@@ -88,6 +94,13 @@ impl Core {
             .notify_writes(self.locks.held().iter().map(|held| held.orec));
         let frees = std::mem::take(&mut self.frees);
         self.finish(stm, Ok(()));
+        self.retire_frees(stm, frees);
+        Ok(())
+    }
+
+    /// Step 6's end: blocks freed by the committed attempt go to the limbo list, to be
+    /// released once no transaction can still read them.
+    fn retire_frees(&mut self, stm: &StmInner, frees: Vec<Block>) {
         if !frees.is_empty() {
             let epoch = stm.epochs.current_for_retire();
             self.limbo.extend(frees.into_iter().map(|block| Retired {
@@ -97,7 +110,6 @@ impl Core {
                 release: block.release,
             }));
         }
-        Ok(())
     }
 
     /// Step 5: writes every buffered word to memory.
@@ -147,6 +159,11 @@ impl Core {
     pub(crate) fn rollback(&mut self, stm: &StmInner, reason: AbortReason) {
         if !self.active {
             return;
+        }
+        for &(addr, old) in self.solo_undo.iter().rev() {
+            // SAFETY: a solo attempt's own write (`store_solo`), undone while it is
+            // still alone in the engine.
+            unsafe { &*(addr as *const AtomicUsize) }.store(old, Ordering::Relaxed);
         }
         for held in self.locks.held() {
             stm.orecs

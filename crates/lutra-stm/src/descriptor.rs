@@ -112,6 +112,12 @@ pub(crate) struct Core {
     /// full one: at most its capacity and the engine's set limit, and 0 whenever
     /// `fast_access` is false (the read path tests this one field).
     pub(crate) read_room: usize,
+    /// Attempts may run solo (see `solo.rs`) when this descriptor is the engine's only.
+    pub(crate) solo_allowed: bool,
+    /// The running attempt is solo: its writes are in memory, their old words in
+    /// `solo_undo`.
+    pub(crate) solo: bool,
+    pub(crate) solo_undo: Vec<(usize, usize)>,
 }
 
 /// A transaction descriptor: the low-level interface to the engine, for the C ABI and
@@ -183,7 +189,13 @@ impl TxDescriptor {
             last_elapsed: Duration::ZERO,
             fast_access: false,
             read_room: 0,
+            solo_allowed: false,
+            solo: false,
+            solo_undo: Vec::new(),
         };
+        // Step 2 of the solo protocol: no attempt of this descriptor may run beside a
+        // solo one.
+        stm.inner.wait_until(|| !stm.inner.solo.is_held());
         Ok(Self {
             stm: stm.inner.clone(),
             core,
@@ -271,6 +283,26 @@ impl TxDescriptor {
     /// If an attempt is already active.
     pub fn restart(&mut self) {
         self.core.start_attempt(&self.stm);
+    }
+
+    /// Lets this descriptor's attempts run solo, uninstrumented, whenever it is the
+    /// only descriptor of its engine (GCC's libitm does the same with one thread):
+    /// reads are plain loads, writes go to memory with an undo log. For drivers whose
+    /// transactions only read and write words through [`TxDescriptor::load`] and
+    /// [`TxDescriptor::store`] (the C ABI): a solo attempt keeps no read set, so it
+    /// cannot `retry` (it fails with [`AbortReason::Misuse`]), and it cannot take
+    /// `or_else` checkpoints or write boxed `TVar`s. Takes effect at the next attempt.
+    ///
+    /// While a solo attempt runs, creating another descriptor of the same engine
+    /// waits for it to end, so a thread must not create one inside its own solo
+    /// attempt.
+    pub fn allow_solo(&mut self, allow: bool) {
+        self.core.solo_allowed = allow;
+    }
+
+    /// Whether the running attempt runs solo (see [`TxDescriptor::allow_solo`]).
+    pub fn is_solo(&self) -> bool {
+        self.core.solo
     }
 
     /// Whether an attempt is running.
@@ -578,6 +610,13 @@ impl Core {
             irrevocable: false,
             serial: self.status.serial + 1,
         };
+        if self.solo_allowed
+            && !(self.options.irrevocable || self.restart_irrevocable)
+            && stm.solo.try_enter(&stm.registry, self.slot)
+        {
+            self.start_solo(stm);
+            return;
+        }
         // ORDERING: the full fence in `announce_in` orders this store before the
         // attempt's first read; killers find the attempt through a record it locked
         // later (a CAS), which publishes this store to them.
@@ -593,6 +632,24 @@ impl Core {
         self.rv = stm.clock.load(Ordering::SeqCst);
         if self.options.irrevocable || self.restart_irrevocable {
             self.start_irrevocable(stm);
+        }
+    }
+
+    /// Begins a solo attempt (`solo.rs`): no other descriptor exists, so there is no
+    /// one to announce an epoch or a snapshot to; the access paths go to the solo
+    /// branches of `load_slow` and `store_slow`.
+    #[cold]
+    fn start_solo(&mut self, stm: &StmInner) {
+        self.shared(stm)
+            .status
+            .store(self.status.encode(), Ordering::Release);
+        self.solo = true;
+        self.doomed = None;
+        self.active = true;
+        self.fast_access = false;
+        self.read_room = 0;
+        if stm.config.stats {
+            self.started_at = Some(Stamp::now());
         }
     }
 
@@ -691,6 +748,11 @@ impl Core {
         }
         let was_irrevocable = std::mem::replace(&mut self.irrevocable, false);
         self.active = false;
+        if self.solo {
+            self.solo = false;
+            self.solo_undo.clear();
+            stm.solo.exit();
+        }
         self.record_outcome(stm, outcome, was_irrevocable);
         if stm.hooks_active {
             stm.config.hooks.on_attempt_end(&self.event(outcome.err()));

@@ -14,6 +14,7 @@ use crate::gate::CommitGate;
 use crate::orec::OrecTable;
 use crate::registry::{Registry, TxState};
 use crate::sets::LINEAR_MAX;
+use crate::solo::SoloGate;
 use crate::stats::{Counters, Stats};
 use crate::sync::{AtomicU64, Ordering};
 use crate::waiting::WaitTable;
@@ -38,6 +39,7 @@ pub(crate) struct StmInner {
     pub(crate) waits: WaitTable,
     pub(crate) gate: CommitGate,
     pub(crate) epochs: Epochs,
+    pub(crate) solo: SoloGate,
     pub(crate) id: u64,
 }
 
@@ -101,6 +103,7 @@ impl Stm {
             registry: Registry::new(config.max_descriptors),
             gate: CommitGate::new(),
             epochs: Epochs::new(),
+            solo: SoloGate::new(),
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             config,
         };
