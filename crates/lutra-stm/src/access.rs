@@ -131,6 +131,10 @@ impl Core {
                     return Ok(value);
                 }
             }
+        } else if self.solo && self.doomed.is_none() {
+            // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`; alone in
+            // the engine (`solo.rs`), nobody else writes the word.
+            return Ok(unsafe { word(addr) }.load(Ordering::Relaxed));
         }
         self.load_slow(stm, addr)
     }
@@ -140,10 +144,6 @@ impl Core {
     #[cold]
     #[inline(never)]
     fn load_slow(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
-        if self.solo && self.doomed.is_none() {
-            // SAFETY: as below; alone in the engine, nobody else writes the word.
-            return Ok(unsafe { word(addr) }.load(Ordering::Relaxed));
-        }
         self.check_usable(stm)?;
         let buffered = self.writes.get(addr).copied();
         if let Some(entry) = buffered
@@ -255,6 +255,8 @@ impl Core {
                 });
                 return Ok(());
             }
+        } else if self.solo {
+            return self.store_solo(addr, value, mask, retire_old);
         }
         self.store_slow(stm, addr, value, mask, retire_old)
     }
@@ -269,9 +271,6 @@ impl Core {
         mask: usize,
         retire_old: Option<Release>,
     ) -> Result<(), Abort> {
-        if self.solo {
-            return self.store_solo(addr, value, mask, retire_old);
-        }
         self.check_usable(stm)?;
         if self.writes.update(addr, value, mask) {
             return Ok(());
@@ -290,6 +289,7 @@ impl Core {
     }
 
     /// A write of a solo attempt (`solo.rs`): straight to memory, the old word logged.
+    #[inline]
     fn store_solo(
         &mut self,
         addr: usize,
