@@ -7,6 +7,7 @@
 //! | `LUTRA_STM_DESIGN` | `wb-ctl`, `wb-etl` | `wb-ctl` |
 //! | `LUTRA_STM_CM` | `suicide`, `backoff`, `aggressive`, `timestamp`, `size_matters`, `priority` | `backoff` |
 //! | `LUTRA_STM_STATS` | `0`, `1` (engine statistics off / on) | the engine's |
+//! | `LUTRA_STM_SOLO` | `0`, `1` (a thread alone with the engine runs its transactions uninstrumented, as libitm's serial mode; see lutra-stm's `TxDescriptor::allow_solo`) | `1` |
 //!
 //! # Invariants
 //! - `ENGINE` is `Some` between a successful `stm_init` and the matching `stm_exit`;
@@ -38,6 +39,16 @@ pub(crate) const DESIGN_VAR: &str = "LUTRA_STM_DESIGN";
 pub(crate) const MANAGER_VAR: &str = "LUTRA_STM_CM";
 /// Environment variable turning the engine's statistics off (`0`) or on (`1`).
 pub(crate) const STATS_VAR: &str = "LUTRA_STM_STATS";
+/// Environment variable turning solo transactions off (`0`) or on (`1`).
+pub(crate) const SOLO_VAR: &str = "LUTRA_STM_SOLO";
+/// Whether plain threads' transactions may run solo (`LUTRA_STM_SOLO`), as read by
+/// the last configuration.
+static SOLO: AtomicBool = AtomicBool::new(true);
+
+/// Whether a plain thread registering now may run its transactions solo.
+pub(crate) fn solo_allowed() -> bool {
+    SOLO.load(Ordering::Relaxed)
+}
 
 /// A thread's registration with the engine; dropping it unregisters the thread.
 #[derive(Debug)]
@@ -197,6 +208,15 @@ pub(crate) fn config_from_names(design: Option<&str>, manager: Option<&str>) -> 
         };
         config = config.with_stats(on);
     }
+    let solo = match chosen(None, "", SOLO_VAR) {
+        None => true,
+        Some((value, source)) => match value.as_str() {
+            "0" => false,
+            "1" => true,
+            _ => return Err(unknown(&value, &source, "solo setting", &["0", "1"])),
+        },
+    };
+    SOLO.store(solo, Ordering::Relaxed);
     Ok(config)
 }
 

@@ -210,8 +210,12 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
     let env = JumpBuffer::new()
         .ok_or_else(|| CapiError::new(LUTRA_ENOMEM, "no memory for a jump buffer"))?;
     let (stm, registration) = engine::register()?;
-    let desc =
+    let mut desc =
         TxDescriptor::new(&stm).map_err(|full| CapiError::new(LUTRA_ENOMEM, full.to_string()))?;
+    let in_task = lutra_sched::current_task().is_some();
+    // Solo attempts are for plain threads: tasks of one worker interleave, and a
+    // task that registers while another's solo attempt is suspended would wait.
+    desc.allow_solo(!in_task && engine::solo_allowed());
     let state = OwnedThreadTx::new(Box::new(ThreadTx {
         desc,
         nesting: 0,
@@ -222,7 +226,7 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
         stats: LocalStats::default(),
         _registration: registration,
         env,
-        in_task: lutra_sched::current_task().is_some(),
+        in_task,
         layout: AttrLayout::of_c_compiler(),
     }));
     let pointer = state.as_ptr();

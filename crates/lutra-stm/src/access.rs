@@ -25,10 +25,11 @@
 
 use crate::abort::{Abort, AbortReason};
 use crate::cm::{Resolution, TxView};
+use crate::config::DesignKind;
 use crate::descriptor::Core;
 use crate::epoch::Release;
 use crate::orec::LockWord;
-use crate::registry::{Status, TxState};
+use crate::registry::{SharedDescriptor, Status, TxState};
 use crate::sets::{ReadEntry, WriteEntry};
 use crate::stm::StmInner;
 use crate::sync::{Ordering, fence};
@@ -60,12 +61,89 @@ unsafe fn word<'a>(addr: usize) -> &'a AtomicUsize {
     unsafe { &*(addr as *const AtomicUsize) }
 }
 
-/// How often (in reads) the published size is refreshed for contention managers.
-const PUBLISH_EVERY: u32 = 16;
+/// How many rounds of the engine's `pause` (spinning first, then yielding) a
+/// transaction that meets a record locked by a committing one waits for it before it
+/// asks the contention manager (tinySTM waits the same way): a committer past its
+/// point of no return only validates and writes back, so the record is normally free
+/// within a few hundred cycles, and neither aborting nor killing (which fails on a
+/// committing attempt) would help.
+const COMMITTER_ROUNDS: u32 = 72;
+
+/// Waits a bounded short while for `owner`'s committing attempt `seen` to release
+/// `record`; true if it did (or moved on to another attempt): look again.
+#[cold]
+fn wait_for_committer(
+    stm: &StmInner,
+    record: &crate::sync::AtomicUsize,
+    owner: usize,
+    enemy: &SharedDescriptor,
+    seen: Status,
+) -> bool {
+    for round in 0..COMMITTER_ROUNDS {
+        stm.pause(round);
+        if record.load(Ordering::Acquire) != LockWord::locked(owner)
+            || enemy.status().serial != seen.serial
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Appends `entry` to `reads`, whose length is `len`, without the growth path.
+///
+/// # Safety
+/// `len == reads.len() < reads.capacity()`.
+#[inline(always)]
+unsafe fn push_at(reads: &mut Vec<ReadEntry>, len: usize, entry: ReadEntry) {
+    debug_assert!(len == reads.len() && len < reads.capacity());
+    // SAFETY: the caller guarantees room for one more entry; the slot at `len` is
+    // uninitialised spare capacity, written once before the length covers it.
+    unsafe {
+        reads.as_mut_ptr().add(len).write(entry);
+        reads.set_len(len + 1);
+    }
+}
 
 impl Core {
+    /// The read barrier. The common case (no write to `addr` buffered, its record
+    /// unlocked at a version inside the snapshot, room in the read set) is inlined
+    /// into the caller: a few loads, one compare, one append. Everything else is
+    /// [`Core::load_slow`].
     #[inline]
     pub(crate) fn load(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
+        let len = self.reads.len();
+        // `read_room` is 0 whenever the inlined paths may not run (see `fast_access`).
+        if len < self.read_room && !self.writes.may_contain(addr) {
+            let orec = stm.orecs.index_of(addr);
+            let record = stm.orecs.record_of(orec);
+            let before = record.load(Ordering::Acquire);
+            if let LockWord::Unlocked { version } = LockWord::decode(before)
+                && version <= self.rv
+            {
+                // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`.
+                let value = unsafe { word(addr) }.load(Ordering::Relaxed);
+                // ORDERING: as in `load_slow` (the seqlock read of step 3).
+                fence(Ordering::Acquire);
+                if record.load(Ordering::Relaxed) == before {
+                    // SAFETY: `len == reads.len() < read_room <= reads.capacity()`.
+                    unsafe { push_at(&mut self.reads, len, ReadEntry { orec, version }) };
+                    return Ok(value);
+                }
+            }
+        } else if self.solo && self.doomed.is_none() {
+            // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`; alone in
+            // the engine (`solo.rs`), nobody else writes the word.
+            return Ok(unsafe { word(addr) }.load(Ordering::Relaxed));
+        }
+        self.load_slow(stm, addr)
+    }
+
+    /// The read protocol in full (see the module header), for every case the inlined
+    /// [`Core::load`] leaves.
+    #[cold]
+    #[inline(never)]
+    fn load_slow(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
         self.check_usable(stm)?;
         let buffered = self.writes.get(addr).copied();
         if let Some(entry) = buffered
@@ -104,21 +182,41 @@ impl Core {
         }
     }
 
-    #[inline]
     fn record_read(&mut self, stm: &StmInner, orec: usize, version: u64) -> Result<(), Abort> {
+        if self.reads.len() >= self.read_room {
+            self.make_read_room(stm)?;
+        }
         self.reads.push(ReadEntry { orec, version });
         if version > self.rv {
             self.extend(stm)?;
         }
-        self.reads_since_publish += 1;
-        if self.reads_since_publish >= PUBLISH_EVERY {
-            self.reads_since_publish = 0;
-            self.publish_size(stm)?;
-        }
         Ok(())
     }
 
-    fn publish_size(&mut self, stm: &StmInner) -> Result<(), Abort> {
+    /// The read set is full (its capacity, or the engine's limit): checks the limit,
+    /// publishes the size for contention managers, and grows the set.
+    #[cold]
+    fn make_read_room(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        self.publish_size(stm)?;
+        if self.reads.len() + self.writes.len() >= stm.config.max_set_entries {
+            return Err(self.doom(AbortReason::Capacity));
+        }
+        if self.reads.len() == self.reads.capacity() {
+            self.reads.reserve(self.reads.len().max(64));
+        }
+        self.read_room = if self.fast_access {
+            self.reads.capacity().min(stm.config.max_set_entries)
+        } else {
+            0
+        };
+        Ok(())
+    }
+
+    /// Tells contention managers how large this attempt is (read set plus write set):
+    /// done when the read set grows, on every new buffered write, and before a
+    /// conflict is settled, so a published size lags the truth by at most a factor of
+    /// two. Fails when the sets outgrew the engine's limit.
+    pub(crate) fn publish_size(&mut self, stm: &StmInner) -> Result<(), Abort> {
         let size = self.reads.len() + self.writes.len();
         if size > stm.config.max_set_entries {
             return Err(self.doom(AbortReason::Capacity));
@@ -130,7 +228,42 @@ impl Core {
         Ok(())
     }
 
+    /// The write barrier. The common case under commit-time locking (a first write to
+    /// `addr` while the write set is small, or a write to an address already written)
+    /// only buffers, inline; everything else is [`Core::store_slow`].
+    #[inline]
     pub(crate) fn store(
+        &mut self,
+        stm: &StmInner,
+        addr: usize,
+        value: usize,
+        mask: usize,
+        retire_old: Option<Release>,
+    ) -> Result<(), Abort> {
+        if self.fast_access && retire_old.is_none() {
+            if self.writes.update(addr, value, mask) {
+                return Ok(());
+            }
+            if stm.design_kind == DesignKind::WriteBackCtl
+                && self.writes.has_linear_room(stm.fast_write_room)
+            {
+                self.writes.insert(WriteEntry {
+                    addr,
+                    value: value & mask,
+                    mask,
+                    retire_old: None,
+                });
+                return Ok(());
+            }
+        } else if self.solo {
+            return self.store_solo(addr, value, mask, retire_old);
+        }
+        self.store_slow(stm, addr, value, mask, retire_old)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn store_slow(
         &mut self,
         stm: &StmInner,
         addr: usize,
@@ -143,14 +276,40 @@ impl Core {
             return Ok(());
         }
         let orec = stm.orecs.index_of(addr);
-        stm.design.before_first_write(stm, self, orec)?;
+        stm.before_first_write(self, orec)?;
         self.writes.insert(WriteEntry {
             addr,
             value: value & mask,
             mask,
             retire_old,
         });
+        let room_left = stm.config.max_set_entries.saturating_sub(self.writes.len());
+        self.read_room = self.read_room.min(room_left);
         self.publish_size(stm)
+    }
+
+    /// A write of a solo attempt (`solo.rs`): straight to memory, the old word logged.
+    #[inline]
+    fn store_solo(
+        &mut self,
+        addr: usize,
+        value: usize,
+        mask: usize,
+        retire_old: Option<Release>,
+    ) -> Result<(), Abort> {
+        if let Some(reason) = self.doomed {
+            return Err(Abort::new(reason));
+        }
+        if retire_old.is_some() {
+            return Err(self.doom(AbortReason::Misuse));
+        }
+        // SAFETY: the caller of `TxDescriptor::store` vouched for `addr`; alone in the
+        // engine, nobody else reads or writes the word meanwhile.
+        let word = unsafe { word(addr) };
+        let old = word.load(Ordering::Relaxed);
+        self.solo_undo.push((addr, old));
+        word.store((old & !mask) | (value & mask), Ordering::Relaxed);
+        Ok(())
     }
 
     /// Locks record `orec` for this attempt (waiting or aborting as the contention
@@ -174,6 +333,10 @@ impl Core {
                         .is_ok()
                     {
                         self.locks.push(orec, version);
+                        // Holding a lock, this attempt can be killed: every access
+                        // checks its status word from now on (`check_usable`).
+                        self.fast_access = false;
+                        self.read_room = 0;
                         return Ok(version);
                     }
                 }
@@ -192,9 +355,16 @@ impl Core {
     ) -> Result<(), Abort> {
         let enemy = stm.registry.get(owner);
         let enemy_status = enemy.status();
-        if stm.orecs.record(orec).load(Ordering::SeqCst) != LockWord::locked(owner) {
+        let record = stm.orecs.record(orec);
+        if record.load(Ordering::SeqCst) != LockWord::locked(owner) {
             return Ok(());
         }
+        if enemy_status.state == TxState::Committing
+            && wait_for_committer(stm, record, owner, enemy, enemy_status)
+        {
+            return Ok(());
+        }
+        self.publish_size(stm)?;
         let resolution = if self.irrevocable {
             Resolution::KillOther
         } else if enemy_status.irrevocable {
@@ -279,5 +449,88 @@ impl Core {
         } else {
             Err(self.doom(AbortReason::Validation))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cm::Suicide;
+    use crate::parking::Parking;
+    use crate::{Config, Stm, TxDescriptor, TxOptions};
+    use std::sync::{Arc, Mutex};
+    use std::task::Waker;
+
+    /// Parking whose first `yield_now` runs a scripted action: the moment at which a
+    /// waiting transaction has spun and starts yielding.
+    #[derive(Default)]
+    struct ScriptedYield {
+        on_yield: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+        yields: Mutex<u32>,
+    }
+
+    impl Parking for ScriptedYield {
+        fn waker(&self) -> Waker {
+            Waker::noop().clone()
+        }
+        fn park(&self) {}
+        fn yield_now(&self) {
+            *self.yields.lock().unwrap() += 1;
+            if let Some(action) = self.on_yield.lock().unwrap().take() {
+                action();
+            }
+        }
+    }
+
+    /// Commit-time locking: a reader that meets a record locked by a transaction past
+    /// its point of no return waits for it instead of asking the contention manager
+    /// (here `Suicide`, which would abort the reader). The committer "finishes" at the
+    /// reader's first yield, so the interleaving is fixed, not left to timing.
+    #[test]
+    fn a_reader_waits_for_a_committing_owner_instead_of_aborting() {
+        let parking = Arc::new(ScriptedYield::default());
+        let stm = Stm::new(
+            Config::default()
+                .with_manager(Suicide)
+                .with_parking(parking.clone()),
+        );
+        let mut word: usize = 7;
+        let addr = &raw mut word as usize;
+        let mut writer = TxDescriptor::new(&stm).unwrap();
+        writer.begin(TxOptions::default());
+        // SAFETY: `word` outlives both transactions and is only accessed through them.
+        unsafe { writer.store(addr as *mut usize, 8, usize::MAX) }.unwrap();
+        // The writer's commit, stopped after its point of no return: the record is
+        // locked and the status says `Committing`.
+        let inner = stm.inner.clone();
+        let orec = inner.orecs.index_of(addr);
+        let version = writer.core.acquire(&inner, orec).unwrap();
+        let shared = inner.registry.get(writer.core.slot);
+        let committing = writer.core.status.with_state(TxState::Committing);
+        shared.status.store(committing.encode(), Ordering::SeqCst);
+        // At the reader's first yield the commit completes: write-back, then release
+        // at a new version (inside the reader's snapshot, so no extension is needed).
+        let finish = inner.clone();
+        *parking.on_yield.lock().unwrap() = Some(Box::new(move || {
+            // SAFETY: the record is locked for this write-back, as a commit does.
+            unsafe { (*(addr as *const AtomicUsize)).store(8, Ordering::Relaxed) };
+            finish
+                .orecs
+                .record(orec)
+                .store(LockWord::unlocked(version), Ordering::Release);
+        }));
+        let mut reader = TxDescriptor::new(&stm).unwrap();
+        reader.begin(TxOptions::default());
+        // SAFETY: as above.
+        let seen = unsafe { reader.load(addr as *const usize) };
+        assert_eq!(seen, Ok(8), "the reader gave up on a committing owner");
+        assert_eq!(*parking.yields.lock().unwrap(), 1);
+        reader.commit().unwrap();
+        shared.status.store(
+            writer.core.status.with_state(TxState::Active).encode(),
+            Ordering::SeqCst,
+        );
+        writer.core.locks.clear();
+        writer.rollback(AbortReason::Explicit);
     }
 }

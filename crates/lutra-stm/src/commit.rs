@@ -26,19 +26,28 @@ use crate::descriptor::Core;
 use crate::epoch::Retired;
 use crate::orec::LockWord;
 use crate::registry::TxState;
-use crate::sets::WordMap;
+use crate::sets::{Block, WordMap};
 use crate::stm::StmInner;
 use crate::sync::{Ordering, fence};
 use std::sync::atomic::AtomicUsize;
 
 impl Core {
+    #[inline]
     pub(crate) fn commit(&mut self, stm: &StmInner) -> Result<(), Abort> {
         if let Err(abort) = self.check_usable(stm) {
             self.rollback(stm, abort.reason());
             return Err(abort);
         }
+        if self.solo {
+            let frees = std::mem::take(&mut self.frees);
+            self.finish(stm, Ok(()));
+            self.retire_frees(stm, frees);
+            return Ok(());
+        }
         if self.writes.is_empty() {
-            self.release_unpublished_values(&WordMap::default());
+            if !self.allocations.is_empty() {
+                self.release_unpublished_values(&WordMap::default());
+            }
             self.finish(stm, Ok(()));
             return Ok(());
         }
@@ -52,7 +61,7 @@ impl Core {
     }
 
     fn commit_update(&mut self, stm: &StmInner) -> Result<(), Abort> {
-        stm.design.lock_write_set(stm, self)?;
+        stm.lock_write_set(self)?;
         let shared = stm.registry.get(self.slot);
         let committing = self.status.with_state(TxState::Committing);
         if shared
@@ -81,10 +90,17 @@ impl Core {
                 .record(held.orec)
                 .store(LockWord::unlocked(write_version), Ordering::Release);
         }
-        let written: Vec<usize> = self.locks.held().iter().map(|held| held.orec).collect();
+        stm.waits
+            .notify_writes(self.locks.held().iter().map(|held| held.orec));
         let frees = std::mem::take(&mut self.frees);
         self.finish(stm, Ok(()));
-        stm.waits.notify_writes(written.into_iter());
+        self.retire_frees(stm, frees);
+        Ok(())
+    }
+
+    /// Step 6's end: blocks freed by the committed attempt go to the limbo list, to be
+    /// released once no transaction can still read them.
+    fn retire_frees(&mut self, stm: &StmInner, frees: Vec<Block>) {
         if !frees.is_empty() {
             let epoch = stm.epochs.current_for_retire();
             self.limbo.extend(frees.into_iter().map(|block| Retired {
@@ -94,7 +110,6 @@ impl Core {
                 release: block.release,
             }));
         }
-        Ok(())
     }
 
     /// Step 5: writes every buffered word to memory.
@@ -115,7 +130,9 @@ impl Core {
                 replaced.push((old, release));
             }
         }
-        self.release_unpublished_values(&published);
+        if !self.allocations.is_empty() {
+            self.release_unpublished_values(&published);
+        }
         if !replaced.is_empty() {
             let epoch = stm.epochs.current_for_retire();
             self.limbo
@@ -142,6 +159,11 @@ impl Core {
     pub(crate) fn rollback(&mut self, stm: &StmInner, reason: AbortReason) {
         if !self.active {
             return;
+        }
+        for &(addr, old) in self.solo_undo.iter().rev() {
+            // SAFETY: a solo attempt's own write (`store_solo`), undone while it is
+            // still alone in the engine.
+            unsafe { &*(addr as *const AtomicUsize) }.store(old, Ordering::Relaxed);
         }
         for held in self.locks.held() {
             stm.orecs

@@ -31,8 +31,13 @@ use crate::sync::Ordering;
 use crate::ticks::Stamp;
 use crate::waiting::Watched;
 use std::fmt;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// Read sets that grew past this capacity are given back when the attempt ends, so
+/// one huge transaction does not keep its memory for the life of the descriptor.
+const READ_SET_KEPT: usize = 1 << 16;
 
 /// How a transaction runs: its statistics site, its contention priority, and whether
 /// it starts irrevocable.
@@ -73,6 +78,9 @@ impl std::error::Error for RegistryFull {}
 /// The per-attempt state, separate from the engine so both can be borrowed at once.
 pub(crate) struct Core {
     pub(crate) slot: usize,
+    /// This descriptor's registry slot (`stm.registry.get(slot)`), kept so the hot
+    /// paths skip the lookup. Valid while the descriptor lives: it holds the engine.
+    shared: NonNull<SharedDescriptor>,
     /// Own status word as last set by this descriptor.
     pub(crate) status: Status,
     pub(crate) active: bool,
@@ -96,7 +104,20 @@ pub(crate) struct Core {
     pub(crate) started_at: Option<Stamp>,
     /// How long the attempt that ended last ran (zero when statistics are off).
     pub(crate) last_elapsed: Duration,
-    pub(crate) reads_since_publish: u32,
+    /// The inlined access paths may run: an attempt is active, not doomed, and holds
+    /// no lock (so no kill can reach it: see `check_usable`). Cleared by `doom`,
+    /// by the first lock taken and at the attempt's end.
+    pub(crate) fast_access: bool,
+    /// Entries the read set may reach before the inlined read path hands over to the
+    /// full one: at most its capacity and the engine's set limit, and 0 whenever
+    /// `fast_access` is false (the read path tests this one field).
+    pub(crate) read_room: usize,
+    /// Attempts may run solo (see `solo.rs`) when this descriptor is the engine's only.
+    pub(crate) solo_allowed: bool,
+    /// The running attempt is solo: its writes are in memory, their old words in
+    /// `solo_undo`.
+    pub(crate) solo: bool,
+    pub(crate) solo_undo: Vec<(usize, usize)>,
 }
 
 /// A transaction descriptor: the low-level interface to the engine, for the C ABI and
@@ -142,9 +163,11 @@ impl TxDescriptor {
     /// Fails with [`RegistryFull`] when `max_descriptors` descriptors are alive.
     pub fn new(stm: &Stm) -> Result<Self, RegistryFull> {
         let slot = stm.inner.registry.acquire().ok_or(RegistryFull)?;
-        let status = stm.inner.registry.get(slot).status();
+        let shared = stm.inner.registry.get(slot);
+        let status = shared.status();
         let core = Core {
             slot,
+            shared: NonNull::from(shared),
             status,
             active: false,
             rv: 0,
@@ -164,8 +187,15 @@ impl TxDescriptor {
             last_abort: None,
             started_at: None,
             last_elapsed: Duration::ZERO,
-            reads_since_publish: 0,
+            fast_access: false,
+            read_room: 0,
+            solo_allowed: false,
+            solo: false,
+            solo_undo: Vec::new(),
         };
+        // Step 2 of the solo protocol: no attempt of this descriptor may run beside a
+        // solo one.
+        stm.inner.wait_until(|| !stm.inner.solo.is_held());
         Ok(Self {
             stm: stm.inner.clone(),
             core,
@@ -183,12 +213,18 @@ impl TxDescriptor {
     /// the answer (see [`Decision`]) and asks again unless it is `Proceed` or
     /// `Serialize` (then begin with `irrevocable` set).
     pub fn start_decision(&self) -> Decision {
+        if !self.stm.hooks_active {
+            return Decision::Proceed;
+        }
         self.stm.config.hooks.on_start(&self.event(None))
     }
 
     /// Reports the abort of the last attempt to the hooks and returns their decision
     /// for the next one.
     pub fn abort_decision(&self, reason: AbortReason) -> Decision {
+        if !self.stm.hooks_active {
+            return Decision::Proceed;
+        }
         self.stm.config.hooks.on_abort(&self.event(Some(reason)))
     }
 
@@ -203,6 +239,7 @@ impl TxDescriptor {
     ///
     /// # Panics
     /// If an attempt is active.
+    #[inline]
     pub fn prepare(&mut self, options: TxOptions) {
         assert!(
             !self.core.active,
@@ -220,12 +257,21 @@ impl TxDescriptor {
     ///
     /// # Panics
     /// If an attempt is already active (a programming error; the C ABI checks first).
+    #[inline]
     pub fn begin(&mut self, options: TxOptions) {
         self.prepare(options);
-        if let Some(priority) = self.stm.config.hooks.start_priority(&self.event(None)) {
+        if self.stm.hooks_active
+            && let Some(priority) = self.stm.config.hooks.start_priority(&self.event(None))
+        {
             self.core.options.priority = priority;
         }
         self.core.age = self.stm.clock.load(Ordering::SeqCst);
+        // Fixed for every attempt of the transaction: published once, here.
+        let shared = self.stm.registry.get(self.core.slot);
+        shared
+            .priority
+            .store(self.core.options.priority as u64, Ordering::Relaxed);
+        shared.age.store(self.core.age, Ordering::Relaxed);
         self.core.start_attempt(&self.stm);
     }
 
@@ -237,6 +283,26 @@ impl TxDescriptor {
     /// If an attempt is already active.
     pub fn restart(&mut self) {
         self.core.start_attempt(&self.stm);
+    }
+
+    /// Lets this descriptor's attempts run solo, uninstrumented, whenever it is the
+    /// only descriptor of its engine (GCC's libitm does the same with one thread):
+    /// reads are plain loads, writes go to memory with an undo log. For drivers whose
+    /// transactions only read and write words through [`TxDescriptor::load`] and
+    /// [`TxDescriptor::store`] (the C ABI): a solo attempt keeps no read set, so it
+    /// cannot `retry` (it fails with [`AbortReason::Misuse`]), and it cannot take
+    /// `or_else` checkpoints or write boxed `TVar`s. Takes effect at the next attempt.
+    ///
+    /// While a solo attempt runs, creating another descriptor of the same engine
+    /// waits for it to end, so a thread must not create one inside its own solo
+    /// attempt.
+    pub fn allow_solo(&mut self, allow: bool) {
+        self.core.solo_allowed = allow;
+    }
+
+    /// Whether the running attempt runs solo (see [`TxDescriptor::allow_solo`]).
+    pub fn is_solo(&self) -> bool {
+        self.core.solo
     }
 
     /// Whether an attempt is running.
@@ -288,6 +354,7 @@ impl TxDescriptor {
     /// `addr` must be aligned and valid for reads for as long as any transaction may
     /// access it, and must only be written by transactions of this engine while
     /// transactions may access it.
+    #[inline]
     pub unsafe fn load(&mut self, addr: *const usize) -> Result<usize, Abort> {
         self.core.load(&self.stm, addr as usize)
     }
@@ -300,6 +367,7 @@ impl TxDescriptor {
     ///
     /// # Safety
     /// As [`TxDescriptor::load`], and `addr` must be valid for writes.
+    #[inline]
     pub unsafe fn store(
         &mut self,
         addr: *mut usize,
@@ -409,9 +477,10 @@ impl TxDescriptor {
     ///
     /// # Errors
     /// The abort that prevented the commit; the attempt has then been rolled back.
+    #[inline]
     pub fn commit(&mut self) -> Result<(), Abort> {
         let result = self.core.commit(&self.stm);
-        if result.is_ok() {
+        if result.is_ok() && self.stm.hooks_active {
             self.stm.config.hooks.on_commit(&self.event(None));
         }
         result
@@ -506,8 +575,11 @@ impl Drop for TxDescriptor {
 }
 
 impl Core {
-    fn shared<'s>(&self, stm: &'s StmInner) -> &'s SharedDescriptor {
-        stm.registry.get(self.slot)
+    #[inline]
+    fn shared<'s>(&self, _stm: &'s StmInner) -> &'s SharedDescriptor {
+        // SAFETY: the pointer came from `stm.registry.get(self.slot)` of the engine
+        // this descriptor holds (an `Arc`), whose registry never moves or shrinks.
+        unsafe { self.shared.as_ref() }
     }
 
     /// What the hooks are told about the current transaction.
@@ -528,38 +600,69 @@ impl Core {
             !self.active,
             "a transaction attempt is already active on this descriptor"
         );
-        match self.last_abort {
-            Some(AbortReason::Irrevocable) if !self.restart_irrevocable => {
-                stm.wait_until(|| !stm.gate.closed_by_other(self.slot));
-            }
-            Some(AbortReason::Killed) => self.wait_for_killer(stm),
-            _ => {}
+        if self.last_abort.is_some() {
+            self.wait_after_abort(stm);
         }
         let shared = self.shared(stm);
-        shared
-            .priority
-            .store(self.options.priority as u64, Ordering::Relaxed);
-        shared.age.store(self.age, Ordering::Relaxed);
         shared.size.store(0, Ordering::Relaxed);
         self.status = Status {
             state: TxState::Active,
             irrevocable: false,
             serial: self.status.serial + 1,
         };
-        // ORDERING: the full fence in `announce` orders this store before the
+        if self.solo_allowed
+            && !(self.options.irrevocable || self.restart_irrevocable)
+            && stm.solo.try_enter(&stm.registry, self.slot)
+        {
+            self.start_solo(stm);
+            return;
+        }
+        // ORDERING: the full fence in `announce_in` orders this store before the
         // attempt's first read; killers find the attempt through a record it locked
         // later (a CAS), which publishes this store to them.
         shared.status.store(self.status.encode(), Ordering::Release);
-        stm.epochs.announce(&stm.registry, self.slot);
+        stm.epochs.announce_in(&shared.epoch);
         self.doomed = None;
         self.active = true;
-        self.reads_since_publish = 0;
+        self.fast_access = true;
+        self.read_room = self.reads.capacity().min(stm.config.max_set_entries);
         if stm.config.stats {
             self.started_at = Some(Stamp::now());
         }
         self.rv = stm.clock.load(Ordering::SeqCst);
         if self.options.irrevocable || self.restart_irrevocable {
             self.start_irrevocable(stm);
+        }
+    }
+
+    /// Begins a solo attempt (`solo.rs`): no other descriptor exists, so there is no
+    /// one to announce an epoch or a snapshot to; the access paths go to the solo
+    /// branches of `load_slow` and `store_slow`.
+    #[cold]
+    fn start_solo(&mut self, stm: &StmInner) {
+        self.shared(stm)
+            .status
+            .store(self.status.encode(), Ordering::Release);
+        self.solo = true;
+        self.doomed = None;
+        self.active = true;
+        self.fast_access = false;
+        self.read_room = 0;
+        if stm.config.stats {
+            self.started_at = Some(Stamp::now());
+        }
+    }
+
+    /// Before an attempt that follows an abort: gives way to the irrevocable
+    /// transaction or the killer the last attempt lost to.
+    #[cold]
+    fn wait_after_abort(&self, stm: &StmInner) {
+        match self.last_abort {
+            Some(AbortReason::Irrevocable) if !self.restart_irrevocable => {
+                stm.wait_until(|| !stm.gate.closed_by_other(self.slot));
+            }
+            Some(AbortReason::Killed) => self.wait_for_killer(stm),
+            _ => {}
         }
     }
 
@@ -575,6 +678,8 @@ impl Core {
     }
 
     pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
+        self.fast_access = false;
+        self.read_room = 0;
         if self.doomed.is_none() {
             self.doomed = Some(reason);
         }
@@ -618,7 +723,12 @@ impl Core {
 
     /// Ends the attempt: clears the sets, goes idle and quiescent, counts it.
     pub(crate) fn finish(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
+        self.fast_access = false;
+        self.read_room = 0;
         self.reads.clear();
+        if self.reads.capacity() > READ_SET_KEPT {
+            self.reads = Vec::new();
+        }
         self.writes.clear();
         self.locks.clear();
         self.allocations.clear();
@@ -630,7 +740,7 @@ impl Core {
             serial: self.status.serial,
         };
         shared.status.store(self.status.encode(), Ordering::Release);
-        stm.epochs.quiesce(&stm.registry, self.slot);
+        stm.epochs.quiesce_in(&shared.epoch);
         let keep_gate = outcome == Err(AbortReason::Irrevocable) && self.restart_irrevocable;
         if self.holds_gate && !keep_gate {
             stm.gate.open(self.slot);
@@ -638,8 +748,15 @@ impl Core {
         }
         let was_irrevocable = std::mem::replace(&mut self.irrevocable, false);
         self.active = false;
+        if self.solo {
+            self.solo = false;
+            self.solo_undo.clear();
+            stm.solo.exit();
+        }
         self.record_outcome(stm, outcome, was_irrevocable);
-        stm.config.hooks.on_attempt_end(&self.event(outcome.err()));
+        if stm.hooks_active {
+            stm.config.hooks.on_attempt_end(&self.event(outcome.err()));
+        }
         if self.limbo.len() >= epoch::COLLECT_THRESHOLD {
             stm.epochs.collect(&stm.registry, &mut self.limbo);
         }

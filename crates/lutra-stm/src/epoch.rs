@@ -58,18 +58,20 @@ impl Epochs {
         }
     }
 
-    /// Step 1 of the protocol, for the descriptor in `slot`.
-    pub(crate) fn announce(&self, registry: &Registry, slot: usize) {
+    /// Step 1 for a descriptor whose epoch word is `announced` (its registry slot's).
+    #[inline]
+    pub(crate) fn announce_in(&self, announced: &AtomicU64) {
         let epoch = self.global.load(Ordering::SeqCst);
-        registry.get(slot).epoch.store(epoch, Ordering::Relaxed);
+        announced.store(epoch, Ordering::Relaxed);
         // ORDERING: pairs with the fence in `current_for_retire`; the announcement is
         // visible to collectors before this attempt reads any data.
         fence(Ordering::SeqCst);
     }
 
-    /// Ends the announcement of `slot`.
-    pub(crate) fn quiesce(&self, registry: &Registry, slot: usize) {
-        registry.get(slot).epoch.store(0, Ordering::Release);
+    /// Ends the announcement whose epoch word is `announced`.
+    #[inline]
+    pub(crate) fn quiesce_in(&self, announced: &AtomicU64) {
+        announced.store(0, Ordering::Release);
     }
 
     /// The epoch to retire blocks unlinked by a commit that has just written back.

@@ -108,10 +108,20 @@ pub trait TxHooks: Send + Sync {
         let _ = event;
         None
     }
+
+    /// Whether every method is the default: the engine then calls none of them. Only
+    /// [`NoHooks`] says so; implementations keep the default `false`.
+    fn is_noop(&self) -> bool {
+        false
+    }
 }
 
 /// Hooks that do nothing: the default.
 #[derive(Debug, Default)]
 pub struct NoHooks;
 
-impl TxHooks for NoHooks {}
+impl TxHooks for NoHooks {
+    fn is_noop(&self) -> bool {
+        true
+    }
+}

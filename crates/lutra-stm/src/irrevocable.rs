@@ -23,6 +23,12 @@ impl Core {
         if self.irrevocable {
             return Ok(());
         }
+        if self.solo {
+            // Alone in the engine, nothing can make the attempt abort: it is
+            // irrevocable as it stands.
+            self.irrevocable = true;
+            return Ok(());
+        }
         stm.try_wait_until(|| {
             if stm.gate.try_close(self.slot) {
                 return Ok(true);

@@ -58,6 +58,7 @@ mod parking;
 mod registry;
 mod run;
 mod sets;
+mod solo;
 mod stats;
 mod stm;
 mod sync;

@@ -76,6 +76,16 @@ impl OrecTable {
         &self.records[index]
     }
 
+    /// The record at `index`, an index from [`OrecTable::index_of`], without the
+    /// bounds check (the read barrier's common case).
+    #[inline]
+    pub(crate) fn record_of(&self, index: usize) -> &AtomicUsize {
+        debug_assert!(index <= self.mask);
+        // SAFETY: `index_of` masks with `mask = records.len() - 1`, so the index is
+        // in bounds.
+        unsafe { self.records.get_unchecked(index & self.mask) }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.records.len()
     }

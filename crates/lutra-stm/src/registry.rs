@@ -131,6 +131,8 @@ pub(crate) struct Registry {
     free: Mutex<Vec<usize>>,
     /// One past the highest slot ever handed out: scans stop here.
     high_water: AtomicUsize,
+    /// Slots in use (descriptors alive): see `solo.rs`.
+    live: AtomicUsize,
 }
 
 impl Registry {
@@ -142,26 +144,40 @@ impl Registry {
             slots,
             free: Mutex::new(Vec::new()),
             high_water: AtomicUsize::new(0),
+            live: AtomicUsize::new(0),
         }
     }
 
     /// Takes a free slot, or `None` when all `capacity` slots are in use.
     pub(crate) fn acquire(&self) -> Option<usize> {
         let mut free = lock(&self.free);
-        if let Some(slot) = free.pop() {
-            return Some(slot);
-        }
-        let next = self.high_water.load(Ordering::Relaxed);
-        if next == self.slots.len() {
-            return None;
-        }
-        self.high_water.store(next + 1, Ordering::SeqCst);
-        Some(next)
+        let slot = match free.pop() {
+            Some(slot) => slot,
+            None => {
+                let next = self.high_water.load(Ordering::Relaxed);
+                if next == self.slots.len() {
+                    return None;
+                }
+                self.high_water.store(next + 1, Ordering::SeqCst);
+                next
+            }
+        };
+        // ORDERING: step 2 of the solo protocol (`solo.rs`), paired with the
+        // soloist's read of `live` after its CAS.
+        self.live.fetch_add(1, Ordering::SeqCst);
+        Some(slot)
     }
 
     /// Gives `slot` back; its owner must be idle and quiescent.
     pub(crate) fn release(&self, slot: usize) {
+        self.live.fetch_sub(1, Ordering::SeqCst);
         lock(&self.free).push(slot);
+    }
+
+    /// How many slots are in use.
+    #[inline]
+    pub(crate) fn live(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
     }
 
     #[inline]

@@ -261,7 +261,16 @@ impl TxDescriptor {
     /// Asks the start hook until it lets the next attempt start, acting on `Wait` and
     /// `SwitchAway` through the engine's parking; returns `Proceed` or `Serialize`
     /// (then the attempt must run irrevocable).
+    #[inline]
     pub fn wait_for_start(&self) -> Decision {
+        if !self.stm.hooks_active {
+            return Decision::Proceed;
+        }
+        self.wait_for_start_slow()
+    }
+
+    #[cold]
+    fn wait_for_start_slow(&self) -> Decision {
         loop {
             match self.start_decision() {
                 decision @ (Decision::Proceed | Decision::Serialize) => return decision,

@@ -60,8 +60,99 @@ pub(crate) struct WriteEntry {
 
 impl WriteEntry {
     /// The word to store, given the word currently in memory.
+    #[inline]
     pub(crate) fn merged_with(&self, memory: usize) -> usize {
         (memory & !self.mask) | (self.value & self.mask)
+    }
+}
+
+/// Sets up to this size are searched linearly; larger ones through a hash index, built
+/// when the set first outgrows it and emptied entry by entry (never by
+/// `HashMap::clear`, whose cost is the table's capacity, not its contents).
+pub(crate) const LINEAR_MAX: usize = 8;
+
+/// Vectors that grew past this capacity are given back when cleared, so one huge
+/// transaction does not keep its memory for the life of the thread.
+const KEPT_CAPACITY: usize = 1 << 12;
+
+/// A vector of entries with distinct keys, found by key: linearly while small, through
+/// a lazily built index once large. Clearing costs the number of entries.
+///
+/// # Invariants
+/// - `index` is empty unless `items.len() > LINEAR_MAX` at some point since the last
+///   clear; while `indexed`, it maps the key of every item to its position, and
+///   nothing else.
+struct KeyedVec<T> {
+    items: Vec<T>,
+    index: WordMap<usize>,
+    indexed: bool,
+    key: fn(&T) -> usize,
+}
+
+impl<T> KeyedVec<T> {
+    fn new(key: fn(&T) -> usize) -> Self {
+        Self {
+            items: Vec::new(),
+            index: WordMap::default(),
+            indexed: false,
+            key,
+        }
+    }
+
+    #[inline]
+    fn position(&self, key: usize) -> Option<usize> {
+        if self.indexed {
+            return self.index.get(&key).copied();
+        }
+        self.items.iter().rposition(|item| (self.key)(item) == key)
+    }
+
+    #[inline]
+    fn push(&mut self, item: T) {
+        if self.indexed {
+            self.index.insert((self.key)(&item), self.items.len());
+        }
+        self.items.push(item);
+        if !self.indexed && self.items.len() > LINEAR_MAX {
+            self.build_index();
+        }
+    }
+
+    #[cold]
+    fn build_index(&mut self) {
+        for (at, item) in self.items.iter().enumerate() {
+            self.index.insert((self.key)(item), at);
+        }
+        self.indexed = true;
+    }
+
+    /// Drops the items from `len` on.
+    fn truncate(&mut self, len: usize) {
+        if self.indexed {
+            for item in &self.items[len.min(self.items.len())..] {
+                self.index.remove(&(self.key)(item));
+            }
+        }
+        self.items.truncate(len);
+    }
+
+    #[inline]
+    fn clear(&mut self) {
+        if self.indexed || self.items.capacity() > KEPT_CAPACITY {
+            self.clear_large();
+        } else {
+            self.items.clear();
+        }
+    }
+
+    #[cold]
+    fn clear_large(&mut self) {
+        self.truncate(0);
+        self.indexed = false;
+        if self.items.capacity() > KEPT_CAPACITY {
+            self.items = Vec::new();
+            self.index = WordMap::default();
+        }
     }
 }
 
@@ -79,40 +170,85 @@ pub(crate) struct Checkpoint {
     undo: usize,
 }
 
-#[derive(Default)]
+/// The filter bit of `addr`: one of 64, chosen by the word's address. A write sets
+/// the bit of its address; a read whose bit is clear cannot hit the write set
+/// (tinySTM's `USE_BLOOM_FILTER`, one word wide).
+#[inline]
+fn filter_bit(addr: usize) -> u64 {
+    1 << ((addr / std::mem::size_of::<usize>()) % 64)
+}
+
+/// The buffered writes of an attempt.
+///
+/// # Invariants
+/// - At most one entry per address.
+/// - `filter` has the bit of every address in the set (it may have more: bits of
+///   entries rolled back to a checkpoint stay until the set is cleared).
 pub(crate) struct WriteSet {
-    entries: Vec<WriteEntry>,
-    index: WordMap<usize>,
+    entries: KeyedVec<WriteEntry>,
+    filter: u64,
     undo: Vec<Undo>,
     checkpoints: Vec<Checkpoint>,
 }
 
+impl Default for WriteSet {
+    fn default() -> Self {
+        Self {
+            entries: KeyedVec::new(|entry| entry.addr),
+            filter: 0,
+            undo: Vec::new(),
+            checkpoints: Vec::new(),
+        }
+    }
+}
+
 impl WriteSet {
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.items.is_empty()
     }
 
+    #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.items.len()
     }
 
+    #[inline]
     pub(crate) fn entries(&self) -> &[WriteEntry] {
-        &self.entries
+        &self.entries.items
+    }
+
+    /// Whether a new entry can be added without building the index.
+    #[inline]
+    pub(crate) fn has_linear_room(&self, room: usize) -> bool {
+        self.entries.items.len() < room
+    }
+
+    /// Whether `addr` may have been written: false means it certainly was not.
+    #[inline]
+    pub(crate) fn may_contain(&self, addr: usize) -> bool {
+        self.filter & filter_bit(addr) != 0
     }
 
     pub(crate) fn get(&self, addr: usize) -> Option<&WriteEntry> {
-        if self.entries.is_empty() {
+        if !self.may_contain(addr) {
             return None;
         }
-        self.index.get(&addr).map(|&at| &self.entries[at])
+        self.entries
+            .position(addr)
+            .map(|at| &self.entries.items[at])
     }
 
     /// Merges a write into an existing entry; false if `addr` has none yet.
+    #[inline]
     pub(crate) fn update(&mut self, addr: usize, value: usize, mask: usize) -> bool {
-        let Some(&at) = self.index.get(&addr) else {
+        if !self.may_contain(addr) {
+            return false;
+        }
+        let Some(at) = self.entries.position(addr) else {
             return false;
         };
-        let entry = &mut self.entries[at];
+        let entry = &mut self.entries.items[at];
         if let Some(checkpoint) = self.checkpoints.last()
             && at < checkpoint.entries
         {
@@ -127,14 +263,16 @@ impl WriteSet {
         true
     }
 
+    /// Adds the first write to `entry.addr` (the caller checked there is none).
+    #[inline]
     pub(crate) fn insert(&mut self, entry: WriteEntry) {
-        self.index.insert(entry.addr, self.entries.len());
+        self.filter |= filter_bit(entry.addr);
         self.entries.push(entry);
     }
 
     pub(crate) fn checkpoint(&mut self) -> Checkpoint {
         let checkpoint = Checkpoint {
-            entries: self.entries.len(),
+            entries: self.len(),
             undo: self.undo.len(),
         };
         self.checkpoints.push(checkpoint);
@@ -155,58 +293,73 @@ impl WriteSet {
     pub(crate) fn roll_back_to(&mut self, checkpoint: Checkpoint) {
         self.checkpoints.pop();
         for undo in self.undo.drain(checkpoint.undo..).rev() {
-            if let Some(entry) = self.entries.get_mut(undo.entry) {
+            if let Some(entry) = self.entries.items.get_mut(undo.entry) {
                 entry.value = undo.value;
                 entry.mask = undo.mask;
             }
         }
-        for entry in self.entries.drain(checkpoint.entries..) {
-            self.index.remove(&entry.addr);
+        self.entries.truncate(checkpoint.entries);
+    }
+
+    /// Empties the set, in time proportional to its size.
+    #[inline]
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+        self.filter = 0;
+        if !self.checkpoints.is_empty() || !self.undo.is_empty() {
+            self.undo.clear();
+            self.checkpoints.clear();
         }
     }
 
-    pub(crate) fn clear(&mut self) {
-        // An empty map would still wipe its whole table: skip it.
-        if !self.entries.is_empty() {
-            self.entries.clear();
-            self.index.clear();
-        }
-        self.undo.clear();
-        self.checkpoints.clear();
+    /// Whether clearing would have to give back a large table (for tests).
+    #[cfg(test)]
+    fn retains_large_table(&self) -> bool {
+        self.entries.items.capacity() > KEPT_CAPACITY
+            || self.entries.index.capacity() > KEPT_CAPACITY
     }
 }
 
 /// Records locked by this attempt, with the version each held before.
-#[derive(Default)]
 pub(crate) struct LockSet {
-    held: Vec<ReadEntry>,
-    index: WordMap<u64>,
+    held: KeyedVec<ReadEntry>,
+}
+
+impl Default for LockSet {
+    fn default() -> Self {
+        Self {
+            held: KeyedVec::new(|held| held.orec),
+        }
+    }
 }
 
 impl LockSet {
+    #[inline]
     pub(crate) fn push(&mut self, orec: usize, version: u64) {
         self.held.push(ReadEntry { orec, version });
-        self.index.insert(orec, version);
     }
 
     /// The version `orec` had when this attempt locked it.
     pub(crate) fn version_before(&self, orec: usize) -> Option<u64> {
-        self.index.get(&orec).copied()
+        self.held
+            .position(orec)
+            .map(|at| self.held.items[at].version)
     }
 
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.held.is_empty()
+        self.held.items.is_empty()
     }
 
+    #[inline]
     pub(crate) fn held(&self) -> &[ReadEntry] {
-        &self.held
+        &self.held.items
     }
 
+    /// Empties the set, in time proportional to its size.
+    #[inline]
     pub(crate) fn clear(&mut self) {
-        if !self.held.is_empty() {
-            self.held.clear();
-            self.index.clear();
-        }
+        self.held.clear();
     }
 }
 
@@ -269,6 +422,53 @@ mod tests {
         assert_eq!(set.get(8).unwrap().value, 1);
         assert!(set.get(16).is_none());
         assert_eq!(set.len(), 1);
+    }
+
+    #[test]
+    fn large_sets_index_and_clear_back_to_small() {
+        let mut set = WriteSet::default();
+        for at in 0..100_000usize {
+            set.insert(entry(8 * (at + 1), at));
+        }
+        assert_eq!(set.get(8 * 50_001).map(|e| e.value), Some(50_000));
+        assert!(set.retains_large_table());
+        set.clear();
+        // What a later small transaction pays no longer depends on the big one.
+        assert!(!set.retains_large_table());
+        assert!(!set.entries.indexed);
+        set.insert(entry(8, 1));
+        assert_eq!(set.get(8).map(|e| e.value), Some(1));
+        assert!(set.get(16).is_none());
+    }
+
+    #[test]
+    fn rolled_back_entries_leave_the_index() {
+        let mut set = WriteSet::default();
+        let checkpoint = set.checkpoint();
+        for at in 0..(LINEAR_MAX * 3) {
+            set.insert(entry(8 * (at + 1), at));
+        }
+        set.roll_back_to(checkpoint);
+        assert!(set.is_empty());
+        for at in 0..(LINEAR_MAX * 3) {
+            assert!(set.get(8 * (at + 1)).is_none());
+        }
+        set.insert(entry(8, 7));
+        assert_eq!(set.get(8).map(|e| e.value), Some(7));
+    }
+
+    #[test]
+    fn lock_set_finds_versions_small_and_large() {
+        let mut locks = LockSet::default();
+        for orec in 0..(LINEAR_MAX as u64 * 4) {
+            locks.push(orec as usize, orec + 100);
+            assert_eq!(locks.version_before(orec as usize), Some(orec + 100));
+        }
+        assert_eq!(locks.version_before(3), Some(103));
+        assert_eq!(locks.version_before(1000), None);
+        locks.clear();
+        assert!(locks.is_empty());
+        assert_eq!(locks.version_before(3), None);
     }
 
     #[test]

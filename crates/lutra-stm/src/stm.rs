@@ -8,11 +8,13 @@
 //!   have two record tables and do not see each other's locks.
 
 use crate::config::Config;
-use crate::design::{self, Design};
+use crate::config::DesignKind;
 use crate::epoch::Epochs;
 use crate::gate::CommitGate;
 use crate::orec::OrecTable;
 use crate::registry::{Registry, TxState};
+use crate::sets::LINEAR_MAX;
+use crate::solo::SoloGate;
 use crate::stats::{Counters, Stats};
 use crate::sync::{AtomicU64, Ordering};
 use crate::waiting::WaitTable;
@@ -22,13 +24,22 @@ use std::sync::atomic::AtomicU64 as IdCounter;
 
 pub(crate) struct StmInner {
     pub(crate) config: Config,
-    pub(crate) design: &'static dyn Design,
+    /// The configured design (`config.design`), read on every write.
+    pub(crate) design_kind: DesignKind,
+    /// Whether hooks other than [`NoHooks`](crate::NoHooks) are installed: when not,
+    /// the engine skips every hook call (one predictable branch each).
+    pub(crate) hooks_active: bool,
+    /// How many first writes an attempt may buffer on the inlined write path before
+    /// the full path (with its size check) takes over: none when the engine's set
+    /// limit is small enough for the check to matter.
+    pub(crate) fast_write_room: usize,
     pub(crate) clock: CachePadded<AtomicU64>,
     pub(crate) orecs: OrecTable,
     pub(crate) registry: Registry,
     pub(crate) waits: WaitTable,
     pub(crate) gate: CommitGate,
     pub(crate) epochs: Epochs,
+    pub(crate) solo: SoloGate,
     pub(crate) id: u64,
 }
 
@@ -79,13 +90,20 @@ impl Stm {
         static NEXT_ID: IdCounter = IdCounter::new(1);
         let orecs = OrecTable::new(config.orec_bits);
         let inner = StmInner {
-            design: design::of(config.design),
+            design_kind: config.design,
+            hooks_active: !config.hooks.is_noop(),
+            fast_write_room: if config.max_set_entries >= 1 << 12 {
+                LINEAR_MAX
+            } else {
+                0
+            },
             clock: CachePadded::new(AtomicU64::new(0)),
             waits: WaitTable::new(orecs.len()),
             orecs,
             registry: Registry::new(config.max_descriptors),
             gate: CommitGate::new(),
             epochs: Epochs::new(),
+            solo: SoloGate::new(),
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             config,
         };

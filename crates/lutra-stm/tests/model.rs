@@ -17,7 +17,10 @@
 //!   livelock) and `Aggressive` (may livelock by design: only the schedules that end
 //!   are checked), two writers taking the same words in opposite orders;
 //! - irrevocable vs updater: an irrevocable transaction runs once and no updater
-//!   commits while it runs (its reads are repeatable).
+//!   commits while it runs (its reads are repeatable);
+//! - solo: a descriptor allowed to run solo (uninstrumented, `solo.rs`) transfers
+//!   between two words while another thread creates a descriptor and audits: the
+//!   audit never sees a half-done transfer, and no transfer is lost.
 
 #![cfg(feature = "shuttle")]
 
@@ -378,5 +381,96 @@ fn irrevocable_transactions_run_once_and_exclude_updaters() {
         explore(seed, true, move || {
             irrevocable_against_updater(design, from_start)
         });
+    }
+}
+
+/// Two words summing to 200; the soloist moves amounts between them with raw word
+/// transactions (as the C ABI does), aborting every other attempt after its first
+/// write; a newcomer creates its descriptor mid-run and audits the sum.
+fn solo_transfers_and_newcomer_audit(design: DesignKind) {
+    use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
+    let stm = tiny(design, "suicide");
+    let words: Arc<[std::sync::atomic::AtomicUsize; 2]> = Arc::new([
+        std::sync::atomic::AtomicUsize::new(100),
+        std::sync::atomic::AtomicUsize::new(100),
+    ]);
+    let soloist = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            tx.allow_solo(true);
+            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
+            for round in 0..3 {
+                loop {
+                    tx.begin(TxOptions::default());
+                    // SAFETY: the words live in the `Arc` and are only accessed
+                    // through transactions of this engine.
+                    let done = unsafe {
+                        (|| {
+                            let from = tx.load(a)?;
+                            tx.store(a, from - 1, usize::MAX)?;
+                            if round == 1 {
+                                // An explicit abort after a write: it must be undone.
+                                return Err(tx.doom(AbortReason::Explicit));
+                            }
+                            let to = tx.load(b)?;
+                            tx.store(b, to + 1, usize::MAX)
+                        })()
+                    };
+                    match done.and_then(|()| tx.commit()) {
+                        Ok(()) => break,
+                        Err(abort) => {
+                            tx.rollback(abort.reason());
+                            if round == 1 {
+                                break;
+                            }
+                            // Give way, as `atomically` does: under PCT a loop that
+                            // never yields starves the transaction it conflicts with.
+                            thread::yield_now();
+                        }
+                    }
+                }
+            }
+        })
+    };
+    let newcomer = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
+            loop {
+                tx.begin(TxOptions::default());
+                // SAFETY: as above.
+                let sum = unsafe { tx.load(a).and_then(|x| Ok(x + tx.load(b)?)) };
+                match sum.and_then(|sum| tx.commit().map(|()| sum)) {
+                    Ok(sum) => {
+                        assert_eq!(sum, 200, "an audit saw half a transfer");
+                        break;
+                    }
+                    Err(abort) => {
+                        tx.rollback(abort.reason());
+                        thread::yield_now();
+                    }
+                }
+            }
+        })
+    };
+    soloist.join().unwrap();
+    newcomer.join().unwrap();
+    let (a, b) = (
+        words[0].load(Ordering::SeqCst),
+        words[1].load(Ordering::SeqCst),
+    );
+    assert_eq!(
+        (a, b),
+        (98, 102),
+        "a transfer was lost or an abort not undone"
+    );
+}
+
+#[test]
+fn solo_attempts_never_run_beside_a_newcomer() {
+    for design in DesignKind::ALL {
+        explore(11, true, move || solo_transfers_and_newcomer_audit(design));
     }
 }

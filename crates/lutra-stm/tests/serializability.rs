@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::config;
+use common::{all_configs, config};
 use lutra_stm::{DesignKind, Stm, TVar, Transaction};
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -266,6 +266,26 @@ proptest! {
     #[test]
     fn encounter_time_locking_is_serializable(program in program(), manager in managers_without_aggressive(), bits in orec_bits()) {
         check(DesignKind::WriteBackEtl, manager, bits, &program)?;
+    }
+}
+
+/// The sweep above samples managers; this one runs fewer programs, but through every
+/// design with every contention manager, so none is left out by chance.
+#[test]
+fn every_design_and_manager_is_serializable() {
+    use proptest::test_runner::{Config as RunnerConfig, TestRunner};
+    for (design, manager) in all_configs() {
+        let mut runner = TestRunner::new(RunnerConfig {
+            cases: 12,
+            failure_persistence: None,
+            ..RunnerConfig::default()
+        });
+        let result = runner.run(&(program(), orec_bits()), |(program, bits)| {
+            check(design, manager, bits, &program)
+        });
+        if let Err(failure) = result {
+            panic!("{design:?} with {manager}: {failure}");
+        }
     }
 }
 

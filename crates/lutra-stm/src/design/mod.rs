@@ -24,10 +24,23 @@ pub(crate) trait Design: Sync {
     fn lock_write_set(&self, stm: &StmInner, tx: &mut Core) -> Result<(), Abort>;
 }
 
-/// The design object of a configured kind.
-pub(crate) fn of(kind: DesignKind) -> &'static dyn Design {
-    match kind {
-        DesignKind::WriteBackCtl => &wb_ctl::WriteBackCtl,
-        DesignKind::WriteBackEtl => &wb_etl::WriteBackEtl,
+impl StmInner {
+    /// [`Design::before_first_write`] of the configured design, dispatched statically
+    /// (a predictable branch, no indirect call).
+    #[inline]
+    pub(crate) fn before_first_write(&self, tx: &mut Core, orec: usize) -> Result<(), Abort> {
+        match self.design_kind {
+            DesignKind::WriteBackCtl => wb_ctl::WriteBackCtl.before_first_write(self, tx, orec),
+            DesignKind::WriteBackEtl => wb_etl::WriteBackEtl.before_first_write(self, tx, orec),
+        }
+    }
+
+    /// [`Design::lock_write_set`] of the configured design, dispatched statically.
+    #[inline]
+    pub(crate) fn lock_write_set(&self, tx: &mut Core) -> Result<(), Abort> {
+        match self.design_kind {
+            DesignKind::WriteBackCtl => wb_ctl::WriteBackCtl.lock_write_set(self, tx),
+            DesignKind::WriteBackEtl => wb_etl::WriteBackEtl.lock_write_set(self, tx),
+        }
     }
 }

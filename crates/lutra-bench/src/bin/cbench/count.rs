@@ -3,7 +3,10 @@
 //!
 //! # Protocol
 //! 1. Run `count-<system> <n>` under `valgrind --tool=callgrind --collect-atstart=no`
-//!    for each column: Lutra with `LUTRA_STM_STATS=0` and `=1`, libitm with its
+//!    for each column: Lutra instrumented (`LUTRA_STM_SOLO=0`: the path every
+//!    thread takes once a second one is registered) with `LUTRA_STM_STATS=0` and
+//!    `=1`, Lutra solo (one thread alone with the engine runs uninstrumented, as
+//!    libitm's default method does), libitm with its
 //!    default method and with `ITM_DEFAULT_METHOD=ml_wt` and `gl_wt`, and the
 //!    sequential build (the loop alone). The program switches collection on around
 //!    each measured operation and dumps one file per measurement, labelled
@@ -27,16 +30,21 @@ struct Column {
     env: &'static [(&'static str, &'static str)],
 }
 
-const COLUMNS: [Column; 6] = [
+const COLUMNS: [Column; 7] = [
     Column {
         name: "lutra",
         system: "lutra",
-        env: &[("LUTRA_STM_STATS", "0")],
+        env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "0")],
     },
     Column {
         name: "lutra+stats",
         system: "lutra",
-        env: &[("LUTRA_STM_STATS", "1")],
+        env: &[("LUTRA_STM_STATS", "1"), ("LUTRA_STM_SOLO", "0")],
+    },
+    Column {
+        name: "lutra solo",
+        system: "lutra",
+        env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "1")],
     },
     Column {
         name: "libitm",
