@@ -28,6 +28,7 @@ test-rust:
 # detector's wake-up protocol (crates/lutra-lua/src/liveness.rs).
 test-model:
 	$(CARGO) test -p lutra-stm --features shuttle --test model
+	$(CARGO) test -p lutra-stm --features shuttle --lib epoch::model
 	$(CARGO) test -p lutra-lua --features shuttle --lib liveness::model
 
 # C programs written against lutra/stm.h, built and run against liblutra.

@@ -564,11 +564,6 @@ impl TxDescriptor {
 impl Drop for TxDescriptor {
     fn drop(&mut self) {
         self.core.rollback(&self.stm, AbortReason::Panic);
-        if self.core.holds_gate {
-            // Kept for an irrevocable restart that will never come.
-            self.stm.gate.open(self.core.slot);
-            self.core.holds_gate = false;
-        }
         self.stm.epochs.adopt(&mut self.core.limbo);
         self.stm.registry.release(self.core.slot);
     }
@@ -672,8 +667,7 @@ impl Core {
     /// the contention manager's order, so let it finish. Holds nothing while waiting.
     fn wait_for_killer(&self, stm: &StmInner) {
         let shared = self.shared(stm);
-        let killer_slot = shared.killer_slot.load(Ordering::Relaxed);
-        let killer_serial = shared.killer_serial.load(Ordering::Relaxed);
+        let (killer_slot, killer_serial) = shared.killer_of(stm, self.status.serial);
         stm.wait_for_attempt_end(killer_slot, killer_serial);
     }
 
@@ -741,8 +735,10 @@ impl Core {
         };
         shared.status.store(self.status.encode(), Ordering::Release);
         stm.epochs.quiesce_in(&shared.epoch);
-        let keep_gate = outcome == Err(AbortReason::Irrevocable) && self.restart_irrevocable;
-        if self.holds_gate && !keep_gate {
+        // The gate is never kept between attempts, not even for an irrevocable restart
+        // (which closes it again when it begins): kept through the backoff and the
+        // hooks' decisions, it would hold back every update commit meanwhile.
+        if self.holds_gate {
             stm.gate.open(self.slot);
             self.holds_gate = false;
         }
@@ -774,7 +770,9 @@ impl Core {
                 self.restart_irrevocable = false;
                 self.last_abort = None;
             }
-            Err(AbortReason::Retry) => {}
+            // A retry is no abort, but it ends the attempt: what the next attempt
+            // must give way to is only what ended the one just before it.
+            Err(AbortReason::Retry) => self.last_abort = None,
             Err(reason) => {
                 self.aborts_in_row += 1;
                 self.last_abort = Some(reason);

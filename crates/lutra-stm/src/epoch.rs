@@ -10,9 +10,11 @@
 //!    read transactional data.
 //! 2. Commit: write back, release the records, full fence, then load the global epoch
 //!    `r` and retire each unlinked block with `r`.
-//! 3. Collect: scan the slots. A block retired at `r` is released when every announced
-//!    epoch is greater than `r`; the global epoch advances when every announcement has
-//!    caught up with it.
+//! 3. Collect: take the blocks of dropped descriptors (orphans), then scan the slots.
+//!    A block retired at `r` is released when every announced epoch is greater than
+//!    `r`; the global epoch advances when every announcement has caught up with it.
+//!    Only blocks retired before the scan may be judged by it: an orphan retired
+//!    after the scan may be in use by a reader that announced after it.
 //!
 //! # Invariants
 //! - A reader that could have loaded a pointer before the commit that unlinked it
@@ -84,6 +86,12 @@ impl Epochs {
 
     /// Step 3: releases what `limbo` may release, advancing the epoch if possible.
     pub(crate) fn collect(&self, registry: &Registry, limbo: &mut Vec<Retired>) {
+        // The orphans are taken before the scan: a block that a dropped descriptor
+        // retired after the scan may be read by a transaction that announced after
+        // it, which the scan's `oldest` does not cover.
+        if let Ok(mut orphans) = self.orphans.try_lock() {
+            limbo.append(&mut orphans);
+        }
         let global = self.global.load(Ordering::SeqCst);
         let oldest = registry
             .in_use()
@@ -99,9 +107,6 @@ impl Epochs {
             );
         }
         let safe_below = oldest.unwrap_or(u64::MAX);
-        if let Ok(mut orphans) = self.orphans.try_lock() {
-            limbo.append(&mut orphans);
-        }
         let (ready, waiting): (Vec<_>, Vec<_>) =
             limbo.drain(..).partition(|block| block.epoch < safe_below);
         *limbo = waiting;
@@ -116,5 +121,78 @@ impl Epochs {
     /// Releases everything: only when no transaction can run any more.
     pub(crate) fn release_all(&self) {
         lock(&self.orphans).drain(..).for_each(Retired::release_now);
+    }
+}
+
+#[cfg(all(test, feature = "shuttle"))]
+mod model {
+    use super::*;
+    use shuttle::sync::atomic::AtomicBool;
+    use shuttle::{Runner, scheduler::PctScheduler, thread};
+    use std::sync::Arc;
+
+    /// Set when the model's block is released.
+    static FREED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// # Safety
+    /// None needed: records the release only.
+    unsafe fn mark_freed(_addr: usize, _size: usize) {
+        FREED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// A collector with nothing of its own, a reader that announces and then uses a
+    /// block, and a descriptor that retires that block while the reader runs and is
+    /// then dropped (its limbo adopted as orphans): the block must not be released
+    /// before the reader is done, whatever the interleaving.
+    #[test]
+    fn orphans_retired_after_the_scan_wait_for_late_readers() {
+        Runner::new(PctScheduler::new(3, 2000), shuttle::Config::new()).run(|| {
+            FREED.store(false, std::sync::atomic::Ordering::SeqCst);
+            let registry = Arc::new(Registry::new(4));
+            let epochs = Arc::new(Epochs::new());
+            let (reader, retirer) = (registry.acquire().unwrap(), registry.acquire().unwrap());
+            let retired = Arc::new(AtomicBool::new(false));
+            let collector = {
+                let (registry, epochs) = (registry.clone(), epochs.clone());
+                thread::spawn(move || {
+                    let mut limbo = Vec::new();
+                    epochs.collect(&registry, &mut limbo);
+                    epochs.adopt(&mut limbo);
+                })
+            };
+            let reading = {
+                let (registry, epochs, retired) =
+                    (registry.clone(), epochs.clone(), retired.clone());
+                thread::spawn(move || {
+                    epochs.announce_in(&registry.get(reader).epoch);
+                    // The block was reachable when this attempt began; it is unlinked
+                    // (and retired) by another descriptor's commit meanwhile.
+                    while !retired.load(Ordering::SeqCst) {
+                        thread::yield_now();
+                    }
+                    assert!(
+                        !FREED.load(std::sync::atomic::Ordering::SeqCst),
+                        "a block was released while a reader could still use it"
+                    );
+                    epochs.quiesce_in(&registry.get(reader).epoch);
+                })
+            };
+            // The retirer commits after the reader announced, then is dropped.
+            while registry.get(reader).epoch.load(Ordering::SeqCst) == 0 {
+                thread::yield_now();
+            }
+            let epoch = epochs.current_for_retire();
+            let mut limbo = vec![Retired {
+                epoch,
+                addr: 0x1000,
+                size: 8,
+                release: mark_freed,
+            }];
+            epochs.adopt(&mut limbo);
+            registry.release(retirer);
+            retired.store(true, Ordering::SeqCst);
+            collector.join().unwrap();
+            reading.join().unwrap();
+        });
     }
 }

@@ -80,6 +80,10 @@ pub(crate) struct SharedDescriptor {
     /// The slot and attempt serial of the transaction that last killed this one.
     pub(crate) killer_slot: AtomicUsize,
     pub(crate) killer_serial: AtomicU64,
+    /// The serial of the last attempt killed, stored (release) by the winning killer
+    /// after `killer_slot` and `killer_serial`: a victim reads those once this names
+    /// its own attempt.
+    pub(crate) killed_serial: AtomicU64,
     /// Announced reclamation epoch, 0 when quiescent.
     pub(crate) epoch: AtomicU64,
     pub(crate) stats: SlotStats,
@@ -94,6 +98,7 @@ impl SharedDescriptor {
             size: AtomicUsize::new(0),
             killer_slot: AtomicUsize::new(0),
             killer_serial: AtomicU64::new(0),
+            killed_serial: AtomicU64::new(u64::MAX),
             epoch: AtomicU64::new(0),
             stats: SlotStats::default(),
         }
@@ -108,10 +113,6 @@ impl SharedDescriptor {
     /// (or an earlier kill of the same attempt) doomed it.
     pub(crate) fn kill(&self, expected: Status, killer: (usize, u64)) -> bool {
         debug_assert!(expected.state == TxState::Active && !expected.irrevocable);
-        // ORDERING: published by the SeqCst CAS below; the victim reads them after
-        // seeing its status `Killed`.
-        self.killer_slot.store(killer.0, Ordering::Relaxed);
-        self.killer_serial.store(killer.1, Ordering::Relaxed);
         let killed = expected.with_state(TxState::Killed);
         match self.status.compare_exchange(
             expected.encode(),
@@ -119,9 +120,28 @@ impl SharedDescriptor {
             Ordering::SeqCst,
             Ordering::SeqCst,
         ) {
-            Ok(_) => true,
+            Ok(_) => {
+                // Only the winner names itself: a killer whose CAS failed must not
+                // overwrite the identity the victim will wait for.
+                self.killer_slot.store(killer.0, Ordering::Relaxed);
+                self.killer_serial.store(killer.1, Ordering::Relaxed);
+                // ORDERING: pairs with the acquire load in `killer_of`.
+                self.killed_serial.store(expected.serial, Ordering::Release);
+                true
+            }
             Err(now) => now == killed.encode(),
         }
+    }
+
+    /// The slot and attempt serial of the transaction that killed this descriptor's
+    /// attempt `serial`, waiting (briefly: the killer writes them right after its
+    /// winning CAS) until it has named itself.
+    pub(crate) fn killer_of(&self, stm: &crate::stm::StmInner, serial: u64) -> (usize, u64) {
+        stm.wait_until(|| self.killed_serial.load(Ordering::Acquire) == serial);
+        (
+            self.killer_slot.load(Ordering::Relaxed),
+            self.killer_serial.load(Ordering::Relaxed),
+        )
     }
 }
 
@@ -232,6 +252,26 @@ mod tests {
         );
         assert_eq!(shared.killer_slot.load(Ordering::Relaxed), 5);
         assert_eq!(shared.status().state, TxState::Killed);
+    }
+
+    #[test]
+    fn a_losing_killer_does_not_rename_the_killer() {
+        let shared = SharedDescriptor::new();
+        let victim = Status {
+            state: TxState::Active,
+            irrevocable: false,
+            serial: 7,
+        };
+        shared.status.store(victim.encode(), Ordering::SeqCst);
+        assert!(shared.kill(victim, (1, 10)), "the first killer wins");
+        // A second killer saw the same attempt active and tries too: its CAS fails.
+        assert!(shared.kill(victim, (2, 20)));
+        let stm = crate::Stm::default();
+        assert_eq!(
+            shared.killer_of(&stm.inner, 7),
+            (1, 10),
+            "the victim would wait for the attempt that lost the race"
+        );
     }
 
     #[test]

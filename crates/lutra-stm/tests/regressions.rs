@@ -89,3 +89,42 @@ fn etl_waiter_re_resolves_after_the_holder_restarts() {
         .collect();
     assert!(failures.is_empty(), "deadlocks:\n{}", failures.join("\n"));
 }
+
+/// A `become_irrevocable` that fails validation must not keep the commit gate while
+/// its transaction backs off before the irrevocable restart: other updaters would be
+/// held back meanwhile (they abort with `Irrevocable` at commit, and wait).
+#[test]
+fn a_failed_become_irrevocable_leaves_the_gate_open() {
+    use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
+    let stm = Stm::default();
+    let mut x: usize = 0;
+    let mut y: usize = 0;
+    let (x, y) = (&raw mut x, &raw mut y);
+    let mut reader = TxDescriptor::new(&stm).unwrap();
+    let mut writer = TxDescriptor::new(&stm).unwrap();
+    reader.begin(TxOptions::default());
+    // SAFETY: `x` and `y` outlive the transactions and are only accessed through them.
+    unsafe { reader.load(x).unwrap() };
+    writer.begin(TxOptions::default());
+    // SAFETY: as above.
+    unsafe { writer.store(x, 1, usize::MAX).unwrap() };
+    writer.commit().unwrap();
+    let failed = reader.become_irrevocable();
+    assert_eq!(
+        failed.map_err(|abort| abort.reason()),
+        Err(AbortReason::Irrevocable)
+    );
+    reader.rollback(AbortReason::Irrevocable);
+    // The reader now waits (backs off, or is switched away) before its restart.
+    writer.begin(TxOptions::default());
+    // SAFETY: as above.
+    unsafe { writer.store(y, 1, usize::MAX).unwrap() };
+    assert_eq!(
+        writer.commit().map_err(|abort| abort.reason()),
+        Ok(()),
+        "an updater was held back by the gate of a transaction between attempts"
+    );
+    reader.restart();
+    assert!(reader.is_irrevocable(), "the restart is irrevocable");
+    reader.commit().unwrap();
+}
