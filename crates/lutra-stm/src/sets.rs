@@ -147,12 +147,19 @@ impl<T> KeyedVec<T> {
 
     #[cold]
     fn clear_large(&mut self) {
-        self.truncate(0);
-        self.indexed = false;
         if self.items.capacity() > KEPT_CAPACITY {
+            // Give the memory back: dropping costs nothing per entry.
             self.items = Vec::new();
             self.index = WordMap::default();
+        } else if self.indexed && self.items.len() * 8 >= self.index.capacity() {
+            // Mostly full: wiping the whole table is cheaper than removing each key,
+            // and its cost is still within a constant of the set's size.
+            self.items.clear();
+            self.index.clear();
+        } else {
+            self.truncate(0);
         }
+        self.indexed = false;
     }
 }
 
