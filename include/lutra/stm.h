@@ -187,7 +187,12 @@ enum {
  * encounter-time locking), contention manager from LUTRA_STM_CM ("suicide",
  * "backoff" (default), "aggressive", "timestamp", "size_matters", "priority"),
  * engine statistics from LUTRA_STM_STATS ("0" off, "1" on; unset: the engine's
- * default). Call once, before anything else; a second call does nothing.
+ * default), solo transactions from LUTRA_STM_SOLO ("1", the default: while a
+ * thread is the only one registered, its transactions run uninstrumented --
+ * plain loads, direct stores with an undo log -- as libitm's serial mode does,
+ * and a thread that registers meanwhile waits for the running one to end; "0":
+ * always instrumented). Call once, before anything else; a second call does
+ * nothing.
  * A bad variable ABORTS THE PROCESS (SIGABRT) after a message on stderr naming
  * the variable, its value and the valid values, e.g.
  *   lutra: stm_init: LUTRA_STM_DESIGN="wb" names no design; valid: wb-ctl, wb-etl; ...

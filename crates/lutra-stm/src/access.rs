@@ -247,12 +247,7 @@ impl Core {
             if stm.design_kind == DesignKind::WriteBackCtl
                 && self.writes.has_linear_room(stm.fast_write_room)
             {
-                self.writes.insert(WriteEntry {
-                    addr,
-                    value: value & mask,
-                    mask,
-                    retire_old: None,
-                });
+                self.writes.insert(WriteEntry::new(addr, value, mask, None));
                 return Ok(());
             }
         } else if self.solo {
@@ -277,12 +272,8 @@ impl Core {
         }
         let orec = stm.orecs.index_of(addr);
         stm.before_first_write(self, orec)?;
-        self.writes.insert(WriteEntry {
-            addr,
-            value: value & mask,
-            mask,
-            retire_old,
-        });
+        self.writes
+            .insert(WriteEntry::new(addr, value, mask, retire_old));
         let room_left = stm.config.max_set_entries.saturating_sub(self.writes.len());
         self.read_room = self.read_room.min(room_left);
         self.publish_size(stm)

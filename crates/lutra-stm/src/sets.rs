@@ -1,9 +1,15 @@
 //! The read set, the write set (with `or_else` checkpoints) and the lock set of one
 //! transaction attempt.
 //!
+//! Sets are found by key linearly while small (up to `LINEAR_MAX` entries) and through
+//! a hash index built when they outgrow that; the write set also keeps a one-word
+//! filter of the addresses written, so most reads never search it. Clearing costs at
+//! most a constant times the set's size, never its past capacity: one huge attempt
+//! does not slow every later small one.
+//!
 //! # Invariants
-//! - The write set holds at most one entry per address; `index` maps each address to
-//!   its entry.
+//! - The write set holds at most one entry per address; while indexed, the index maps
+//!   each address to its entry; the filter has the bit of every address in the set.
 //! - An entry's buffered value counts only in the bits of its mask; the other bits come
 //!   from memory at commit.
 //! - While a checkpoint is open, every change to an entry older than the checkpoint is
@@ -59,6 +65,17 @@ pub(crate) struct WriteEntry {
 }
 
 impl WriteEntry {
+    /// The first buffered write of the bits of `value` selected by `mask` to `addr`.
+    #[inline]
+    pub(crate) fn new(addr: usize, value: usize, mask: usize, retire_old: Option<Release>) -> Self {
+        Self {
+            addr,
+            value: value & mask,
+            mask,
+            retire_old,
+        }
+    }
+
     /// The word to store, given the word currently in memory.
     #[inline]
     pub(crate) fn merged_with(&self, memory: usize) -> usize {
