@@ -82,7 +82,17 @@ struct Args {
     /// A fast smoke run: fewer thread counts, shorter runs.
     #[arg(long)]
     quick: bool,
+    /// Also trace how the loop site's dynamic length adapts: one more run of the
+    /// conflict workload (or the first one given) at 2 threads (or the first count
+    /// given), sampling the site after each loop of the first thread; rows with
+    /// `bench` = `gil-trace` in the CSV.
+    #[arg(long)]
+    trace: bool,
 }
+
+/// Samples kept by `--trace`: the profiling period (300 transactions of the site)
+/// ends well within them.
+const TRACE_POINTS: usize = 400;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Workload {
@@ -296,6 +306,43 @@ impl Bench {
         }
     }
 
+    /// `--trace`: a run of `workload` with the dynamic length at `threads` threads, the
+    /// loop site's statistics sampled (with the time since the start) after each loop
+    /// of the first thread, up to [`TRACE_POINTS`].
+    fn trace(&self, workload: Workload, threads: usize) -> Vec<(Duration, SiteStats)> {
+        let stm = Stm::new(Config::default().with_stats(false));
+        let gil = GlobalLock::with_backend(&stm, Contender::Dynamic.config(), self.backend());
+        let hot = TVar::new(0u64);
+        let owned: Mutex<Vec<Arc<Own>>> = Mutex::default();
+        let samples = Mutex::new(Vec::with_capacity(TRACE_POINTS));
+        let start = std::time::Instant::now();
+        let run = timed(
+            threads,
+            self.duration,
+            |index| {
+                let own = Arc::new(Own::new());
+                owned
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(own.clone());
+                (gil.register().expect("a descriptor"), own, index == 0)
+            },
+            |(me, own, tracer)| {
+                chunk(me, workload, own, &hot);
+                let mut samples = samples.lock().unwrap_or_else(PoisonError::into_inner);
+                if *tracer
+                    && samples.len() < TRACE_POINTS
+                    && let Some(site) = gil.stats().by_site.get(&SITE)
+                {
+                    samples.push((start.elapsed(), *site));
+                }
+            },
+        );
+        let owned = owned.into_inner().unwrap_or_else(PoisonError::into_inner);
+        check_conservation(workload, &stm, &owned, &hot, run.ops * CHUNK);
+        samples.into_inner().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Measures each of `runs` (contender, idle thread) at `threads` threads,
     /// `repeat` rounds interleaved (every contender once per round, so that a change in
     /// the machine's load hits them alike), and keeps each one's median.
@@ -477,6 +524,25 @@ fn main() -> std::io::Result<()> {
             .iter()
             .map(|row| csv_line(row, &bench.backend, &single_rows)),
     )?;
+    if args.trace {
+        let workload = if args.workloads.contains(&Workload::Conflict) {
+            Workload::Conflict
+        } else {
+            args.workloads[0]
+        };
+        let count = if threads.contains(&2) {
+            2
+        } else {
+            threads.first().copied().unwrap_or(1)
+        };
+        let points = bench.trace(workload, count);
+        println!("{}", trace_table(workload, count, &points));
+        csv.write_lines(
+            points
+                .iter()
+                .map(|point| trace_line(workload, &bench.backend, count, point)),
+        )?;
+    }
     eprintln!(
         "{runs} measurements of {:?} each; CSV written to {}",
         bench.duration,
@@ -638,6 +704,56 @@ fn single_table(workloads: &[Workload], rows: &[Row]) -> String {
         .collect();
     write_grid(&mut out, "1 running thread", &headers, &lines);
     out
+}
+
+/// The trace's transactions at which the length changed, and the last sample.
+fn trace_table(workload: Workload, threads: usize, points: &[(Duration, SiteStats)]) -> String {
+    let mut out = format!(
+        "== dynamic length of the loop site over its transactions ({}, {threads} threads)\n",
+        workload.name()
+    );
+    let mut last = None;
+    for (at, (elapsed, site)) in points.iter().enumerate() {
+        if last != Some(site.length) || at + 1 == points.len() {
+            let _ = writeln!(
+                out,
+                "{:>10.3} ms  {:>8} transactions  {:>6} aborts  length {}",
+                elapsed.as_secs_f64() * 1e3,
+                site.transactions,
+                site.total_aborts(),
+                site.length
+            );
+            last = Some(site.length);
+        }
+    }
+    out
+}
+
+/// A `--trace` sample as a CSV row (`bench` = `gil-trace`, `idle_thread` = `trace`,
+/// `seconds` since the start; the counters are the site's).
+fn trace_line(
+    workload: Workload,
+    backend: &str,
+    threads: usize,
+    (elapsed, site): &(Duration, SiteStats),
+) -> String {
+    let mut line = format!(
+        "gil-trace,{},{backend},dynamic,dynamic,{threads},trace,{},{:.6},,,{},{},{}",
+        workload.name(),
+        site.steps,
+        elapsed.as_secs_f64(),
+        site.transactions,
+        site.speculative_commits,
+        site.steps
+    );
+    for class in AbortClass::ALL {
+        let _ = write!(line, ",{}", site.aborts_of(class));
+    }
+    for cause in FallbackCause::ALL {
+        let _ = write!(line, ",{}", site.fallbacks_for(cause));
+    }
+    let _ = write!(line, ",{},", site.length);
+    line
 }
 
 fn csv_header() -> String {

@@ -140,7 +140,8 @@ pub fn bars(
     }
 }
 
-fn series_of(samples: &Samples) -> Vec<Series> {
+/// One chart series per series of `samples`, each point its spread over the rounds.
+pub fn series_of(samples: &Samples) -> Vec<Series> {
     samples
         .spreads()
         .into_iter()

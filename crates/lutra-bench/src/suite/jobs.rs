@@ -282,7 +282,14 @@ impl Job {
         };
         if self == Self::Gil {
             args.extend(
-                ["--workloads", "while,iterator,conflict", "--repeat", "1"].map(String::from),
+                [
+                    "--workloads",
+                    "while,iterator,conflict",
+                    "--repeat",
+                    "1",
+                    "--trace",
+                ]
+                .map(String::from),
             );
         }
         if self == Self::Oversub {

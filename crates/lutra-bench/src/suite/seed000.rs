@@ -2,12 +2,14 @@
 //! the elided global lock at transaction lengths 1, 16, 256 and dynamic, beside the
 //! lock alone, at 1–8 threads (the paper's Figs. 5–6 in shape), from the `gil`
 //! binary; and While with a shared counter touched every 256 steps (real conflicts),
-//! where the per-site length has something to adapt to. The dynamic length each run
-//! ended with stands for the per-site adaptation (`gil` reports the final length of
-//! the loop's site, not its history).
+//! where the per-site length has something to adapt to: its adaptation over the loop
+//! site's transactions (Fig. 3: start at 255, ×0.75 past 3 aborts, only during the
+//! first 300 transactions) comes from `gil --trace`.
 
+use super::chart::{Figure, Layout};
 use super::experiment::{
-    Experiment, Findings, Inputs, gather, missing, spread_grid, thread_lines, threads, times,
+    Experiment, Findings, Inputs, gather, missing, series_of, spread_grid, thread_lines, threads,
+    times,
 };
 use super::jobs::Job;
 
@@ -109,10 +111,33 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
          rounds.",
         rounds.len()
     ));
+    // One round's trace: the rounds' runs end at different lengths, and their points
+    // interleaved by transaction count would zigzag between them.
+    let trace = gather(
+        &rounds[..rounds.len().min(1)],
+        |r| r.get("bench") == "gil-trace",
+        |r| format!("{} threads", r.get("threads")),
+        |r| r.num("transactions"),
+        |r| r.num("dynamic_length"),
+    );
+    if !trace.is_empty() {
+        findings.figures.push(Figure {
+            id: "seed000-length".into(),
+            title: "The loop site's dynamic length over its transactions (shared counter)".into(),
+            y_label: "transaction length (yield points)".into(),
+            layout: Layout::Lines {
+                x_label: "transactions begun at the site (log scale)".into(),
+                log_x: true,
+                log_y: false,
+            },
+            series: series_of(&trace),
+        });
+    }
     findings.notes.push(
-        "Per-site length over time is not exposed by `gil`; the tables show the length each \
-         run's loop site had adapted to when it ended (255 without conflicts; the shared \
-         counter's conflicts make it shrink)."
+        "The length chart samples the loop site after each loop of one thread, in the \
+         first round's run: it starts at 255, shrinks by a quarter whenever more than 3 aborts \
+         were seen, and stops adapting after the site's first 300 transactions (seed \
+         000, Fig. 3)."
             .into(),
     );
     findings
