@@ -32,16 +32,7 @@ TM_SAFE static int hash_remove(struct hash *h, intptr_t key) {
 }
 
 static int fill_add(struct hash *h, intptr_t key) {
-  struct lnode *prev = bucket(h, key);
-  while (prev->next->key < key)
-    prev = prev->next;
-  if (prev->next->key == key)
-    return 0;
-  struct lnode *node = malloc(sizeof *node);
-  node->key = key;
-  node->next = prev->next;
-  prev->next = node;
-  return 1;
+  return ll_fill_add(bucket(h, key), key);
 }
 
 static void *setup(struct rng *r) {

@@ -28,6 +28,9 @@ TM_SAFE int ll_add(struct lnode *head, intptr_t key);
 TM_SAFE int ll_remove(struct lnode *head, intptr_t key);
 /* Sequentially: the number of keys, or -1 if not strictly increasing. */
 long ll_check(struct lnode *head);
+/* Sequentially (the initial fill, before any transaction): adds key; 1 if added,
+ * 0 if present. */
+int ll_fill_add(struct lnode *head, intptr_t key);
 
 /* Fills a set with range / 2 distinct random keys of [1, range] (sequential). */
 #define INTSET_FILL(set, add, range, r)                  \

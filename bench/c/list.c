@@ -69,7 +69,7 @@ long ll_check(struct lnode *head) {
 }
 
 /* Sequential add for the initial fill (no transaction yet). */
-static int fill_add(struct lnode *head, intptr_t key) {
+int ll_fill_add(struct lnode *head, intptr_t key) {
   struct lnode *prev = head;
   while (prev->next->key < key)
     prev = prev->next;
@@ -84,7 +84,7 @@ static int fill_add(struct lnode *head, intptr_t key) {
 
 static void *setup(struct rng *r) {
   struct lnode *head = ll_create();
-  INTSET_FILL(head, fill_add, RANGE, r);
+  INTSET_FILL(head, ll_fill_add, RANGE, r);
   return head;
 }
 
