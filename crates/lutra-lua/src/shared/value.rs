@@ -253,6 +253,13 @@ impl<'l> Converter<'l> {
     }
 
     fn table(&mut self, table: &Table, path: &str) -> Result<Arc<SharedTable>, String> {
+        if crate::transfer::moved::is_moved(self.lua, table) {
+            return Err(refused(
+                path,
+                "moved table",
+                crate::transfer::moved::MOVED_MESSAGE,
+            ));
+        }
         if table.metatable().is_some() {
             return Err(refused(
                 path,
