@@ -444,8 +444,14 @@ impl Drop for Runtime {
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner()),
         );
+        let me = std::thread::current().id();
         for (_, handle) in threads {
-            let _ = handle.join();
+            // Dropped by one of its own tasks, the runtime cannot join the worker that
+            // runs it: that worker leaves by itself once the task returns (it sees
+            // `shutdown`), detached.
+            if handle.thread().id() != me {
+                let _ = handle.join();
+            }
         }
     }
 }

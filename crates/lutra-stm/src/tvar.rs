@@ -228,6 +228,26 @@ impl<T: Transactable> TVar<T> {
         unsafe { T::clone_from_word(*self.word.get_mut()) }
     }
 
+    /// Replaces the value without a transaction, returning the old one: exclusive
+    /// access proves no transaction uses the variable.
+    ///
+    /// ```
+    /// let mut var = lutra_stm::TVar::new(String::from("old"));
+    /// assert_eq!(var.replace_mut(String::from("new")), "old");
+    /// assert_eq!(var.get_mut(), "new");
+    /// ```
+    pub fn replace_mut(&mut self, value: T) -> T {
+        let old = std::mem::replace(self.word.get_mut(), value.into_word());
+        // SAFETY: `old` held a live value that only this variable owned; taken out of
+        // the word, it is released exactly once: by the returned `T` (cloned out of
+        // the word, then the word's own reference released).
+        unsafe {
+            let taken = T::clone_from_word(old);
+            T::release_word(old, 0);
+            taken
+        }
+    }
+
     /// Consumes the variable and returns its value.
     pub fn into_inner(mut self) -> T {
         self.get_mut()

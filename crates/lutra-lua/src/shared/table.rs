@@ -79,6 +79,40 @@ pub struct SharedTable {
     index: TVar<Arc<Index>>,
 }
 
+/// Dropping a table drops the tables it holds without recursion: a chain of tables
+/// nested however deep (as `lutra.shared` accepts) must not overflow the stack of the
+/// thread that drops the last reference.
+impl Drop for SharedTable {
+    fn drop(&mut self) {
+        let mut orphans = Vec::new();
+        self.take_children(&mut orphans);
+        while let Some(child) = orphans.pop() {
+            // Only the last owner empties a table; a table still held elsewhere keeps
+            // its contents, and its own drop, later, does the same.
+            if let Ok(mut child) = Arc::try_unwrap(child) {
+                child.take_children(&mut orphans);
+            }
+        }
+    }
+}
+
+impl SharedTable {
+    /// Empties this table (owned exclusively, as its drop proves), moving the tables
+    /// it holds to `orphans` instead of dropping them here.
+    fn take_children(&mut self, orphans: &mut Vec<Arc<SharedTable>>) {
+        let Ok(index) = Arc::try_unwrap(self.index.replace_mut(Arc::new(Index::default()))) else {
+            return;
+        };
+        for (_, cell) in index.cells {
+            if let Ok(mut cell) = Arc::try_unwrap(cell)
+                && let Stored::Table(child) = cell.value.replace_mut(Stored::Nil)
+            {
+                orphans.push(child);
+            }
+        }
+    }
+}
+
 impl Default for SharedTable {
     fn default() -> Self {
         Self::new()

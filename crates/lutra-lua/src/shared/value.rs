@@ -210,10 +210,18 @@ pub(crate) struct Copied {
 /// Converts Lua values into stored ones. Plain tables become new shared tables whose
 /// contents are listed in `copies`, to be written by the transaction that stores the
 /// value ([`SharedTable::fill`]): conversion reads Lua, filling writes the engine.
+///
+/// Nested tables are converted from a worklist, not by recursion, so a table nested
+/// however deep cannot overflow the worker's stack. Key paths for error messages are
+/// kept as a tree of suffixes (`paths`), built into a string only for an error.
 pub(crate) struct Converter<'l> {
     lua: &'l Lua,
     seen: HashMap<*const c_void, Arc<SharedTable>>,
     pub(crate) copies: Vec<Copied>,
+    /// Tables registered but not converted yet, with the index of their path.
+    pending: Vec<(Table, Arc<SharedTable>, usize)>,
+    /// Path nodes: the parent's index (none for the root) and this node's text.
+    paths: Vec<(Option<usize>, String)>,
 }
 
 impl<'l> Converter<'l> {
@@ -222,21 +230,74 @@ impl<'l> Converter<'l> {
             lua,
             seen: HashMap::new(),
             copies: Vec::new(),
+            pending: Vec::new(),
+            paths: Vec::new(),
         }
     }
 
     /// `value` as a stored value; `path` names where it goes (`key 'x'`), for errors.
     pub(crate) fn value(&mut self, value: &mlua::Value, path: &str) -> Result<Stored, String> {
+        self.paths.push((None, path.to_owned()));
+        let root = self.paths.len() - 1;
+        let stored = self.shallow(value, root, None)?;
+        while let Some((table, shared, path)) = self.pending.pop() {
+            let mut entries = Vec::new();
+            for pair in table.pairs::<mlua::Value, mlua::Value>() {
+                let (key, value) = pair.map_err(|e| e.to_string())?;
+                let converted = match to_key(self.lua, &key) {
+                    Ok(converted) => converted,
+                    Err(reason) => {
+                        let at = self.path(path, Some(&key));
+                        return Err(format!("cannot store {at}: {reason}"));
+                    }
+                };
+                let value = self.shallow(&value, path, Some(&key))?;
+                entries.push((converted, value));
+            }
+            self.copies.push(Copied {
+                table: shared,
+                entries,
+            });
+        }
+        Ok(stored)
+    }
+
+    /// The path of node `at`, followed by `key` if given.
+    fn path(&self, at: usize, key: Option<&mlua::Value>) -> String {
+        let mut parts = Vec::new();
+        let mut node = Some(at);
+        while let Some(index) = node {
+            let (parent, text) = &self.paths[index];
+            parts.push(text.as_str());
+            node = *parent;
+        }
+        let mut path: String = parts.into_iter().rev().collect();
+        if let Some(key) = key {
+            path.push_str(&key_suffix(key));
+        }
+        path
+    }
+
+    /// `value`, stored under `key` of the table at path node `at` (or at `at` itself),
+    /// converting a plain table's shell only: its entries wait in `pending`.
+    fn shallow(
+        &mut self,
+        value: &mlua::Value,
+        at: usize,
+        key: Option<&mlua::Value>,
+    ) -> Result<Stored, String> {
         Ok(match value {
             mlua::Value::Nil => Stored::Nil,
             mlua::Value::Boolean(b) => Stored::Boolean(*b),
             mlua::Value::Integer(i) => Stored::Integer(*i),
             mlua::Value::Number(n) => Stored::Number(*n),
             mlua::Value::String(s) => Stored::String(Arc::from(&*s.as_bytes())),
-            mlua::Value::Table(t) => Stored::Table(self.table(t, path)?),
+            mlua::Value::Table(t) => Stored::Table(self.table(t, at, key)?),
             mlua::Value::UserData(ud) => match object_of(self.lua, ud) {
                 Ok(stored) => stored,
-                Err(error) => return Err(refused(path, &error.kind, &error.reason)),
+                Err(error) => {
+                    return Err(refused(&self.path(at, key), &error.kind, &error.reason));
+                }
             },
             other => {
                 let exported =
@@ -246,23 +307,30 @@ impl<'l> Converter<'l> {
                         Some(value) => Stored::Object(value),
                         None => Stored::Nil,
                     },
-                    Err(error) => return Err(refused(path, &error.kind, &error.reason)),
+                    Err(error) => {
+                        return Err(refused(&self.path(at, key), &error.kind, &error.reason));
+                    }
                 }
             }
         })
     }
 
-    fn table(&mut self, table: &Table, path: &str) -> Result<Arc<SharedTable>, String> {
+    fn table(
+        &mut self,
+        table: &Table,
+        at: usize,
+        key: Option<&mlua::Value>,
+    ) -> Result<Arc<SharedTable>, String> {
         if crate::transfer::moved::is_moved(self.lua, table) {
             return Err(refused(
-                path,
+                &self.path(at, key),
                 "moved table",
                 crate::transfer::moved::MOVED_MESSAGE,
             ));
         }
         if table.metatable().is_some() {
             return Err(refused(
-                path,
+                &self.path(at, key),
                 "table with a metatable",
                 "a shared table has no metatable: store a plain table (its contents are copied)",
             ));
@@ -273,19 +341,14 @@ impl<'l> Converter<'l> {
         }
         let shared = Arc::new(SharedTable::new());
         self.seen.insert(address, shared.clone());
-        let mut entries = Vec::new();
-        for pair in table.pairs::<mlua::Value, mlua::Value>() {
-            let (key, value) = pair.map_err(|e| e.to_string())?;
-            let key_path = format!("{path}{}", key_suffix(&key));
-            let key = to_key(self.lua, &key)
-                .map_err(|reason| format!("cannot store {key_path}: {reason}"))?;
-            let value = self.value(&value, &key_path)?;
-            entries.push((key, value));
-        }
-        self.copies.push(Copied {
-            table: shared.clone(),
-            entries,
-        });
+        let node = match key {
+            Some(key) => {
+                self.paths.push((Some(at), key_suffix(key)));
+                self.paths.len() - 1
+            }
+            None => at,
+        };
+        self.pending.push((table.clone(), shared.clone(), node));
         Ok(shared)
     }
 }
