@@ -169,6 +169,9 @@ impl RuntimeShared {
     /// Writes `line` to standard output in one piece (lines of processes never mix).
     pub(crate) fn write_line(&self, line: &[u8]) {
         let _guard = self.output.lock().unwrap_or_else(|p| p.into_inner());
+        // `io.write` buffers in C's stdio: what it wrote before this line goes out
+        // first, so a process's output keeps its program order.
+        flush_c_stdio();
         let mut out = std::io::stdout().lock();
         // Output errors (a closed pipe) are not the process's fault; they are dropped
         // as `print` in stock Lua drops them.
@@ -425,4 +428,16 @@ mod tests {
             other => panic!("expected a deadlock, got {other:?}"),
         }
     }
+}
+
+unsafe extern "C" {
+    /// C's `fflush`: with a null stream, flushes every output stream of C's stdio.
+    fn fflush(stream: *mut std::ffi::c_void) -> std::ffi::c_int;
+}
+
+/// Writes out what Lua's `io` library (C's stdio) has buffered.
+fn flush_c_stdio() {
+    // SAFETY: `fflush(NULL)` is defined for any state of the streams; stdio locks each
+    // stream it flushes.
+    unsafe { fflush(std::ptr::null_mut()) };
 }
