@@ -225,7 +225,15 @@ function lutra.channel(capacity)
   return raw.channel(capacity)
 end
 
+-- A channel method called on something else: a bad-argument error at the caller's line.
+local function check_channel(ch, name)
+  if not raw.is_channel(ch) then
+    error("bad argument #1 to '" .. name .. "' (channel expected, got " .. type(ch) .. ")", 3)
+  end
+end
+
 function Channel.send(ch, ...)
+  check_channel(ch, "send")
   local sequence = checked(raw.channel_send(ch, ...))
   while true do
     local status = raw.channel_send_poll(ch, sequence)
@@ -239,6 +247,7 @@ function Channel.send(ch, ...)
 end
 
 function Channel.receive(ch)
+  check_channel(ch, "receive")
   while true do
     local r = pack(raw.channel_poll(ch, nil, true))
     if r[1] == "ok" then return unpack(r, 2, r.n) end
@@ -249,6 +258,7 @@ function Channel.receive(ch)
 end
 
 function Channel.try_receive(ch, timeout)
+  check_channel(ch, "try_receive")
   if timeout == nil then
     local r = pack(raw.channel_poll(ch, nil, false))
     if r[1] == "ok" then return true, unpack(r, 2, r.n) end
@@ -265,10 +275,12 @@ function Channel.try_receive(ch, timeout)
 end
 
 function Channel.close(ch)
+  check_channel(ch, "close")
   raw.channel_close(ch)
 end
 
 function Channel.values(ch)
+  check_channel(ch, "values")
   return function()
     while true do
       local r = pack(raw.channel_poll(ch, nil, true))
@@ -286,6 +298,9 @@ function lutra.select(...)
   if n > 0 and type(select(n, ...)) == "number" then
     timeout = select(n, ...)
     n = n - 1
+  end
+  if n == 0 then
+    error("bad argument #1 to 'select' (channel expected, got no value)", 2)
   end
   local channels = {}
   for i = 1, n do
