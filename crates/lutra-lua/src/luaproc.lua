@@ -151,6 +151,9 @@ end
 function luaproc.setnumworkers(n)
   n = check_count(n, "setnumworkers")
   if n <= 0 then error("bad argument #1 to 'setnumworkers' (number of workers must be positive)", 2) end
+  if n > raw.max_workers then
+    error("bad argument #1 to 'setnumworkers' (at most " .. raw.max_workers .. " workers)", 2)
+  end
   raw.set_workers(n)
 end
 

@@ -12,6 +12,7 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     raw.set("lp_delchannel", lua.create_function(delete_channel)?)?;
     raw.set("lp_channel", lua.create_function(named_channel)?)?;
     raw.set("set_workers", lua.create_function(set_workers)?)?;
+    raw.set("max_workers", crate::options::MAX_WORKERS)?;
     raw.set(
         "workers",
         lua.create_function(|lua, ()| Ok(ProcessContext::of(lua)?.runtime.sched.workers()))?,
