@@ -92,25 +92,36 @@ function luaproc.delchannel(name)
   return raw.lp_delchannel(check_name(name, 1, "delchannel"))
 end
 
-function luaproc.send(name, ...)
-  name = check_name(name, 1, "send")
-  local ch, problem = raw.lp_channel(name)
-  if not ch then return nil, problem end
-  local sequence
-  sequence, problem = raw.channel_send(ch, ...)
-  if not sequence then
-    if raw.channel_closed(ch) then return nil, "channel '" .. name .. "' does not exist" end
-    return nil, problem
-  end
+-- Waits until the message `sequence` on `ch` (named `name`) has been received: true,
+-- or nil and why not.
+local function delivered(ch, name, sequence)
   while true do
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return true end
     if status == "closed" then
       return nil, "channel '" .. name .. "' destroyed while waiting for receiver"
     end
-    problem = wait("luaproc.send on channel '" .. name .. "'")
-    if problem then error(problem, 2) end
+    local problem = wait("luaproc.send on channel '" .. name .. "'")
+    if problem then error(problem, 3) end
   end
+end
+
+function luaproc.send(name, ...)
+  name = check_name(name, 1, "send")
+  local ch, problem = raw.lp_channel(name)
+  if not ch then return nil, problem end
+  local sequence
+  sequence, problem = raw.channel_send(ch, ...)
+  if sequence then return delivered(ch, name, sequence) end
+  if raw.channel_closed(ch) then return nil, "channel '" .. name .. "' does not exist" end
+  -- A value that cannot be sent: as luaproc does, the receiver this send meets gets
+  -- nil and the reason instead of the message, and the sender gets them too.
+  sequence = raw.channel_send(ch, nil, problem)
+  if sequence then
+    local ok, why = delivered(ch, name, sequence)
+    if not ok then return nil, why end
+  end
+  return nil, problem
 end
 
 function luaproc.receive(name, async)
