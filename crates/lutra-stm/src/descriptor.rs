@@ -98,6 +98,8 @@ pub(crate) struct Core {
     pub(crate) aborts_in_row: u32,
     pub(crate) irrevocable: bool,
     pub(crate) holds_gate: bool,
+    /// The attempt is serial (`serial.rs`): it holds the engine's serial gate.
+    pub(crate) holds_serial: bool,
     /// The next attempt must be irrevocable (becoming so failed validation).
     pub(crate) restart_irrevocable: bool,
     pub(crate) last_abort: Option<AbortReason>,
@@ -183,6 +185,7 @@ impl TxDescriptor {
             aborts_in_row: 0,
             irrevocable: false,
             holds_gate: false,
+            holds_serial: false,
             restart_irrevocable: false,
             last_abort: None,
             started_at: None,
@@ -438,6 +441,24 @@ impl TxDescriptor {
         self.core.become_irrevocable(&self.stm)
     }
 
+    /// Makes the running attempt serial: irrevocable, and the only attempt of the
+    /// engine that runs until it ends — every other attempt is killed or has ended,
+    /// and none begins meanwhile. Code that writes shared memory without the engine
+    /// (GCC's uninstrumented code, an unsafe call in `__transaction_relaxed`) may then
+    /// run inside it. See `serial.rs`.
+    ///
+    /// # Errors
+    /// As [`TxDescriptor::become_irrevocable`]: the attempt is doomed (its next
+    /// attempt starts irrevocable, and may ask again), or not active.
+    pub fn become_serial(&mut self) -> Result<(), Abort> {
+        self.core.become_serial(&self.stm)
+    }
+
+    /// Whether the running attempt is serial ([`TxDescriptor::become_serial`]).
+    pub fn is_serial(&self) -> bool {
+        self.core.holds_serial || (self.core.solo && self.core.irrevocable)
+    }
+
     /// Dooms the running attempt with `reason` (an explicit abort, a retry).
     pub fn doom(&mut self, reason: AbortReason) -> Abort {
         self.core.doom(reason)
@@ -617,6 +638,9 @@ impl Core {
         // later (a CAS), which publishes this store to them.
         shared.status.store(self.status.encode(), Ordering::Release);
         stm.epochs.announce_in(&shared.epoch);
+        if stm.serial.held_by_other(self.slot) {
+            self.wait_for_serial(stm);
+        }
         self.doomed = None;
         self.active = true;
         self.fast_access = true;
@@ -738,6 +762,10 @@ impl Core {
         // The gate is never kept between attempts, not even for an irrevocable restart
         // (which closes it again when it begins): kept through the backoff and the
         // hooks' decisions, it would hold back every update commit meanwhile.
+        if self.holds_serial {
+            stm.serial.leave(self.slot);
+            self.holds_serial = false;
+        }
         if self.holds_gate {
             stm.gate.open(self.slot);
             self.holds_gate = false;

@@ -57,6 +57,7 @@ mod orec;
 mod parking;
 mod registry;
 mod run;
+mod serial;
 mod sets;
 mod solo;
 mod stats;

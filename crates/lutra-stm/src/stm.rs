@@ -13,6 +13,7 @@ use crate::epoch::Epochs;
 use crate::gate::CommitGate;
 use crate::orec::OrecTable;
 use crate::registry::{Registry, TxState};
+use crate::serial::SerialGate;
 use crate::sets::LINEAR_MAX;
 use crate::solo::SoloGate;
 use crate::stats::{Counters, Stats};
@@ -40,6 +41,7 @@ pub(crate) struct StmInner {
     pub(crate) gate: CommitGate,
     pub(crate) epochs: Epochs,
     pub(crate) solo: SoloGate,
+    pub(crate) serial: SerialGate,
     pub(crate) id: u64,
 }
 
@@ -104,6 +106,7 @@ impl Stm {
             gate: CommitGate::new(),
             epochs: Epochs::new(),
             solo: SoloGate::new(),
+            serial: SerialGate::new(),
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             config,
         };

@@ -20,7 +20,9 @@
 //!   commits while it runs (its reads are repeatable);
 //! - solo: a descriptor allowed to run solo (uninstrumented, `solo.rs`) transfers
 //!   between two words while another thread creates a descriptor and audits: the
-//!   audit never sees a half-done transfer, and no transfer is lost.
+//!   audit never sees a half-done transfer, and no transfer is lost;
+//! - serial: an attempt made serial moves an amount with plain writes while an
+//!   auditor and an updater run transactions: neither runs beside it.
 
 #![cfg(feature = "shuttle")]
 
@@ -472,5 +474,91 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind) {
 fn solo_attempts_never_run_beside_a_newcomer() {
     for design in DesignKind::ALL {
         explore(11, true, move || solo_transfers_and_newcomer_audit(design));
+    }
+}
+
+/// Two words summing to 200. A serial attempt moves 1 between them with plain
+/// writes (as GCC's uninstrumented code does), yielding between the two; an
+/// auditor and an updater of the same words run transactions meanwhile: no audit
+/// sees the half-done move, and no update is lost.
+fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
+    use lutra_stm::{TxDescriptor, TxOptions};
+    let stm = tiny(design, "suicide");
+    let words: Arc<[std::sync::atomic::AtomicUsize; 2]> = Arc::new([
+        std::sync::atomic::AtomicUsize::new(100),
+        std::sync::atomic::AtomicUsize::new(100),
+    ]);
+    // Runs `body` as a word transaction of `tx` until it commits.
+    fn until_committed<T>(
+        tx: &mut TxDescriptor,
+        mut body: impl FnMut(&mut TxDescriptor) -> Result<T, lutra_stm::Abort>,
+    ) -> T {
+        loop {
+            tx.begin(TxOptions::default());
+            match body(tx).and_then(|value| tx.commit().map(|()| value)) {
+                Ok(value) => return value,
+                Err(abort) => {
+                    tx.rollback(abort.reason());
+                    thread::yield_now();
+                }
+            }
+        }
+    }
+    let serial = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            until_committed(&mut tx, |tx| {
+                tx.become_serial()?;
+                assert!(tx.is_serial());
+                words[0].fetch_sub(1, Ordering::Relaxed);
+                thread::yield_now();
+                words[1].fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            });
+        })
+    };
+    let auditor = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
+            for _ in 0..2 {
+                // SAFETY: the words live in the `Arc`; besides the serial attempt,
+                // only transactions of this engine access them.
+                let sum = until_committed(&mut tx, |tx| unsafe { Ok(tx.load(a)? + tx.load(b)?) });
+                assert_eq!(sum, 200, "an audit saw half of a serial move");
+            }
+        })
+    };
+    let updater = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
+            // SAFETY: as for the auditor.
+            until_committed(&mut tx, |tx| unsafe {
+                let (x, y) = (tx.load(a)?, tx.load(b)?);
+                tx.store(a, x + 5, usize::MAX)?;
+                tx.store(b, y - 5, usize::MAX)
+            });
+        })
+    };
+    for handle in [serial, auditor, updater] {
+        handle.join().unwrap();
+    }
+    let (a, b) = (
+        words[0].load(Ordering::SeqCst),
+        words[1].load(Ordering::SeqCst),
+    );
+    assert_eq!((a, b), (104, 96), "a move was lost");
+}
+
+#[test]
+fn serial_attempts_run_alone() {
+    for design in DesignKind::ALL {
+        explore(13, true, move || {
+            serial_plain_move_beside_audit_and_update(design)
+        });
     }
 }
