@@ -8,7 +8,9 @@
 //!   (nesting 0, `ended_by_abort`) and the code has it clear.
 //! - Each aborted attempt is counted once, when it is rolled back.
 
-use crate::status::{STM_PATH_INSTRUMENTED, Site, abort_code};
+use crate::status::{
+    CapiError, CapiResult, LUTRA_ABORT_RETRY, STM_PATH_INSTRUMENTED, Site, abort_code,
+};
 use crate::thread::{Attributes, ThreadTx};
 use lutra_stm::{AbortReason, Decision, TxOptions};
 use std::ffi::c_int;
@@ -95,6 +97,42 @@ impl ThreadTx {
         code | STM_PATH_INSTRUMENTED
     }
 
+    /// `stm_retry`: abandons the running attempt, blocks until a location it read is
+    /// changed by another transaction's commit, then begins the next attempt. Returns
+    /// the restart status (`LUTRA_ABORT_RETRY` with `STM_PATH_INSTRUMENTED`).
+    ///
+    /// A solo attempt keeps no read set: it is rolled back and the transaction runs
+    /// again at once, instrumented (solo attempts stay off until it commits), so
+    /// that its own `stm_retry` knows what to wait for.
+    ///
+    /// # Errors
+    /// `LUTRA_EINVAL` when the attempt is irrevocable (nothing it read can change; it
+    /// goes on), or read nothing (nothing could ever wake it; the transaction is then
+    /// over, rolled back, as after a `no_retry` abort).
+    pub(crate) fn retry(&mut self) -> CapiResult<c_int> {
+        if self.desc.is_irrevocable() {
+            return Err(CapiError::invalid(
+                "stm_retry in an irrevocable transaction: nothing it read can change",
+            ));
+        }
+        if self.desc.is_solo() {
+            self.desc.rollback(AbortReason::Retry);
+            self.desc.allow_solo(false);
+            self.solo_paused = true;
+        } else if self.desc.wait_for_change().is_err() {
+            self.pending = None;
+            self.nesting = 0;
+            self.ended_by_abort = true;
+            return Err(CapiError::invalid(
+                "stm_retry in a transaction that read nothing: nothing could ever wake it",
+            ));
+        }
+        self.pending = None;
+        self.desc.restart();
+        self.nesting = 1;
+        Ok(LUTRA_ABORT_RETRY | STM_PATH_INSTRUMENTED)
+    }
+
     /// Commits the outermost level. Returns `Ok` when committed, otherwise the status
     /// of the abort path (a failed commit has rolled back: it always restarts or
     /// ends, never stays doomed).
@@ -104,6 +142,10 @@ impl ThreadTx {
                 self.nesting = 0;
                 self.pending = None;
                 self.stats.count_commit();
+                if self.solo_paused {
+                    self.solo_paused = false;
+                    self.desc.allow_solo(true);
+                }
                 Ok(())
             }
             Err(abort) => Err(self.after_abort(abort.reason(), Site::Commit, Style::Restart)),

@@ -41,6 +41,8 @@
 //! | `memory.rs` | `mod_mem.h`: `stm_malloc`, `stm_free` |
 //! | `stats.rs`, `params.rs` | statistics and parameters by tinySTM name |
 //! | `atomically.rs` | `stm_atomically`, the jump-free entry point |
+//! | `retry.rs` | `stm_retry`: block until something read changes |
+//! | `itm/` | GCC's libitm ABI (`-fgnu-tm`) on the same per-thread state |
 //! | `attempt.rs` | begin, and the abort path: roll back, wait, restart or end |
 //! | `thread.rs`, `engine.rs` | per-thread state; the process-wide engine |
 //! | `fast.rs` | the fast path's initial-exec slot for a plain thread's state |
@@ -89,11 +91,14 @@ mod boundary;
 pub mod cxlock;
 mod engine;
 mod fast;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub mod itm;
 pub mod last_error;
 pub mod lifecycle;
 mod locals;
 pub mod memory;
 pub mod params;
+pub mod retry;
 pub mod sched;
 mod scheduler;
 mod shim;

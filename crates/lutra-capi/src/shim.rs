@@ -97,13 +97,18 @@ pub(crate) unsafe fn jump_if_restarted(status: c_int) {
 #[inline(never)]
 unsafe fn restart_jump(status: c_int) -> ! {
     // A restart status comes only from the restart path, which has just begun a fresh
-    // attempt on the caller's registered state: its buffer is there.
-    let Some(env) = thread::env() else {
-        eprintln!("lutra: internal error: a transaction restarted without its state");
-        std::process::abort();
-    };
-    // SAFETY: `env` was filled by the caller's `sigsetjmp` in a frame still live and
-    // only C frames and owning-nothing trampolines lie above it (the contract of
-    // `jump_if_restarted`).
-    unsafe { lutra_shim_jump(env, status) }
+    // attempt on the caller's registered state: its restart point is there.
+    match thread::restart_target() {
+        // SAFETY: `env` was filled by the caller's `sigsetjmp` in a frame still live
+        // and only C frames and owning-nothing trampolines lie above it (the contract
+        // of `jump_if_restarted`).
+        Some(thread::RestartTarget::Buffer(env)) => unsafe { lutra_shim_jump(env, status) },
+        // SAFETY: the same contract, for the checkpoint of `_ITM_beginTransaction`.
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        Some(thread::RestartTarget::Checkpoint(resumption)) => unsafe { resumption.run() },
+        None => {
+            eprintln!("lutra: internal error: a transaction restarted without its state");
+            std::process::abort();
+        }
+    }
 }

@@ -77,6 +77,9 @@ pub const STM_ABORT_KILLED: c_int = implicit(0x0A);
 pub const STM_ABORT_EXTEND_WS: c_int = implicit(0x0C);
 /// tinySTM: any other reason.
 pub const STM_ABORT_OTHER: c_int = implicit(0x0F);
+/// Lutra: the transaction called `stm_retry` and runs again after a change (the
+/// code its `sigsetjmp` returns, with `STM_PATH_INSTRUMENTED`).
+pub const LUTRA_ABORT_RETRY: c_int = implicit(0x0E);
 
 /// Where an abort was met, which tinySTM's codes distinguish.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

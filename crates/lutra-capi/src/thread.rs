@@ -101,6 +101,12 @@ pub(crate) struct ThreadTx {
     pub(crate) in_task: bool,
     /// How to decode `stm_tx_attr_t` without the shim (fast `stm_start`).
     pub(crate) layout: AttrLayout,
+    /// The transaction was begun through GCC's ABI (`itm/`): how it restarts.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    pub(crate) itm: crate::itm::ItmFrame,
+    /// Solo attempts are off until the next commit: a solo attempt called
+    /// `stm_retry`, and its re-run must keep a read set to wait on.
+    pub(crate) solo_paused: bool,
 }
 
 impl Drop for ThreadTx {
@@ -228,6 +234,9 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
         env,
         in_task,
         layout: AttrLayout::of_c_compiler(),
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        itm: crate::itm::ItmFrame::default(),
+        solo_paused: false,
     }));
     let pointer = state.as_ptr();
     let plain = locals::with(|locals| {
@@ -263,9 +272,28 @@ pub(crate) fn discard() {
     drop(state);
 }
 
-/// The jump buffer of the calling thread or task, if it is registered.
-pub(crate) fn env() -> Option<*mut SigJmpBuf> {
-    with_thread(|state| Ok(state.env())).ok()
+/// Where a restarted transaction of the calling thread (or task) goes back to.
+pub(crate) enum RestartTarget {
+    /// The `sigsetjmp` of `stm.h`'s transactions.
+    Buffer(*mut SigJmpBuf),
+    /// The checkpoint of `_ITM_beginTransaction`, with what to do first.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    Checkpoint(crate::itm::Resumption),
+}
+
+/// Where the calling thread's (or task's) transaction, which has just begun a fresh
+/// attempt, restarts from; `None` if the thread is not registered.
+pub(crate) fn restart_target() -> Option<RestartTarget> {
+    with_thread(|state| {
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        if state.itm.active {
+            return Ok(RestartTarget::Checkpoint(crate::itm::Resumption::prepare(
+                state, true,
+            )));
+        }
+        Ok(RestartTarget::Buffer(state.env()))
+    })
+    .ok()
 }
 
 /// Whether the calling thread or task runs a transaction (of the C API, or a Rust
