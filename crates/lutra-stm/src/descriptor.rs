@@ -626,12 +626,15 @@ impl Core {
             irrevocable: false,
             serial: self.status.serial + 1,
         };
-        if self.solo_allowed
-            && !(self.options.irrevocable || self.restart_irrevocable)
-            && stm.solo.try_enter(&stm.registry, self.slot)
-        {
+        let irrevocable = self.options.irrevocable || self.restart_irrevocable;
+        if self.solo_allowed && !irrevocable && stm.solo.try_enter(&stm.registry, self.slot) {
             self.start_solo(stm);
             return;
+        }
+        if irrevocable {
+            // Before announcing: a serial attempt (which holds the gate) waits for
+            // every announced attempt to end.
+            self.close_gate(stm);
         }
         // ORDERING: the full fence in `announce_in` orders this store before the
         // attempt's first read; killers find the attempt through a record it locked
@@ -649,7 +652,7 @@ impl Core {
             self.started_at = Some(Stamp::now());
         }
         self.rv = stm.clock.load(Ordering::SeqCst);
-        if self.options.irrevocable || self.restart_irrevocable {
+        if irrevocable {
             self.start_irrevocable(stm);
         }
     }

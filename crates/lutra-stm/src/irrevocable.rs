@@ -46,18 +46,22 @@ impl Core {
         self.mark_irrevocable(stm)
     }
 
-    /// Makes a fresh attempt irrevocable before it has read anything: waits for the
-    /// gate instead of failing.
-    pub(crate) fn start_irrevocable(&mut self, stm: &StmInner) {
+    /// Closes the gate for an attempt that starts irrevocable, waiting for it to
+    /// open; called before the attempt announces itself.
+    pub(crate) fn close_gate(&mut self, stm: &StmInner) {
         stm.wait_until(|| stm.gate.try_close(self.slot));
         self.holds_gate = true;
+    }
+
+    /// Makes a fresh attempt irrevocable before it has read anything, once it holds
+    /// the gate ([`Core::close_gate`], which waits for it instead of failing).
+    pub(crate) fn start_irrevocable(&mut self, stm: &StmInner) {
         stm.gate.drain(stm, self.slot);
         self.rv = stm.clock.load(Ordering::SeqCst);
-        let marked = self.mark_irrevocable(stm);
-        debug_assert!(
-            marked.is_ok(),
-            "a fresh attempt holding no locks cannot have been killed"
-        );
+        // Only a serial attempt (`serial.rs`) kills an attempt that holds no locks:
+        // if it did, this one is doomed (restarting irrevocable), and its first
+        // access reports it.
+        let _ = self.mark_irrevocable(stm);
     }
 
     /// Sets the irrevocable bit of the own status by CAS; fails if already killed.

@@ -22,7 +22,8 @@
 //!   between two words while another thread creates a descriptor and audits: the
 //!   audit never sees a half-done transfer, and no transfer is lost;
 //! - serial: an attempt made serial moves an amount with plain writes while an
-//!   auditor and an updater run transactions: neither runs beside it.
+//!   auditor, an updater and an irrevocable updater run transactions: none runs
+//!   beside it, and none deadlocks with it.
 
 #![cfg(feature = "shuttle")]
 
@@ -491,10 +492,11 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
     // Runs `body` as a word transaction of `tx` until it commits.
     fn until_committed<T>(
         tx: &mut TxDescriptor,
+        options: TxOptions,
         mut body: impl FnMut(&mut TxDescriptor) -> Result<T, lutra_stm::Abort>,
     ) -> T {
         loop {
-            tx.begin(TxOptions::default());
+            tx.begin(options);
             match body(tx).and_then(|value| tx.commit().map(|()| value)) {
                 Ok(value) => return value,
                 Err(abort) => {
@@ -508,7 +510,7 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
         let (stm, words) = (stm.clone(), words.clone());
         thread::spawn(move || {
             let mut tx = TxDescriptor::new(&stm).unwrap();
-            until_committed(&mut tx, |tx| {
+            until_committed(&mut tx, TxOptions::default(), |tx| {
                 tx.become_serial()?;
                 assert!(tx.is_serial());
                 words[0].fetch_sub(1, Ordering::Relaxed);
@@ -526,7 +528,9 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
             for _ in 0..2 {
                 // SAFETY: the words live in the `Arc`; besides the serial attempt,
                 // only transactions of this engine access them.
-                let sum = until_committed(&mut tx, |tx| unsafe { Ok(tx.load(a)? + tx.load(b)?) });
+                let sum = until_committed(&mut tx, TxOptions::default(), |tx| unsafe {
+                    Ok(tx.load(a)? + tx.load(b)?)
+                });
                 assert_eq!(sum, 200, "an audit saw half of a serial move");
             }
         })
@@ -537,21 +541,41 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
             let mut tx = TxDescriptor::new(&stm).unwrap();
             let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
             // SAFETY: as for the auditor.
-            until_committed(&mut tx, |tx| unsafe {
+            until_committed(&mut tx, TxOptions::default(), |tx| unsafe {
                 let (x, y) = (tx.load(a)?, tx.load(b)?);
                 tx.store(a, x + 5, usize::MAX)?;
                 tx.store(b, y - 5, usize::MAX)
             });
         })
     };
-    for handle in [serial, auditor, updater] {
+    // Starts irrevocable: it waits for the commit gate, which the serial attempt
+    // holds, and must do so unannounced (the serial attempt waits for every
+    // announced attempt).
+    let irrevocable = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
+            let options = TxOptions {
+                irrevocable: true,
+                ..TxOptions::default()
+            };
+            // SAFETY: as for the auditor.
+            until_committed(&mut tx, options, |tx| unsafe {
+                let (x, y) = (tx.load(a)?, tx.load(b)?);
+                tx.store(a, x + 10, usize::MAX)?;
+                tx.store(b, y - 10, usize::MAX)
+            });
+        })
+    };
+    for handle in [serial, auditor, updater, irrevocable] {
         handle.join().unwrap();
     }
     let (a, b) = (
         words[0].load(Ordering::SeqCst),
         words[1].load(Ordering::SeqCst),
     );
-    assert_eq!((a, b), (104, 96), "a move was lost");
+    assert_eq!((a, b), (114, 86), "a move was lost");
 }
 
 #[test]

@@ -111,7 +111,13 @@ unsafe fn store<T: Copy>(addr: *mut T, value: T) {
             let mut bytes = [0u8; WORD];
             let mut mask = [0u8; WORD];
             // SAFETY: `offset + size_of::<T>()` bytes lie in `bytes`.
-            unsafe { bytes.as_mut_ptr().add(offset).cast::<T>().write_unaligned(value) };
+            unsafe {
+                bytes
+                    .as_mut_ptr()
+                    .add(offset)
+                    .cast::<T>()
+                    .write_unaligned(value)
+            };
             mask[offset..offset + size_of::<T>()].fill(0xFF);
             let (word, mask) = (usize::from_ne_bytes(bytes), usize::from_ne_bytes(mask));
             // SAFETY: as in `load`; the mask limits the write to the value's bytes.

@@ -57,7 +57,9 @@ pub unsafe extern "C" fn _ITM_registerTMCloneTable(table: *const CloneEntry, cou
         .map(|entry| (entry.function as usize, entry.clone as usize))
         .collect();
     pairs.sort_unstable();
-    let mut tables = TABLES.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut tables = TABLES
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     tables.retain(|known| known.address != table as usize);
     tables.push(CloneTable {
         address: table as usize,
@@ -69,13 +71,17 @@ pub unsafe extern "C" fn _ITM_registerTMCloneTable(table: *const CloneEntry, cou
 /// by the C runtime when its object is unloaded. An unknown table is ignored.
 #[unsafe(no_mangle)]
 pub extern "C" fn _ITM_deregisterTMCloneTable(table: *const CloneEntry) {
-    let mut tables = TABLES.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut tables = TABLES
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     tables.retain(|known| known.address != table as usize);
 }
 
 /// The registered clone of `function`.
 fn clone_of(function: usize) -> Option<usize> {
-    let tables = TABLES.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let tables = TABLES
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     tables.iter().find_map(|table| {
         let index = table
             .pairs

@@ -118,6 +118,16 @@ impl ItmFrame {
     }
 }
 
+/// Makes the fresh attempt on `state` serial before code without barriers runs,
+/// rolling back and beginning again for as long as it is doomed (killed by another
+/// serial attempt while it waited for the commit gate).
+pub(crate) fn make_serial(state: &mut ThreadTx) {
+    while let Err(abort) = state.desc.become_serial() {
+        let code = crate::status::abort_code(abort.reason(), crate::status::Site::Commit);
+        state.end_attempt(abort.reason(), code, false);
+    }
+}
+
 /// What an ABI transaction restarting (or cancelled) on the calling thread must do
 /// once the state is no longer borrowed: run the user undo actions, then resume.
 pub(crate) struct Resumption {
@@ -139,12 +149,13 @@ impl Resumption {
             frame.active = false;
             A_ABORT_TRANSACTION | A_RESTORE_LIVE_VARIABLES
         } else if frame.uninstrumented_only {
+            make_serial(state);
             A_RUN_UNINSTRUMENTED_CODE | A_RESTORE_LIVE_VARIABLES
         } else {
             A_RUN_INSTRUMENTED_CODE | A_RESTORE_LIVE_VARIABLES
         };
         Self {
-            checkpoint: &frame.checkpoint,
+            checkpoint: &state.itm.checkpoint,
             actions,
             undo_actions,
         }

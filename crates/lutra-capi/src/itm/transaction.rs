@@ -11,7 +11,7 @@
 
 use super::{
     A_RUN_INSTRUMENTED_CODE, A_RUN_UNINSTRUMENTED_CODE, A_SAVE_LIVE_VARIABLES, Checkpoint,
-    PR_INSTRUMENTED_CODE, Resumption, UserAction,
+    PR_INSTRUMENTED_CODE, Resumption, UserAction, make_serial,
 };
 use crate::attempt::Style;
 use crate::engine;
@@ -94,7 +94,10 @@ pub(super) unsafe extern "C" fn begin(properties: u32, checkpoint: *const Checkp
             // SAFETY: this frame and the assembly's own nothing; the outer
             // transaction's checkpoint frame is live.
             unsafe { shim::jump_if_restarted(status) };
-            fatal("_ITM_beginTransaction", "a transaction ended while beginning")
+            fatal(
+                "_ITM_beginTransaction",
+                "a transaction ended while beginning",
+            )
         }
     }
 }
@@ -126,9 +129,7 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
     }
     state.begin(Attributes::default());
     if uninstrumented_only {
-        if let Err(abort) = state.desc.become_serial() {
-            return Err(state.after_abort(abort.reason(), Site::Commit, Style::Restart));
-        }
+        make_serial(state);
         return Ok(A_RUN_UNINSTRUMENTED_CODE | A_SAVE_LIVE_VARIABLES);
     }
     Ok(A_RUN_INSTRUMENTED_CODE | A_SAVE_LIVE_VARIABLES)
@@ -188,10 +189,16 @@ pub unsafe extern "C" fn _ITM_abortTransaction(reason: u32) -> ! {
     let function = "_ITM_abortTransaction";
     let resumption = on_thread(function, |state| {
         if state.nesting == 0 || !state.itm.active {
-            fatal(function, "no transaction begun by _ITM_beginTransaction is running");
+            fatal(
+                function,
+                "no transaction begun by _ITM_beginTransaction is running",
+            );
         }
         if reason & USER_ABORT == 0 {
-            fatal(function, "only user aborts (__transaction_cancel) are supported");
+            fatal(
+                function,
+                "only user aborts (__transaction_cancel) are supported",
+            );
         }
         if state.nesting > 1 && reason & OUTER_ABORT == 0 {
             fatal(
@@ -348,6 +355,8 @@ pub unsafe extern "C" fn _ITM_error(location: *const SrcLocation, code: c_int) -
         .filter(|location| !location.source.is_null())
         // SAFETY: a NUL-terminated string (contract).
         .map(|location| unsafe { CStr::from_ptr(location.source) }.to_string_lossy());
-    let at = source.map(|source| format!(" at {source}")).unwrap_or_default();
+    let at = source
+        .map(|source| format!(" at {source}"))
+        .unwrap_or_default();
     fatal("_ITM_error", &format!("error {code}{at}"))
 }

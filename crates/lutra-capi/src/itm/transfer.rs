@@ -46,9 +46,11 @@ unsafe fn transfer(dst: usize, write: Side, src: usize, read: Side, size: usize)
         unsafe {
             match read {
                 Side::Transactional => read_bytes(src + offset, buffer.as_mut_ptr(), len),
-                Side::Plain => {
-                    std::ptr::copy_nonoverlapping((src + offset) as *const u8, buffer.as_mut_ptr(), len)
-                }
+                Side::Plain => std::ptr::copy_nonoverlapping(
+                    (src + offset) as *const u8,
+                    buffer.as_mut_ptr(),
+                    len,
+                ),
             }
             match write {
                 Side::Transactional => write_bytes(dst + offset, buffer.as_ptr(), len),
