@@ -1,7 +1,7 @@
 # Lutra's entry points. `make demo` runs the main job, `make test` runs every test.
 CARGO ?= cargo
 
-.PHONY: demo demo-stm test deps test-rust test-model test-c test-module test-rock bench bench-quick bench-charts bench-build lint
+.PHONY: demo demo-stm test deps test-rust test-model test-c test-itm test-module test-rock bench bench-quick bench-charts bench-build lint
 
 # Lua processes on every core: CPU-bound processes, elapsed time against the same work
 # in one process, and the speedup.
@@ -15,7 +15,7 @@ demo-stm:
 # `deps` first: what the tests need is checked (and installed, as root) before
 # minutes of tests run.
 test: deps
-	$(MAKE) test-rust test-model test-c test-module test-rock
+	$(MAKE) test-rust test-model test-c test-itm test-module test-rock
 
 # Installs (as root, with apt-get) or names what the tests need besides Rust.
 deps:
@@ -34,6 +34,10 @@ test-model:
 # C programs written against lutra/stm.h, built and run against liblutra.
 test-c:
 	$(MAKE) -C tests/c run
+
+# Programs written with GCC's -fgnu-tm, run against GCC's libitm and Lutra's.
+test-itm:
+	$(MAKE) -C tests/itm run
 
 # The loadable module (`require "lutra"` / `require "luaproc"`) under a stock lua5.4:
 # built on its own (it links against the host's Lua), then tests/module/*.lua.

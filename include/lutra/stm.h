@@ -174,7 +174,9 @@ enum {
   /* The read or write set reached its size limit. */
   STM_ABORT_EXTEND_WS = (1 << 6) | (0x0C << 8),
   /* Any other reason. */
-  STM_ABORT_OTHER = (1 << 6) | (0x0F << 8)
+  STM_ABORT_OTHER = (1 << 6) | (0x0F << 8),
+  /* Lutra: the transaction called stm_retry and runs again after a change. */
+  LUTRA_ABORT_RETRY = (1 << 6) | (0x0E << 8)
 };
 
 /* ------------------------------------------------------------------------ *
@@ -256,6 +258,34 @@ int stm_commit(void);
  * returns, last error set.
  */
 void stm_abort(int abort_reason);
+
+/* GCC's attribute that lets a function be called inside __transaction_atomic
+ * without instrumentation (other compilers have no TM extension). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define LUTRA_TRANSACTION_PURE __attribute__((transaction_pure))
+#else
+#define LUTRA_TRANSACTION_PURE
+#endif
+
+/*
+ * Lutra: blocking retry (neither tinySTM nor libitm has it). Abandons the
+ * transaction, waits (the thread sleeps, or the scheduler's task is suspended:
+ * no CPU is spent) until another transaction's commit changes a location this
+ * one read, then runs it again: execution goes back to its sigsetjmp, or to the
+ * start of the __transaction_atomic block that called it (with -fgnu-tm,
+ * through Lutra's libitm.so.1). Does not return.
+ *
+ *   __transaction_atomic {
+ *     if (count == 0) stm_retry();   // wait for a producer
+ *     item = items[--count];
+ *   }
+ *
+ * Misuse returns with the last error set: LUTRA_ENOTX outside a transaction;
+ * LUTRA_EINVAL in an irrevocable transaction (which goes on) or in one that read
+ * nothing (nothing could wake it: it is over, as after a no_retry abort). Inside
+ * __transaction_atomic, misuse stops the process with a message instead.
+ */
+void stm_retry(void) LUTRA_TRANSACTION_PURE;
 
 /*
  * Transactional load of the word at addr. On a conflict the transaction restarts
