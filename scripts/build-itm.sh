@@ -7,15 +7,19 @@
 #
 # Usage: scripts/build-itm.sh [debug|release]   (default: release)
 # Prints the directory holding libitm.so.1 (and the libitm.so link for linking).
+# With LUTRA_ITM_LINK_ONLY=1 it links the liblutra.a already built, without cargo.
 set -eu
 profile=${1:-release}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 case "$profile" in
-  release) cargo build --quiet --release -p lutra-capi ;;
-  debug) cargo build --quiet -p lutra-capi ;;
+  release) flags=--release ;;
+  debug) flags= ;;
   *) echo "usage: $0 [debug|release]" >&2; exit 64 ;;
 esac
+if [ "${LUTRA_ITM_LINK_ONLY:-0}" != 1 ]; then
+  cargo build --quiet $flags -p lutra-capi
+fi
 target=${CARGO_TARGET_DIR:-$root/target}
 out="$target/$profile/itm"
 mkdir -p "$out"

@@ -1,5 +1,6 @@
-//! Builds what the benchmark runs: `liblutra.a` (through cargo) and the C programs
-//! of `bench/c` (through its Makefile), into `target/cbench`.
+//! Builds what the benchmark runs: `liblutra.a` (through cargo), Lutra's
+//! `libitm.so.1` (`scripts/build-itm.sh`) and the C programs of `bench/c` (through
+//! its Makefile), into `target/cbench`.
 
 use crate::Args;
 use std::path::{Path, PathBuf};
@@ -9,6 +10,8 @@ use std::process::Command;
 pub(crate) struct Programs {
     /// `target/cbench`: `cbench-<system>` and `count-<system>`.
     pub(crate) dir: PathBuf,
+    /// Lutra's `libitm.so.1` (`target/release/itm`), for the `-fgnu-tm` build.
+    pub(crate) lutra_itm: PathBuf,
 }
 
 impl Programs {
@@ -62,6 +65,14 @@ pub(crate) fn build(args: &Args) -> Result<Programs, String> {
             "cargo build --release -p lutra-capi",
         )?;
     }
+    // Lutra's libitm.so.1, linked from liblutra.a (built above, or by the caller).
+    run(
+        Command::new(root.join("scripts/build-itm.sh"))
+            .arg("release")
+            .env("LUTRA_ITM_LINK_ONLY", "1")
+            .stdout(std::process::Stdio::null()),
+        "scripts/build-itm.sh release",
+    )?;
     let dir = target.join("cbench");
     run(
         Command::new("make")
@@ -72,5 +83,8 @@ pub(crate) fn build(args: &Args) -> Result<Programs, String> {
             .arg(format!("LIB={}", target.join("release").display())),
         "make -C bench/c",
     )?;
-    Ok(Programs { dir })
+    Ok(Programs {
+        dir,
+        lutra_itm: target.join("release/itm"),
+    })
 }

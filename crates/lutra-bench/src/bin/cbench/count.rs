@@ -6,7 +6,8 @@
 //!    for each column: Lutra instrumented (`LUTRA_STM_SOLO=0`: the path every
 //!    thread takes once a second one is registered) with `LUTRA_STM_STATS=0` and
 //!    `=1`, Lutra solo (one thread alone with the engine runs uninstrumented, as
-//!    libitm's default method does), libitm with its
+//!    libitm's default method does), the `-fgnu-tm` build on Lutra's
+//!    `libitm.so.1` (instrumented and solo), libitm with its
 //!    default method and with `ITM_DEFAULT_METHOD=ml_wt` and `gl_wt`, and the
 //!    sequential build (the loop alone). The program switches collection on around
 //!    each measured operation and dumps one file per measurement, labelled
@@ -28,43 +29,64 @@ struct Column {
     name: &'static str,
     system: &'static str,
     env: &'static [(&'static str, &'static str)],
+    /// Runs the `-fgnu-tm` build on Lutra's `libitm.so.1`.
+    on_lutra_itm: bool,
 }
 
-const COLUMNS: [Column; 7] = [
+const COLUMNS: [Column; 9] = [
     Column {
         name: "lutra",
         system: "lutra",
         env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "0")],
+        on_lutra_itm: false,
     },
     Column {
         name: "lutra+stats",
         system: "lutra",
         env: &[("LUTRA_STM_STATS", "1"), ("LUTRA_STM_SOLO", "0")],
+        on_lutra_itm: false,
     },
     Column {
         name: "lutra solo",
         system: "lutra",
         env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "1")],
+        on_lutra_itm: false,
+    },
+    Column {
+        name: "lutra-itm",
+        system: "libitm",
+        env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "0")],
+        on_lutra_itm: true,
+    },
+    Column {
+        name: "lutra-itm solo",
+        system: "libitm",
+        env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "1")],
+        on_lutra_itm: true,
     },
     Column {
         name: "libitm",
         system: "libitm",
         env: &[],
+        on_lutra_itm: false,
     },
     Column {
         name: "itm ml_wt",
         system: "libitm",
         env: &[("ITM_DEFAULT_METHOD", "ml_wt")],
+        on_lutra_itm: false,
     },
     Column {
         name: "itm gl_wt",
         system: "libitm",
         env: &[("ITM_DEFAULT_METHOD", "gl_wt")],
+        on_lutra_itm: false,
     },
     Column {
         name: "loop (seq)",
         system: "seq",
         env: &[],
+        on_lutra_itm: false,
     },
 ];
 
@@ -101,6 +123,9 @@ fn measure(
         .env_remove("ITM_DEFAULT_METHOD");
     for (key, value) in column.env {
         command.env(key, value);
+    }
+    if column.on_lutra_itm {
+        command.env("LD_LIBRARY_PATH", &programs.lutra_itm);
     }
     let output = command
         .output()
@@ -171,7 +196,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     let cell = |column: usize, op: &str| per_op(&table[column], op, reps);
     print!("{:<26}", "instructions per op");
     for column in &COLUMNS {
-        print!("{:>12}", column.name);
+        print!("{:>15}", column.name);
     }
     println!("{:>8}", "target");
     for (op, label, target) in OPERATIONS.iter() {
@@ -179,7 +204,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
         for column in 0..COLUMNS.len() {
             let text =
                 cell(column, op).map_or("-".to_owned(), |value| format!("{:.1}", value + 0.0));
-            print!("{text:>12}");
+            print!("{text:>15}");
         }
         println!("{:>8}", target.map_or(String::new(), |t| format!("≤ {t}")));
     }

@@ -25,16 +25,25 @@ pub(crate) const WORKLOADS: [&str; 9] = [
     "vacation",
 ];
 
-/// The systems, in table order: the sequential build, Lutra, libitm as a user gets
-/// it (on one thread libitm runs transactions serially, uninstrumented), and libitm
-/// with its multi-lock STM forced (`ITM_DEFAULT_METHOD=ml_wt`).
-pub(crate) const SYSTEMS: [&str; 4] = ["seq", "lutra", "libitm", "libitm-ml_wt"];
+/// The systems, in table order: the sequential build, Lutra through `stm.h`,
+/// Lutra through GCC's TM ABI (the `-fgnu-tm` build run on Lutra's `libitm.so.1`),
+/// libitm as a user gets it (on one thread libitm runs transactions serially,
+/// uninstrumented), and libitm with its multi-lock STM forced
+/// (`ITM_DEFAULT_METHOD=ml_wt`).
+pub(crate) const SYSTEMS: [&str; 5] = ["seq", "lutra", "lutra-itm", "libitm", "libitm-ml_wt"];
 
-/// The program and environment of `system`.
-fn program(programs: &Programs, system: &str) -> (std::path::PathBuf, Option<&'static str>) {
+/// The program of `system` and the environment it runs with.
+fn program(programs: &Programs, system: &str) -> (std::path::PathBuf, Vec<(&'static str, String)>) {
     match system {
-        "libitm-ml_wt" => (programs.bench("libitm"), Some("ml_wt")),
-        other => (programs.bench(other), None),
+        "libitm-ml_wt" => (
+            programs.bench("libitm"),
+            vec![("ITM_DEFAULT_METHOD", "ml_wt".into())],
+        ),
+        "lutra-itm" => (
+            programs.bench("libitm"),
+            vec![("LD_LIBRARY_PATH", programs.lutra_itm.display().to_string())],
+        ),
+        other => (programs.bench(other), Vec::new()),
     }
 }
 
@@ -87,12 +96,10 @@ fn run_one(
     millis: u64,
 ) -> Result<Measurement, String> {
     let what = format!("{system} {workload} on {threads} threads");
-    let (path, itm_method) = program(programs, system);
+    let (path, environment) = program(programs, system);
     let mut command = Command::new(path);
     command.env_remove("ITM_DEFAULT_METHOD");
-    if let Some(method) = itm_method {
-        command.env("ITM_DEFAULT_METHOD", method);
-    }
+    command.envs(environment);
     let mut child = command
         .args([workload, &threads.to_string(), &millis.to_string()])
         .stdout(Stdio::piped())

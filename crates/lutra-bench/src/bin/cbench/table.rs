@@ -17,8 +17,9 @@ use std::path::Path;
 
 const SEQ: usize = 0;
 const LUTRA: usize = 1;
-const LIBITM: usize = 2;
-const LIBITM_ML_WT: usize = 3;
+const LUTRA_ITM: usize = 2;
+const LIBITM: usize = 3;
+const LIBITM_ML_WT: usize = 4;
 
 fn get(results: &Results, workload: usize, system: usize, threads: usize) -> Option<Measurement> {
     results.get(&(workload, system, threads)).copied()
@@ -59,7 +60,7 @@ fn workload_table(results: &Results, workload: usize, threads: &[usize]) -> Stri
             )
         })
         .collect();
-    for system in [LUTRA, LIBITM, LIBITM_ML_WT] {
+    for system in [LUTRA, LUTRA_ITM, LIBITM, LIBITM_ML_WT] {
         lines.push((
             format!("{} ÷ seq", SYSTEMS[system]),
             cells(system, &|run| ratio(vs_seq(results, workload, run))),
@@ -75,6 +76,16 @@ fn workload_table(results: &Results, workload: usize, threads: &[usize]) -> Stri
         })
         .collect();
     lines.push(("lutra ÷ libitm".to_owned(), lutra_vs_itm));
+    let lutra_itm_vs_itm = threads
+        .iter()
+        .map(|&count| {
+            ratio(
+                get(results, workload, LUTRA_ITM, count)
+                    .and_then(|run| vs_libitm(results, workload, count, run)),
+            )
+        })
+        .collect();
+    lines.push(("lutra-itm ÷ libitm".to_owned(), lutra_itm_vs_itm));
     let lutra_vs_ceiling = threads
         .iter()
         .map(|&count| {
