@@ -179,6 +179,15 @@ int sched_worker(void);
  * Once it returns, no task is registered with the STM any more (stm_exit may
  * follow). Returns LUTRA_OK, or LUTRA_EINTASK (called from a task, which would
  * wait for itself), LUTRA_EINTX, LUTRA_ENOINIT.
+ *
+ * A deadlock is reported, not waited for: when every unfinished task waits at
+ * the barrier of sched_barrier_wait in a round that needs more parties than are
+ * waiting (sched_barrier_init was given more parties than there are tasks to
+ * arrive), nothing can complete the round, since tasks cannot arrive and the
+ * caller of sched_wait cannot either. sched_wait then prints a report on
+ * standard error (the parties, how many wait) and returns LUTRA_EDEADLK; the
+ * waiting tasks stay parked. Plain threads that take part in the barrier must
+ * not be counted on to arrive once every task waits there.
  */
 int sched_wait(void);
 

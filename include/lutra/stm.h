@@ -386,6 +386,8 @@ stm_word_t stm_get_clock(void);
 #define LUTRA_ENOTASK (-11)  /* needs a task of the scheduler (lutra/sched.h) */
 #define LUTRA_EINTASK (-12)  /* for plain threads, not tasks (it would wait for
                                 the caller) */
+#define LUTRA_EDEADLK (-13)  /* sched_wait: every task waits at the barrier and
+                                none is left to complete the round */
 
 /*
  * stm_init with explicit choices: design "wb-ctl" or "wb-etl", cm one of the

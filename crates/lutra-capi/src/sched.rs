@@ -143,6 +143,7 @@ pub extern "C" fn sched_barrier_wait() -> c_int {
     boundary::status("sched_barrier_wait", || {
         refuse_in_transaction()?;
         let barrier = scheduler::barrier()?;
+        let _counted = scheduler::arrive_at_barrier();
         Ok(if barrier.wait() {
             SCHED_BARRIER_SERIAL
         } else {

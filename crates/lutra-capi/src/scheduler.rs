@@ -22,13 +22,14 @@
 //!    stops and joins the workers.
 
 use crate::status::{
-    CapiError, CapiResult, LUTRA_EALREADY, LUTRA_EBUSY, LUTRA_EINTASK, LUTRA_ENOINIT, LUTRA_ENOMEM,
+    CapiError, CapiResult, LUTRA_EALREADY, LUTRA_EBUSY, LUTRA_EDEADLK, LUTRA_EINTASK,
+    LUTRA_ENOINIT, LUTRA_ENOMEM,
 };
 use crate::thread;
 use lutra_sched::{Barrier, Runtime};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard};
 
 /// Environment variable: the stack size of C tasks, in KiB (read by `sched_init`).
 pub(crate) const STACK_VAR: &str = "LUTRA_SCHED_STACK_KB";
@@ -42,6 +43,57 @@ struct Scheduler {
     next: AtomicUsize,
     /// The barrier of `sched_barrier_wait`, once `sched_barrier_init` sized it.
     barrier: Mutex<Option<Arc<Barrier>>>,
+    /// What `sched_wait` watches: unfinished tasks, and those waiting at the barrier.
+    progress: Arc<Progress>,
+}
+
+/// Counts of the tasks started through `sched_start`, changed under one lock and
+/// announced to `sched_wait` (see [`wait`]).
+#[derive(Default)]
+struct Progress {
+    counts: Mutex<Counts>,
+    changed: Condvar,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    /// Started and not finished.
+    live: usize,
+    /// Inside `sched_barrier_wait` (arrived, not yet released).
+    at_barrier: usize,
+}
+
+impl Progress {
+    fn update(&self, change: impl FnOnce(&mut Counts)) {
+        change(&mut self.counts.lock().unwrap_or_else(PoisonError::into_inner));
+        self.changed.notify_all();
+    }
+}
+
+/// A task's stay inside `sched_barrier_wait`, counted while it lasts.
+pub(crate) struct AtBarrier(Option<Arc<Progress>>);
+
+impl Drop for AtBarrier {
+    fn drop(&mut self) {
+        if let Some(progress) = self.0.take() {
+            progress.update(|counts| counts.at_barrier -= 1);
+        }
+    }
+}
+
+/// Counts the calling task (if it is one) as waiting at the barrier until the
+/// returned guard is dropped.
+pub(crate) fn arrive_at_barrier() -> AtBarrier {
+    if lutra_sched::current_task().is_none() {
+        return AtBarrier(None);
+    }
+    let progress = running()
+        .ok()
+        .and_then(|guard| guard.as_ref().map(|scheduler| scheduler.progress.clone()));
+    if let Some(progress) = &progress {
+        progress.update(|counts| counts.at_barrier += 1);
+    }
+    AtBarrier(progress)
 }
 
 static SCHEDULER: RwLock<Option<Scheduler>> = RwLock::new(None);
@@ -118,6 +170,7 @@ pub(crate) fn init(workers: usize) -> CapiResult<usize> {
         workers,
         next: AtomicUsize::new(0),
         barrier: Mutex::new(None),
+        progress: Arc::default(),
     });
     Ok(workers)
 }
@@ -160,9 +213,18 @@ pub(crate) unsafe fn start(
         builder = builder.pinned_to(worker);
     }
     let task = CTask { function, arg };
+    let progress = scheduler.progress.clone();
+    progress.update(|counts| counts.live += 1);
+    let finished = progress.clone();
     let handle = builder
-        .spawn(move || task.run())
-        .map_err(|error| CapiError::new(LUTRA_ENOMEM, format!("no task stack: {error}")))?;
+        .spawn(move || {
+            task.run();
+            finished.update(|counts| counts.live -= 1);
+        })
+        .map_err(|error| {
+            progress.update(|counts| counts.live -= 1);
+            CapiError::new(LUTRA_ENOMEM, format!("no task stack: {error}"))
+        })?;
     Ok(handle.task().id())
 }
 
@@ -205,8 +267,59 @@ pub(crate) fn barrier() -> CapiResult<Arc<Barrier>> {
 pub(crate) fn wait() -> CapiResult<()> {
     refuse_in_task("sched_wait")?;
     let guard = running()?;
-    guard.as_ref().ok_or_else(no_scheduler)?.runtime.wait_idle();
+    let scheduler = guard.as_ref().ok_or_else(no_scheduler)?;
+    let progress = &scheduler.progress;
+    let mut counts = progress
+        .counts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    while counts.live > 0 {
+        if let Some(report) = deadlock(scheduler, *counts) {
+            eprintln!("lutra: sched_wait: deadlock: {report}");
+            return Err(CapiError::new(LUTRA_EDEADLK, report));
+        }
+        // A task enters the barrier's round just after it is counted there, with
+        // no signal: the deadlock check is also re-run on a period. The report
+        // rests on the state it reads, never on how long anything took.
+        counts = progress
+            .changed
+            .wait_timeout(counts, RECHECK)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
+    drop(counts);
+    scheduler.runtime.wait_idle();
     Ok(())
+}
+
+/// How often `sched_wait` re-checks for a deadlock without a change announced.
+const RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The report of a deadlock at the barrier, if `counts` show one: every unfinished
+/// task waits in the barrier's current round, which needs more parties than wait.
+/// Tasks cannot arrive, nor can the caller of `sched_wait`: the round never
+/// completes. (A task counted at the barrier but not in the round — the round has
+/// just completed, or it has not entered it yet — makes `waiting` smaller than
+/// `at_barrier`: no report.)
+fn deadlock(scheduler: &Scheduler, counts: Counts) -> Option<String> {
+    if counts.at_barrier != counts.live {
+        return None;
+    }
+    let barrier = scheduler
+        .barrier
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()?;
+    let waiting = barrier.waiting();
+    let parties = barrier.parties();
+    (waiting >= counts.at_barrier && waiting < parties).then(|| {
+        format!(
+            "all {} unfinished task(s) wait at the barrier, which opens with {parties} \
+             parties ({waiting} waiting): no task is left to arrive (sched_barrier_init \
+             was given more parties than there are tasks)",
+            counts.live
+        )
+    })
 }
 
 /// Waits for every task, then stops the workers (see the shutdown protocol).

@@ -45,6 +45,9 @@ pub const LUTRA_EPANIC: c_int = -10;
 pub const LUTRA_ENOTASK: c_int = -11;
 /// For plain threads, not tasks of the scheduler (it could wait for the caller).
 pub const LUTRA_EINTASK: c_int = -12;
+/// `sched_wait`: every task waits at the barrier and none is left to complete the
+/// round (a deadlock, reported instead of waited for).
+pub const LUTRA_EDEADLK: c_int = -13;
 
 /// tinySTM: the attempt restarts on the instrumented path (bit 0 of a jump value).
 pub const STM_PATH_INSTRUMENTED: c_int = 0x01;

@@ -61,6 +61,12 @@ impl Barrier {
         self.lock().parties
     }
 
+    /// How many callers wait in the current round (arrived, round not complete).
+    pub fn waiting(&self) -> usize {
+        let state = self.lock();
+        state.parties - state.remaining
+    }
+
     /// Makes rounds open with `parties` callers from now on. Only between rounds: if
     /// callers already wait in the current round, changes nothing and returns their
     /// number.
