@@ -5,8 +5,11 @@
 # lutra.so (luaopen_lutra) and luaproc.so, a symbolic link to the same file
 # (luaopen_luaproc; one file, so one runtime).
 #
-# A script passes when lua5.4 exits 0 (scripts use `assert`) and its output contains
-# the text of each `-- expect-stdout: text` line at its top. Needs the Debian
+# A script passes when lua5.4 exits 0 (scripts use `assert`; `-- expect-exit: N` at
+# its top expects N instead) and its output (standard output and error together)
+# contains the text of each `-- expect-stdout: text` line at its top, the text of each
+# `-- expect-once: text` line exactly once, and the texts of the `-- expect-sequence:
+# text` lines on lines in that order. Needs the Debian
 # package lua5.4 (the interpreter; the module needs no Lua headers or library).
 # Environment: CARGO (default cargo), CARGO_TARGET_DIR (default target/), PROFILE
 # (debug or release, default debug), LUA (default lua5.4).
@@ -42,12 +45,26 @@ total=0
 for script in tests/module/*.lua; do
   total=$((total + 1))
   problem=""
-  if ! out=$(cd tests/module && timeout 120 "$LUA" "$(basename "$script")" 2>&1); then
-    problem="exit status $?"
-  fi
+  expected_status=$(sed -n '/^--/!q; s/^-- *expect-exit: *//p' "$script")
+  expected_status=${expected_status:-0}
+  status=0
+  out=$(cd tests/module && timeout 120 "$LUA" "$(basename "$script")" 2>&1) || status=$?
+  [ "$status" = "$expected_status" ] || problem="exit status $status, expected $expected_status"
   while IFS= read -r expected; do
     grep -qF -- "$expected" <<<"$out" || problem="${problem:+$problem; }output lacks '$expected'"
   done < <(sed -n '/^--/!q; s/^-- *expect-stdout: *//p' "$script")
+  while IFS= read -r expected; do
+    count=$(grep -cF -- "$expected" <<<"$out" || true)
+    [ "$count" = 1 ] || problem="${problem:+$problem; }'$expected' appears $count times, not once"
+  done < <(sed -n '/^--/!q; s/^-- *expect-once: *//p' "$script")
+  previous=0
+  while IFS= read -r expected; do
+    at=$(grep -nF -- "$expected" <<<"$out" | head -1 | cut -d: -f1)
+    if [ -z "$at" ] || [ "$at" -le "$previous" ]; then
+      problem="${problem:+$problem; }'$expected' is not where the sequence expects it"
+    fi
+    previous=${at:-$previous}
+  done < <(sed -n '/^--/!q; s/^-- *expect-sequence: *//p' "$script")
   if [ -z "$problem" ]; then
     echo "ok    $script"
   else

@@ -129,17 +129,23 @@ fn main() -> ExitCode {
     let main = runtime.spawn_script(&format!("@{}", cli.script), source, cli.args.clone());
     let waited = runtime.wait();
     let mut status = 0;
+    // Failures were reported when they happened (unless a joiner was waiting);
+    // what is left unreported is reported now.
     if let Outcome::Failed(error) = main.outcome() {
-        eprintln!("lutra: {error}");
+        if !main.was_reported() {
+            eprintln!("lutra: {error}");
+        }
         status = 1;
     }
     for (process, error) in runtime.unjoined_failures() {
         if process.id() != main.id() {
-            eprintln!(
-                "lutra: process#{} ({}) failed: {error}",
-                process.id(),
-                process.origin()
-            );
+            if !process.was_reported() {
+                eprintln!(
+                    "lutra: process#{} ({}) failed: {error}",
+                    process.id(),
+                    process.origin()
+                );
+            }
             status = 1;
         }
     }

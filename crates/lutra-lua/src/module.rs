@@ -16,7 +16,10 @@
 //!    pending; each open host state counts as awake in the runtime's liveness).
 //! 4. When the host state closes (the script ended), the runtime waits for the
 //!    processes still running, as luaproc's finaliser does, and reports processes
-//!    that failed unjoined and a deadlock on standard error.
+//!    that failed unjoined (unless reported when they failed) and a deadlock on
+//!    standard error (unless a host's blocking call raised the same report); after
+//!    a deadlock the loadable module ends the interpreter with status 2, as
+//!    `lutra` does.
 
 use crate::options::Options;
 use crate::process::{ProcessContext, ProcessCore};
@@ -134,15 +137,25 @@ impl Drop for HostFinalizer {
         };
         // The closing host can wake nobody any more: only processes are waited for.
         runtime.shared().close_host();
-        if let WaitOutcome::Deadlock(report) = runtime.wait() {
-            eprint!("lutra: {report}");
-        }
+        let waited = runtime.wait();
         for (process, error) in runtime.unjoined_failures() {
-            eprintln!(
-                "lutra: process#{} ({}) failed: {error}",
-                process.id(),
-                process.origin()
-            );
+            if !process.was_reported() {
+                eprintln!(
+                    "lutra: process#{} ({}) failed: {error}",
+                    process.id(),
+                    process.origin()
+                );
+            }
+        }
+        if let WaitOutcome::Deadlock(report) = waited {
+            // A host's blocking call may have raised this very report already.
+            if !runtime.shared().host_saw_deadlock(&report) {
+                eprint!("lutra: {report}");
+            }
+            // In the loadable module the host is a Lua interpreter about to exit 0:
+            // processes blocked for good make it exit as `lutra` does on a deadlock.
+            #[cfg(not(feature = "vendored"))]
+            std::process::exit(2);
         }
     }
 }

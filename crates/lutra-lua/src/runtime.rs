@@ -39,6 +39,10 @@ pub(crate) struct RuntimeShared {
     next_pid: AtomicU64,
     processes: Mutex<BTreeMap<u64, Arc<ProcessCore>>>,
     failures: Mutex<Vec<Arc<ProcessCore>>>,
+    /// The id of the main script's process (`spawn_script`), 0 if none.
+    main_pid: AtomicU64,
+    /// The last deadlock report raised in a host's blocking call (module mode).
+    host_deadlock: Mutex<Option<String>>,
     live: AtomicUsize,
     /// What can still make progress: the deadlock detector's proof.
     liveness: Arc<Liveness>,
@@ -107,6 +111,9 @@ impl RuntimeShared {
     /// Called once per process, when it has finished (either way).
     pub(crate) fn note_finished(&self, core: &Arc<ProcessCore>) {
         self.lock_processes().remove(&core.id());
+        if let Some(error) = core.claim_report() {
+            self.report_failure(core, &error);
+        }
         if core.failed_unjoined().is_some() {
             self.failures
                 .lock()
@@ -166,6 +173,39 @@ impl RuntimeShared {
         wakers::park_host(&self.liveness, timeout).then(|| self.deadlock_report())
     }
 
+    /// Reports on standard error that `core` failed with `error`, between whole
+    /// lines of output: `lutra: <error>` for the main script, `lutra: process#N
+    /// (origin) failed: <error>` for the others.
+    pub(crate) fn report_failure(&self, core: &ProcessCore, error: &str) {
+        let _guard = self.output.lock().unwrap_or_else(|p| p.into_inner());
+        flush_c_stdio();
+        let _ = std::io::stdout().lock().flush();
+        if core.id() == self.main_pid.load(Ordering::SeqCst) {
+            eprintln!("lutra: {error}");
+        } else {
+            eprintln!(
+                "lutra: process#{} ({}) failed: {error}",
+                core.id(),
+                core.origin()
+            );
+        }
+    }
+
+    /// Remembers the deadlock report a host's blocking call raised, so that the
+    /// host's end does not print the same report again.
+    pub(crate) fn note_host_deadlock(&self, report: &str) {
+        *self.host_deadlock.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.to_owned());
+    }
+
+    /// Whether `report` is the last one a host's blocking call raised.
+    pub(crate) fn host_saw_deadlock(&self, report: &str) -> bool {
+        self.host_deadlock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_deref()
+            == Some(report)
+    }
+
     /// Writes `line` to standard output in one piece (lines of processes never mix).
     pub(crate) fn write_line(&self, line: &[u8]) {
         let _guard = self.output.lock().unwrap_or_else(|p| p.into_inner());
@@ -188,7 +228,7 @@ impl RuntimeShared {
         let _ = std::io::stdout().lock().flush();
         let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
         let mut stderr = std::io::stderr().lock();
-        for process in failures.iter() {
+        for process in failures.iter().filter(|process| !process.was_reported()) {
             if let Some(error) = process.failed_unjoined() {
                 let _ = writeln!(
                     stderr,
@@ -270,6 +310,8 @@ impl LuaRuntime {
             next_pid: AtomicU64::new(1),
             processes: Mutex::new(BTreeMap::new()),
             failures: Mutex::new(Vec::new()),
+            main_pid: AtomicU64::new(0),
+            host_deadlock: Mutex::new(None),
             live: AtomicUsize::new(0),
             liveness,
             #[cfg(test)]
@@ -312,7 +354,9 @@ impl LuaRuntime {
             .map(|a| crate::transfer::Value::String(Arc::from(a.into_bytes())))
             .collect();
         let origin = name.trim_start_matches(['@', '=']).to_owned();
-        self.shared.spawn(code, Message::of(values), origin)
+        let main = self.shared.spawn(code, Message::of(values), origin);
+        self.shared.main_pid.store(main.id(), Ordering::SeqCst);
+        main
     }
 
     /// Waits until every process has finished, or reports a deadlock (only when it is

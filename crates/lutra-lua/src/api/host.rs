@@ -44,6 +44,7 @@ fn park_thread(lua: &Lua, what: String) -> mlua::Result<Option<String>> {
     let report = context.runtime.park_host(HOST_DEADLOCK_CHECK);
     context.process.set_waiting_on(None);
     Ok(report.map(|report| {
+        context.runtime.note_host_deadlock(&report);
         format!("deadlock: the host waits on {what} and nothing can wake it\n{report}")
     }))
 }

@@ -26,6 +26,11 @@ impl WaitList {
         }
     }
 
+    /// Whether nobody waits.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.waiters.is_empty()
+    }
+
     /// Wakes every waiter and forgets them (each re-checks its condition when it runs).
     pub(crate) fn wake_all(&mut self) {
         for waiter in self.waiters.drain(..) {

@@ -35,6 +35,10 @@ struct State {
     joined: bool,
     joiners: WaitList,
     waiting_on: Option<String>,
+    /// It failed while nobody waited to join it: its error is reported at once.
+    failed_unattended: bool,
+    /// Its error has been reported (on standard error).
+    reported: bool,
 }
 
 impl ProcessCore {
@@ -50,6 +54,8 @@ impl ProcessCore {
                 joined: false,
                 joiners: WaitList::default(),
                 waiting_on: None,
+                failed_unattended: false,
+                reported: false,
             }),
         }
     }
@@ -81,6 +87,8 @@ impl ProcessCore {
     /// Records how the process ended and wakes its joiners.
     pub fn finish(&self, outcome: Outcome) {
         let mut state = self.lock();
+        state.failed_unattended =
+            matches!(outcome, Outcome::Failed(_)) && state.joiners.is_empty() && !state.joined;
         state.outcome = outcome;
         state.waiting_on = None;
         state.joiners.wake_all();
@@ -109,6 +117,28 @@ impl ProcessCore {
             (Outcome::Failed(message), false) => Some(message.clone()),
             _ => None,
         }
+    }
+
+    /// The error to report now, once: the process failed while nobody waited to
+    /// join it (luaproc prints a failing process's error at once). `None` if it did
+    /// not fail so, was joined meanwhile, or was reported already.
+    pub(crate) fn claim_report(&self) -> Option<String> {
+        let mut state = self.lock();
+        match &state.outcome {
+            Outcome::Failed(message)
+                if state.failed_unattended && !state.joined && !state.reported =>
+            {
+                let message = message.clone();
+                state.reported = true;
+                Some(message)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the process's error has been reported already.
+    pub fn was_reported(&self) -> bool {
+        self.lock().reported
     }
 
     /// Notes what the process is about to wait on (`None` once it stops waiting).
