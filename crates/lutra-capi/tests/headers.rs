@@ -119,6 +119,7 @@ fn error_codes_and_version_match() {
         ("LUTRA_EPANIC", lutra::status::LUTRA_EPANIC),
         ("LUTRA_ENOTASK", lutra::status::LUTRA_ENOTASK),
         ("LUTRA_EINTASK", lutra::status::LUTRA_EINTASK),
+        ("LUTRA_EDEADLK", lutra::status::LUTRA_EDEADLK),
     ];
     let defines: Vec<(String, i32)> = header
         .lines()
