@@ -297,8 +297,8 @@ impl LuaRuntime {
         let liveness = Arc::new(Liveness::default());
         let sched = builder
             .sync(match options.sync {
-                crate::options::SyncMode::Locks => lutra_sched::sync::SyncMode::Locks,
-                crate::options::SyncMode::Tm => lutra_sched::sync::SyncMode::Transactions,
+                crate::options::SyncMode::Locks => lutra_sched::sync_mode::SyncMode::Locks,
+                crate::options::SyncMode::Tm => lutra_sched::sync_mode::SyncMode::Transactions,
             })
             .build();
         let named_channels = crate::channel::Registry::new(sched.sync_domain());

@@ -14,7 +14,7 @@
 //! - `sync-queue`: 2 producer threads and 2 consumer threads pass 200,000 items
 //!   through a `SyncQueue` (blocking pops).
 
-use lutra_sched::sync::{SyncDomain, SyncMode, SyncQueue};
+use lutra_sched::sync_mode::{SyncDomain, SyncMode, SyncQueue};
 use lutra_sched::{Runtime, current_waker, park, yield_now};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

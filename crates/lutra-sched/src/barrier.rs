@@ -11,7 +11,7 @@
 //! 4. `set_parties` resizes the barrier only between rounds (`remaining == parties`,
 //!    under the same lock), so a round never mixes two sizes.
 
-use crate::park::{current_waker, park};
+use crate::suspend::{current_waker, park};
 use std::sync::Mutex;
 use std::task::Waker;
 

@@ -4,7 +4,7 @@
 //! native task may resume on another worker after any suspension, and a thread-local
 //! address computed before it would belong to the old thread.
 
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::task::{Step, TaskCore};
 use corosensei::Yielder;
 use std::cell::{Cell, RefCell};

@@ -10,20 +10,21 @@
 //! ATS, CILUTS, CTLUTS, restart-profile) plug into the engine's hooks. The scheduler's
 //! shared structures (run queue, live-task count) are synchronised by locks or by
 //! transactions on a private engine, chosen at start-up ([`Builder::sync`], seed 001);
-//! [`sync`] offers the same choice to client runtimes.
+//! [`sync_mode`] offers the same choice to client runtimes.
 //!
 //! | file | job |
 //! |------|-----|
 //! | `runtime.rs` | builder, runtime, spawning, worker count |
+//! | `shared.rs` | the state workers and tasks share (queue, live count, workers) |
 //! | `worker.rs` | the run loop |
 //! | `queue/` | the run queue and LUTS's switch: under a lock, or on transactions |
 //! | `live.rs` | the live-task count and `wait_idle` |
-//! | `sync/` | locks or transactions, chosen at start-up: [`sync::SyncMode`], and the toolkit client runtimes build their shared structures with ([`sync::SyncCell`], [`sync::SyncQueue`]) |
+//! | `sync_mode/` | locks or transactions, chosen at start-up: [`sync_mode::SyncMode`], and the toolkit client runtimes build their shared structures with ([`sync_mode::SyncCell`], [`sync_mode::SyncQueue`]) |
 //! | `task.rs` | task records and their state protocol |
 //! | `native.rs` | native tasks and join handles |
-//! | `park.rs` | park, unpark, yield, switch |
+//! | `suspend.rs` | how a task suspends and is woken: park, unpark, yield, switch |
 //! | `barrier.rs` | sense-reversing barrier |
-//! | `parking.rs` | the engine's parking interface for tasks |
+//! | `stm_parking.rs` | the engine's parking interface (`lutra_stm::Parking`) for tasks |
 //! | `policy/` | transaction-aware policies in the engine's hooks (round-robin, ATS, CILUTS, CTLUTS, restart-profile) |
 //! | `context.rs` | what the current thread runs |
 //! | `local.rs` | task-local storage for client libraries (the C API) |
@@ -58,12 +59,13 @@ mod live;
 mod local;
 mod native;
 mod overflow;
-mod park;
-mod parking;
 pub mod policy;
 mod queue;
 mod runtime;
-pub mod sync;
+mod shared;
+mod stm_parking;
+mod suspend;
+pub mod sync_mode;
 mod task;
 mod worker;
 
@@ -71,9 +73,9 @@ pub use barrier::Barrier;
 pub use context::{current_task, worker_index};
 pub use local::task_local;
 pub use native::{JoinHandle, TaskPanic};
-pub use park::{
+pub use runtime::{Builder, DEFAULT_STACK_SIZE, Runtime, TaskBuilder, TaskOptions, spawn};
+pub use stm_parking::TaskParking;
+pub use suspend::{
     current_waker, park, set_priority, set_tx_id, switch, switch_to_priority, yield_now,
 };
-pub use parking::TaskParking;
-pub use runtime::{Builder, DEFAULT_STACK_SIZE, Runtime, TaskBuilder, TaskOptions, spawn};
 pub use task::{Resumable, Step, TaskCore};

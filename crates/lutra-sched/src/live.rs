@@ -7,8 +7,8 @@
 //!   transaction; a waiter reads only `idle`, so it is woken when the runtime becomes
 //!   idle, not at every spawn or finish.
 
-use crate::sync::engine::TxEngine;
-use crate::sync::{SITE_TASK_COUNT, SyncDomain};
+use crate::sync_mode::engine::TxEngine;
+use crate::sync_mode::{SITE_TASK_COUNT, SyncDomain};
 use lutra_stm::TVar;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 

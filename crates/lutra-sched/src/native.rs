@@ -9,7 +9,7 @@
 
 use crate::context::TaskYielder;
 use crate::overflow;
-use crate::park::{current_waker, park};
+use crate::suspend::{current_waker, park};
 use crate::task::{Resumable, Step, TaskCore};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};

@@ -3,7 +3,7 @@
 //!
 //! The run queue and the live-task count are synchronised as the builder's
 //! [`SyncMode`] says (locks, or transactions on the runtime's private engine: see
-//! `sync/`).
+//! `sync_mode/`).
 //!
 //! # Invariants
 //! - `live` counts tasks spawned and not yet `DONE`; `wait_idle` returns when it is 0.
@@ -17,99 +17,18 @@
 
 use crate::context;
 use crate::live::LiveTasks;
-use crate::native::{JoinHandle, JoinState, NativeTask};
+use crate::native::JoinHandle;
 use crate::overflow;
 use crate::queue::RunQueue;
-use crate::sync::{SyncDomain, SyncMode};
-use crate::task::{Resumable, Step, TaskCore};
-use crate::worker;
+use crate::shared::Shared;
+use crate::sync_mode::{SyncDomain, SyncMode};
+use crate::task::{Resumable, TaskCore};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
 /// Default stack size of a native task.
 pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
-
-pub(crate) struct Shared {
-    pub(crate) queue: RunQueue,
-    sync: SyncDomain,
-    next_id: AtomicU64,
-    live: LiveTasks,
-    target: AtomicUsize,
-    shutdown: AtomicBool,
-    switches: AtomicU64,
-    pin: bool,
-    stack_size: usize,
-    cores: Vec<core_affinity::CoreId>,
-    threads: Mutex<Vec<(usize, thread::JoinHandle<()>)>>,
-}
-
-impl Shared {
-    pub(crate) fn worker_must_stop(&self, index: usize) -> bool {
-        self.shutdown.load(Ordering::SeqCst) || index >= self.target.load(Ordering::SeqCst)
-    }
-
-    pub(crate) fn task_finished(&self) {
-        self.live.remove();
-    }
-
-    pub(crate) fn count_switch(&self) {
-        self.switches.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn start_worker(self: &Arc<Self>, index: usize) {
-        let core =
-            (self.pin && !self.cores.is_empty()).then(|| self.cores[index % self.cores.len()]);
-        let shared = self.clone();
-        let handle = thread::Builder::new()
-            .name(format!("lutra-worker-{index}"))
-            .spawn(move || worker::run(shared, index, core))
-            .expect("the OS refused to start a worker thread");
-        self.threads
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push((index, handle));
-    }
-
-    fn spawn_resumable(
-        self: &Arc<Self>,
-        options: TaskOptions,
-        body: Box<dyn Resumable>,
-    ) -> Arc<TaskCore> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let core = Arc::new(TaskCore::new(id, options.home, options.name));
-        let body = ResumedTask {
-            core: core.clone(),
-            body,
-            parked_last: false,
-        };
-        self.enqueue_new(core.clone(), Box::new(body));
-        core
-    }
-
-    fn enqueue_new(&self, core: Arc<TaskCore>, body: Box<dyn Resumable>) {
-        *core
-            .body
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(body);
-        self.live.add();
-        self.queue.push(core);
-    }
-
-    fn spawn_task<T: Send + 'static>(
-        self: &Arc<Self>,
-        options: TaskOptions,
-        body: impl FnOnce() -> T + Send + 'static,
-    ) -> std::io::Result<JoinHandle<T>> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let core = Arc::new(TaskCore::new(id, options.home, options.name));
-        let join = Arc::new(JoinState::new());
-        let stack_size = options.stack_size.unwrap_or(self.stack_size);
-        let task = NativeTask::new(core.clone(), stack_size, body, join.clone())?;
-        self.enqueue_new(core.clone(), Box::new(task));
-        Ok(JoinHandle::new(join, core))
-    }
-}
 
 /// Configures a [`Runtime`].
 #[derive(Debug, Clone)]
@@ -154,7 +73,7 @@ impl Builder {
     /// [`Runtime::sync_domain`].
     ///
     /// ```
-    /// use lutra_sched::{Runtime, sync::SyncMode};
+    /// use lutra_sched::{Runtime, sync_mode::SyncMode};
     /// let runtime = Runtime::builder().workers(2).sync("tm".parse().unwrap()).build();
     /// assert_eq!(runtime.sync_mode(), SyncMode::Transactions);
     /// let squares: Vec<_> = (0..10u64).map(|n| runtime.spawn(move || n * n)).collect();
@@ -205,9 +124,9 @@ impl Builder {
 /// Options of one task: see [`Runtime::task`].
 #[derive(Debug, Clone, Default)]
 pub struct TaskOptions {
-    name: Option<String>,
-    home: Option<usize>,
-    stack_size: Option<usize>,
+    pub(crate) name: Option<String>,
+    pub(crate) home: Option<usize>,
+    pub(crate) stack_size: Option<usize>,
 }
 
 /// Builds one task: name, pinning, stack size.
@@ -271,32 +190,6 @@ impl TaskBuilder<'_> {
     /// ```
     pub fn spawn_resumable(self, body: Box<dyn Resumable>) -> Arc<TaskCore> {
         self.runtime.shared.spawn_resumable(self.options, body)
-    }
-}
-
-/// A [`Resumable`] spawned by [`TaskBuilder::spawn_resumable`]. After a slice that
-/// ended in `Park`, the task's `notified` flag is cleared before the next slice: the
-/// body re-checks its condition when resumed, so the wake-up that resumed it must not
-/// make its next `Park` return at once forever. After any other slice the flag is
-/// kept: a wake-up that arrived while the task was runnable (the body registered a
-/// waker, then was preempted before parking) must still cancel its next `Park`.
-struct ResumedTask {
-    core: Arc<TaskCore>,
-    body: Box<dyn Resumable>,
-    parked_last: bool,
-}
-
-impl Resumable for ResumedTask {
-    fn resume(&mut self) -> Step {
-        if std::mem::take(&mut self.parked_last) {
-            // ORDERING: pairs with the waker's store of `notified` (SeqCst on both
-            // sides, see task.rs): a wake-up after this swap is seen by the worker
-            // after the next `Park`.
-            self.core.notified.swap(false, Ordering::SeqCst);
-        }
-        let step = self.body.resume();
-        self.parked_last = step == Step::Park;
-        step
     }
 }
 
@@ -401,19 +294,19 @@ impl Runtime {
     }
 
     /// The runtime's synchronisation domain: build client structures
-    /// ([`SyncCell`](crate::sync::SyncCell), [`SyncQueue`](crate::sync::SyncQueue)) in
+    /// ([`SyncCell`](crate::sync_mode::SyncCell), [`SyncQueue`](crate::sync_mode::SyncQueue)) in
     /// it so they follow the same `--sync` choice, and read its statistics (in
     /// [`SyncMode::Transactions`]: the private engine's commits and aborts, the run
-    /// queue's under [`SITE_RUN_QUEUE`](crate::sync::SITE_RUN_QUEUE)).
+    /// queue's under [`SITE_RUN_QUEUE`](crate::sync_mode::SITE_RUN_QUEUE)).
     ///
     /// ```
-    /// use lutra_sched::{Runtime, sync::{SyncCell, SyncMode}};
+    /// use lutra_sched::{Runtime, sync_mode::{SyncCell, SyncMode}};
     /// let runtime = Runtime::builder().workers(1).sync(SyncMode::Transactions).build();
     /// let channels = SyncCell::new(runtime.sync_domain(), 0u32);
     /// channels.update(|n| *n += 1);
     /// runtime.spawn(|| ()).join().unwrap();
     /// let stats = runtime.sync_domain().stats().unwrap();
-    /// assert!(stats.by_site[&lutra_sched::sync::SITE_RUN_QUEUE].commits >= 2);
+    /// assert!(stats.by_site[&lutra_sched::sync_mode::SITE_RUN_QUEUE].commits >= 2);
     /// ```
     pub fn sync_domain(&self) -> &SyncDomain {
         &self.shared.sync

@@ -13,7 +13,7 @@
 
 use crate::context;
 use crate::overflow;
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::task::{DONE, PARKED, RUNNABLE, RUNNING, Step, TaskCore};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

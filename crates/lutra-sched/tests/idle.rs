@@ -3,7 +3,7 @@
 //! condition variable, with a 20 ms safety-net re-check). Alone in its test binary so
 //! that the process's CPU time is this runtime's.
 
-use lutra_sched::sync::SyncMode;
+use lutra_sched::sync_mode::SyncMode;
 use lutra_sched::{Runtime, yield_now};
 use std::time::Duration;
 

@@ -21,7 +21,7 @@
 //! Every test on a runtime runs in both synchronisation modes (locks, transactions).
 
 use lutra_sched::policy::{Ats, Ciluts, Ctluts, Policy, RestartProfile};
-use lutra_sched::sync::SyncMode;
+use lutra_sched::sync_mode::SyncMode;
 use lutra_sched::{Barrier, Runtime, current_task};
 use lutra_stm::{AbortReason, Config, Decision, DesignKind, Stm, TVar, TxEvent, TxHooks, cm};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

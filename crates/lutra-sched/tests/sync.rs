@@ -12,7 +12,7 @@
 //!
 //! Every test runs in both modes.
 
-use lutra_sched::sync::{SITE_RUN_QUEUE, SyncCell, SyncDomain, SyncMode, SyncQueue};
+use lutra_sched::sync_mode::{SITE_RUN_QUEUE, SyncCell, SyncDomain, SyncMode, SyncQueue};
 use lutra_sched::{Runtime, current_waker, park, set_tx_id, switch, yield_now};
 use lutra_stm::{Stm, TVar};
 use proptest::prelude::*;

@@ -5,7 +5,7 @@
 //!
 //! Every test runs in both synchronisation modes of the runtime (locks, transactions).
 
-use lutra_sched::sync::SyncMode;
+use lutra_sched::sync_mode::SyncMode;
 use lutra_sched::{Barrier, Runtime, TaskParking, current_waker, park, worker_index, yield_now};
 use lutra_stm::{Config, DesignKind, Stm, TVar, cm};
 use std::collections::HashSet;

@@ -9,7 +9,7 @@
 //!   sees it closed; it never sees a later channel of the same name by mistake.
 
 use crate::channel::Channel;
-use lutra_sched::sync::{SyncCell, SyncDomain};
+use lutra_sched::sync_mode::{SyncCell, SyncDomain};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -62,12 +62,12 @@ mod tests {
 
     #[test]
     fn names_are_unique_until_deleted() {
-        for mode in lutra_sched::sync::SyncMode::ALL {
+        for mode in lutra_sched::sync_mode::SyncMode::ALL {
             names_are_unique_until_deleted_in(mode);
         }
     }
 
-    fn names_are_unique_until_deleted_in(mode: lutra_sched::sync::SyncMode) {
+    fn names_are_unique_until_deleted_in(mode: lutra_sched::sync_mode::SyncMode) {
         let registry = Registry::new(&SyncDomain::new(mode));
         assert!(registry.create(b"a"));
         assert!(!registry.create(b"a"));

@@ -17,7 +17,7 @@
 mod locked;
 mod transactional;
 
-use crate::sync::{SyncDomain, SyncMode};
+use crate::sync_mode::{SyncDomain, SyncMode};
 use crate::task::TaskCore;
 use std::sync::Arc;
 

@@ -21,9 +21,9 @@
 //!    write, so the write's commit wakes it (or its wait's re-check sees it).
 
 use super::TaskQueue;
-use crate::sync::SITE_RUN_QUEUE;
-use crate::sync::engine::TxEngine;
-use crate::sync::list::{Node, TxList, release_dropping_item};
+use crate::sync_mode::SITE_RUN_QUEUE;
+use crate::sync_mode::engine::TxEngine;
+use crate::sync_mode::list::{Node, TxList, release_dropping_item};
 use crate::task::TaskCore;
 use lutra_stm::TVar;
 use std::sync::Arc;

@@ -172,7 +172,7 @@ impl Lease {
         RUNNING.with(|running| {
             assert!(
                 !running.replace(true),
-                "lutra_sched::sync operations do not nest: a SyncCell or SyncQueue closure \
+                "lutra_sched::sync_mode operations do not nest: a SyncCell or SyncQueue closure \
                  used another synchronised structure"
             );
         });

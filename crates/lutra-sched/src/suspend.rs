@@ -3,7 +3,7 @@
 //! protocol is in `task.rs`.
 
 use crate::context;
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::task::{PARKED, RUNNABLE, Step, TaskCore};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

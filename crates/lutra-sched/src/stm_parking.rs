@@ -3,7 +3,7 @@
 //! the scheduling policies' `SwitchAway` runs LUTS's switch.
 
 use crate::context;
-use crate::park;
+use crate::suspend;
 use std::task::Waker;
 
 /// [`lutra_stm::Parking`] for engines used by tasks: configure the engine with
@@ -14,19 +14,19 @@ pub struct TaskParking;
 
 impl lutra_stm::Parking for TaskParking {
     fn waker(&self) -> Waker {
-        park::current_waker()
+        suspend::current_waker()
     }
 
     fn park(&self) {
-        park::park();
+        suspend::park();
     }
 
     fn yield_now(&self) {
-        park::yield_now();
+        suspend::yield_now();
     }
 
     fn switch_away(&self) {
         let tx_id = context::with_task(|task| task.tx_id()).unwrap_or(0);
-        park::switch(tx_id);
+        suspend::switch(tx_id);
     }
 }

@@ -48,7 +48,7 @@ enum Inner<T> {
 /// [`try_pop`](SyncQueue::try_pop) and wait through their runtime.
 ///
 /// ```
-/// use lutra_sched::sync::{SyncDomain, SyncMode, SyncQueue};
+/// use lutra_sched::sync_mode::{SyncDomain, SyncMode, SyncQueue};
 /// use std::sync::Arc;
 ///
 /// let queue = Arc::new(SyncQueue::new(&SyncDomain::new(SyncMode::Transactions)));

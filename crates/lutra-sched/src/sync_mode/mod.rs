@@ -17,7 +17,7 @@
 //! | `queue.rs` | [`SyncQueue`]: a FIFO with a blocking pop |
 //!
 //! ```
-//! use lutra_sched::sync::{SyncCell, SyncDomain, SyncMode};
+//! use lutra_sched::sync_mode::{SyncCell, SyncDomain, SyncMode};
 //! for mode in [SyncMode::Locks, SyncMode::Transactions] {
 //!     let domain = SyncDomain::new(mode);
 //!     let processes = SyncCell::new(&domain, 0usize);
@@ -47,7 +47,7 @@ pub const SITE_TASK_COUNT: u32 = 2;
 /// How shared structures are synchronised.
 ///
 /// ```
-/// use lutra_sched::sync::SyncMode;
+/// use lutra_sched::sync_mode::SyncMode;
 /// assert_eq!("tm".parse::<SyncMode>(), Ok(SyncMode::Transactions));
 /// assert_eq!("locks".parse::<SyncMode>(), Ok(SyncMode::Locks));
 /// assert!("spin".parse::<SyncMode>().is_err());
@@ -122,7 +122,7 @@ impl FromStr for SyncMode {
 /// `SyncCell` closure that uses another structure panics.
 ///
 /// ```
-/// use lutra_sched::sync::{SyncCell, SyncDomain, SyncMode};
+/// use lutra_sched::sync_mode::{SyncCell, SyncDomain, SyncMode};
 /// let domain = SyncDomain::new(SyncMode::Transactions);
 /// let cell = SyncCell::new(&domain, 1u32);
 /// cell.update(|n| *n += 1);

@@ -63,7 +63,7 @@ enum Inner<T> {
 /// keep values small, or split a large structure into several cells.
 ///
 /// ```
-/// use lutra_sched::sync::{SyncCell, SyncDomain, SyncMode};
+/// use lutra_sched::sync_mode::{SyncCell, SyncDomain, SyncMode};
 /// use std::sync::Arc;
 ///
 /// for mode in SyncMode::ALL {
@@ -124,7 +124,7 @@ impl<T: Clone + Send + Sync + 'static> SyncCell<T> {
     /// Changes the value with `change` and returns what it returns.
     ///
     /// ```
-    /// use lutra_sched::sync::{SyncCell, SyncDomain, SyncMode};
+    /// use lutra_sched::sync_mode::{SyncCell, SyncDomain, SyncMode};
     /// let names = SyncCell::new(&SyncDomain::new(SyncMode::Transactions), Vec::<String>::new());
     /// let count = names.update(|names| { names.push("ch1".into()); names.len() });
     /// assert_eq!(count, 1);
@@ -164,7 +164,7 @@ impl<T: Clone + Send + Sync + 'static> SyncCell<T> {
     /// Returns `look(&value)`.
     ///
     /// ```
-    /// use lutra_sched::sync::{SyncCell, SyncDomain};
+    /// use lutra_sched::sync_mode::{SyncCell, SyncDomain};
     /// let cell = SyncCell::new(&SyncDomain::default(), (1, "one"));
     /// assert_eq!(cell.read(|(_, name)| name.len()), 3);
     /// ```
