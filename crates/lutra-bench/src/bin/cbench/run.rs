@@ -269,10 +269,12 @@ mod tests {
             millis: 1,
             rounds: 2,
         };
-        assert_eq!(plan.systems(1, 0), vec![0, 1, 2, 3]);
-        assert_eq!(plan.systems(1, 1), vec![1, 2, 3, 0]);
-        assert_eq!(plan.systems(8, 0), vec![0, 1, 2, 3]);
-        assert_eq!(plan.systems(64, 0), vec![1, 2, 3]);
-        assert_eq!(plan.runs(), (4 + 3) * 2);
+        assert_eq!(plan.systems(1, 0), vec![0, 1, 2, 3, 4]);
+        assert_eq!(plan.systems(1, 1), vec![1, 2, 3, 4, 0]);
+        assert_eq!(plan.systems(1, 4), vec![4, 0, 1, 2, 3]);
+        assert_eq!(plan.systems(8, 0), vec![0, 1, 2, 3, 4]);
+        assert_eq!(plan.systems(64, 0), vec![1, 2, 3, 4]);
+        assert_eq!(plan.systems(64, 1), vec![2, 3, 4, 1]);
+        assert_eq!(plan.runs(), (5 + 4) * 2);
     }
 }
