@@ -18,7 +18,8 @@ local refused = {
   { "LUTRA_WORKERS=-3", "not a worker count" },
   { "LUTRA_WORKERS=65535", "at most 1024" },
   { "LUTRA_MEMORY_LIMIT=lots", "not a size in bytes" },
-  { "LUTRA_PREEMPT=often", "not an instruction count" },
+  { "LUTRA_PREEMPT=often", "not a time slice" },
+  { "LUTRA_PREEMPT=100000", "not a time slice" },
   { "LUTRA_MAILBOX_CAP=-1", "not a message count" },
 }
 for _, case in ipairs(refused) do

@@ -57,9 +57,9 @@ struct Cli {
     /// over it fails with "not enough memory"; the others go on).
     #[arg(long, value_name = "BYTES", value_parser = lutra_lua::parse_bytes)]
     memory_limit: Option<usize>,
-    /// Lua VM instructions a process runs before it is preempted so that others run
-    /// (outside `atomic`; 0: never; any hook makes CPU-bound Lua about 2x slower).
-    #[arg(long, value_name = "N", default_value_t = Options::default().preempt_instructions,
+    /// Time slice in milliseconds: a process that runs this long without yielding is
+    /// preempted so that others run (outside `atomic`; 0: never; 1 to 60000).
+    #[arg(long, value_name = "MS", default_value_t = Options::default().preempt_slice_ms,
           value_parser = lutra_lua::parse_preempt, allow_negative_numbers = true)]
     preempt: u32,
     /// How the runtime's own structures are synchronised: `locks` or `tm`
@@ -99,7 +99,7 @@ impl Cli {
             contention_manager: self.contention_manager.clone(),
             mailbox_capacity: self.mailbox_cap,
             memory_limit: self.memory_limit,
-            preempt_instructions: self.preempt,
+            preempt_slice_ms: self.preempt,
             sync: self.sync,
             ..Options::default()
         }
@@ -268,7 +268,7 @@ mod tests {
         assert_eq!(options.contention_manager.as_deref(), Some("backoff"));
         assert_eq!(options.mailbox_capacity, 5);
         assert_eq!(options.memory_limit, Some(1 << 20));
-        assert_eq!(options.preempt_instructions, 0);
+        assert_eq!(options.preempt_slice_ms, 0);
         assert_eq!(options.sync, SyncMode::Tm);
         assert_eq!(cli.args, ["a", "-b"]);
     }

@@ -32,7 +32,7 @@ mod wakers;
 pub use atomic::{SiteStats, TransactionStats};
 pub use module::{global_runtime, open_luaproc, open_module, options_from_env};
 pub use options::{
-    MAX_WORKERS, Options, SyncMode, parse_bytes, parse_mailbox_capacity, parse_preempt,
+    MAX_PREEMPT_MS, MAX_WORKERS, Options, SyncMode, parse_bytes, parse_mailbox_capacity, parse_preempt,
     parse_workers,
 };
 pub use process::{Outcome, ProcessCore};

@@ -75,8 +75,8 @@ pub fn options_from_env() -> Result<Options, String> {
         mailbox_capacity: var("LUTRA_MAILBOX_CAP", crate::options::parse_mailbox_capacity)?
             .unwrap_or(defaults.mailbox_capacity),
         memory_limit: var("LUTRA_MEMORY_LIMIT", crate::options::parse_bytes)?,
-        preempt_instructions: var("LUTRA_PREEMPT", crate::options::parse_preempt)?
-            .unwrap_or(defaults.preempt_instructions),
+        preempt_slice_ms: var("LUTRA_PREEMPT", crate::options::parse_preempt)?
+            .unwrap_or(defaults.preempt_slice_ms),
         ..defaults
     })
 }

@@ -20,9 +20,9 @@ pub struct Options {
     pub memory_limit: Option<usize>,
     /// Finished Lua states kept for reuse by new processes.
     pub recycle_limit: usize,
-    /// Lua VM instructions a process runs before it is preempted (outside `atomic`;
-    /// 0: never).
-    pub preempt_instructions: u32,
+    /// Milliseconds a process runs without yielding before it is preempted (outside
+    /// `atomic`; 0: never). A process that yields sooner pays nothing for it.
+    pub preempt_slice_ms: u32,
     /// How the runtime's own shared structures (run queue, channel registry, process
     /// counts, recycle list) are synchronised (`--sync`).
     pub sync: SyncMode,
@@ -74,14 +74,22 @@ pub fn parse_mailbox_capacity(text: &str) -> Result<usize, String> {
         .map_err(|_| format!("'{text}' is not a message count (a whole number, 0 or more)"))
 }
 
-/// `--preempt` / `LUTRA_PREEMPT`: VM instructions between preemptions, 0 for never.
+/// The longest time slice `--preempt` takes, in milliseconds (one minute).
+pub const MAX_PREEMPT_MS: u32 = 60_000;
+
+/// `--preempt` / `LUTRA_PREEMPT`: the time slice in milliseconds, 0 for never.
+///
+/// # Errors
+/// A message naming the value when it is not a whole number from 0 to
+/// [`MAX_PREEMPT_MS`].
 pub fn parse_preempt(text: &str) -> Result<u32, String> {
-    text.trim().parse::<u32>().map_err(|_| {
-        format!(
-            "'{text}' is not an instruction count (a whole number from 0 to {})",
-            u32::MAX
-        )
-    })
+    text.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|ms| *ms <= MAX_PREEMPT_MS)
+        .ok_or_else(|| {
+            format!("'{text}' is not a time slice (whole milliseconds from 0 to {MAX_PREEMPT_MS})")
+        })
 }
 
 /// How the runtime's internals are synchronised (seed 001: luaproc ported from locks
@@ -142,7 +150,7 @@ impl Default for Options {
             mailbox_capacity: 1024,
             memory_limit: None,
             recycle_limit: 64,
-            preempt_instructions: 100_000,
+            preempt_slice_ms: 5,
             sync: SyncMode::Locks,
         }
     }
@@ -177,6 +185,8 @@ mod tests {
         assert!(parse_mailbox_capacity("-1").is_err());
         assert!(parse_mailbox_capacity("many").is_err());
         assert_eq!(parse_preempt("0"), Ok(0));
+        assert_eq!(parse_preempt(" 20 "), Ok(20));
+        assert!(parse_preempt("60001").is_err());
         assert!(parse_preempt("4294967296").is_err());
         assert!(parse_preempt("x").is_err());
     }

@@ -11,7 +11,9 @@
 -- globals (`print`, `coroutine`) are left alone.
 local raw, PARK, HOST = ...
 
-local co_create, co_resume, co_yield = coroutine.create, coroutine.resume, coroutine.yield
+-- raw.resume is the stock coroutine.resume that also tells the preemption signal
+-- handler which coroutine runs (see process/preempt.rs).
+local co_create, co_resume, co_yield = coroutine.create, raw.resume, coroutine.yield
 local co_status, co_isyieldable, co_close = coroutine.status, coroutine.isyieldable, coroutine.close
 local pack, unpack, select, error, type, tostring = table.pack, table.unpack, select, error, type, tostring
 local traceback, getinfo = debug.traceback, debug.getinfo

@@ -33,6 +33,8 @@ use std::time::Duration;
 const DEADLOCK_CHECK: Duration = Duration::from_millis(100);
 
 pub(crate) struct RuntimeShared {
+    /// Declared before `sched`: its ticker stops before the workers go away.
+    pub(crate) preemptor: crate::process::preempt::Preemptor,
     pub(crate) sched: lutra_sched::Runtime,
     pub(crate) options: Options,
     pub(crate) timer: Timer,
@@ -303,7 +305,11 @@ impl LuaRuntime {
             .build();
         let named_channels = crate::channel::Registry::new(sched.sync_domain());
         let tm = Arc::new(crate::atomic::Engine::new(&options, sched.workers()));
+        let preemptor = crate::process::preempt::Preemptor::new(Duration::from_millis(
+            u64::from(options.preempt_slice_ms),
+        ));
         let shared = Arc::new(RuntimeShared {
+            preemptor,
             sched,
             options,
             timer: Timer::new(liveness.clone()),

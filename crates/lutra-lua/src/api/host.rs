@@ -3,6 +3,7 @@
 
 use crate::api::current_waiter;
 use crate::process::ProcessContext;
+use crate::process::preempt;
 use crate::process::state::take_preempted;
 use crate::timer;
 use mlua::{Function, Lua, MultiValue, Table};
@@ -21,6 +22,8 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
         lua.create_function(|lua, ()| Ok(take_preempted(lua)))?,
     )?;
     raw.set("request_yield", lua.create_function(request_yield)?)?;
+    // SAFETY: `resume` follows the lua_CFunction protocol (see `preempt.rs`).
+    raw.set("resume", unsafe { lua.create_c_function(preempt::resume)? })?;
     raw.set("now", lua.create_function(|_, ()| Ok(timer::now()))?)?;
     raw.set(
         "workers",

@@ -4,6 +4,7 @@
 mod core;
 pub(crate) mod handle;
 mod pool;
+pub(crate) mod preempt;
 pub(crate) mod state;
 mod task;
 

@@ -1,9 +1,9 @@
 //! A process's Lua state: the standard libraries, the `lutra` library, the
-//! process's context (runtime, own record), the preemption hook and memory limit.
+//! process's context (runtime, own record, preemption marks) and memory limit.
 
 use crate::process::ProcessCore;
 use crate::runtime::RuntimeShared;
-use mlua::{HookTriggers, Lua, LuaOptions, StdLib, VmState};
+use mlua::{Lua, LuaOptions, StdLib};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -14,7 +14,8 @@ pub(crate) const GETUPVALUE_KEY: &str = "lutra.getupvalue";
 pub(crate) struct ProcessContext {
     pub(crate) runtime: Arc<RuntimeShared>,
     pub(crate) process: Arc<ProcessCore>,
-    /// Set by the preemption hook just before it yields; consumed by the resumer.
+    /// Set by the preemption hook (`preempt.rs`) just before it yields; consumed by
+    /// the resumer.
     pub(crate) preempted: AtomicBool,
     /// Set while preemption must not happen (inside `atomic`).
     pub(crate) no_preempt: AtomicBool,
@@ -57,7 +58,6 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
     bind(&lua, runtime, process);
     crate::api::install(&lua)?;
-    install_preemption(&lua, runtime.options.preempt_instructions)?;
     super::pool::snapshot_baseline(&lua)?;
     Ok(lua)
 }
@@ -72,33 +72,11 @@ fn bind(lua: &Lua, runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) {
     });
 }
 
-/// Every `instructions` VM instructions, a process outside `atomic` yields to the
-/// scheduler (when it is at a point that can yield; otherwise it goes on).
-///
-/// Lua 5.4 traps on every instruction while any hook is installed, so CPU-bound code
-/// runs about 2x slower than with `--preempt 0` (measured in the closing note).
-fn install_preemption(lua: &Lua, instructions: u32) -> mlua::Result<()> {
-    if instructions == 0 {
-        return Ok(());
-    }
-    let triggers = HookTriggers::new().every_nth_instruction(instructions);
-    lua.set_global_hook(triggers, |lua, _debug| {
-        let Some(context) = lua.app_data_ref::<ProcessContext>() else {
-            return Ok(VmState::Continue);
-        };
-        if context.no_preempt.load(Ordering::Relaxed) || lutra_sched::current_task().is_none() {
-            return Ok(VmState::Continue);
-        }
-        let thread = lua.current_thread();
-        // SAFETY: `thread.state()` is the state of the thread running this hook, alive
-        // for the whole call; `lua_isyieldable` only reads it.
-        let yieldable = unsafe { mlua::ffi::lua_isyieldable(thread.state()) } != 0;
-        if !yieldable {
-            return Ok(VmState::Continue);
-        }
-        context.preempted.store(true, Ordering::Relaxed);
-        Ok(VmState::Yield)
-    })
+/// The address of `lua`'s process context (null for a state that is not Lutra's),
+/// valid while the app data stays set.
+pub(crate) fn context_ptr(lua: &Lua) -> *const ProcessContext {
+    lua.app_data_ref::<ProcessContext>()
+        .map_or(std::ptr::null(), |context| &*context as *const ProcessContext)
 }
 
 /// Consumes the preemption mark of `lua` (whether its last yield was a preemption).

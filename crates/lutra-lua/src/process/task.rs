@@ -12,6 +12,7 @@
 //! A panic inside a slice (a bug in Lutra) fails the process, never the worker.
 
 use crate::api::PARK;
+use crate::process::preempt::Slice;
 use crate::process::{Outcome, ProcessCore, new_state, state};
 use crate::runtime::RuntimeShared;
 use crate::transfer::{self, IsolatedFunction, Message};
@@ -73,7 +74,14 @@ impl ProcessTask {
         let (Some(lua), Some(thread)) = (&self.lua, &self.thread) else {
             return Step::Done;
         };
-        match thread.resume::<MultiValue>(args) {
+        let resumed = {
+            let context = state::context_ptr(lua);
+            // SAFETY: `thread` and `lua` (whose app data `context` points to) are held
+            // by this task for the whole slice, and the app data is not replaced in it.
+            let _slice = unsafe { Slice::enter(&self.runtime.preemptor, thread.state(), context) };
+            thread.resume::<MultiValue>(args)
+        };
+        match resumed {
             Ok(values) if thread.status() == ThreadStatus::Resumable => {
                 state::take_preempted(lua);
                 match values.front() {

@@ -1,0 +1,448 @@
+//! Preemption by time slice: a process that runs a whole slice without yielding is
+//! stopped at its next Lua instruction and yields its worker; a process that yields in
+//! time pays nothing.
+//!
+//! Lua 5.4 runs its hook machinery (`luaG_traceexec`) on *every* VM instruction while
+//! a count hook is set, so a hook left on makes CPU-bound Lua about 2x slower. Here
+//! the hook is set only when a slice has run out, asynchronously, as `lua_sethook`
+//! allows (ldebug.c: it "can be called asynchronously (e.g. during a signal)"; lua.c's
+//! Ctrl-C handler does just that):
+//!
+//! 1. A worker entering a slice ([`Slice::enter`]) makes its slot's sequence number
+//!    odd, and names the Lua thread it resumes in the thread-local [`RUNNING`]; the
+//!    native `coroutine.resume` ([`resume`]) names each coroutine for as long as it
+//!    runs it. Leaving the slice makes the sequence even and clears `RUNNING`.
+//! 2. The ticker thread wakes once per slice length. A slot whose sequence is odd and
+//!    the same as at the previous tick has run at least one whole slice: the ticker
+//!    stores that sequence as the slot's target and sends the worker `SIGURG`.
+//! 3. The signal handler, on that worker, sets a count hook of 1 on `RUNNING` if the
+//!    slot's sequence is still the target (the slice the ticker meant).
+//! 4. Outside `atomic` and where the thread can yield, the hook marks the preemption
+//!    (`ProcessContext::preempted`, read by the resumers on the way up, see
+//!    `prelude.lua`) and yields, staying set until the thread has resumed (see
+//!    [`YIELDED`]); otherwise it clears itself, the process goes on and the next tick
+//!    signals again.
+//!
+//! # Invariants
+//! - `RUNNING` is null outside a slice; within one it names a live Lua thread: the
+//!   one being resumed, which its resumer keeps alive while it is named.
+//! - A hook is set only on the named thread, and clears itself the first time it runs
+//!   without yielding (at the latest two instructions after the thread resumes). A
+//!   signal that lands just as a resume returns may leave it on a suspended coroutine
+//!   of the same process: that coroutine yields once, early, when resumed.
+//! - The ticker sleeps when no worker is in a slice; a worker entering one wakes it
+//!   (sequence store and `asleep` load are SeqCst on both sides: no lost wake-up).
+//! - The ticker is joined before the workers can go away (the runtime drops the
+//!   [`Preemptor`] first), so it never signals a thread that has exited.
+
+use crate::process::ProcessContext;
+use mlua::ffi::{self, lua_State};
+use std::cell::{Cell, RefCell};
+use std::ffi::c_int;
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering, compiler_fence};
+use std::sync::{Arc, Condvar, Mutex, Once, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The signal that asks a worker to stop its process (ignored by default, used by
+/// nothing else in the runtime).
+const PREEMPT_SIGNAL: c_int = libc::SIGURG;
+
+thread_local! {
+    /// The Lua thread this worker is running, null outside a slice (step 1).
+    static RUNNING: AtomicPtr<lua_State> = const { AtomicPtr::new(null_mut()) };
+    /// This worker's slot while it runs a slice, null otherwise (read by the handler).
+    static SLOT: AtomicPtr<Slot> = const { AtomicPtr::new(null_mut()) };
+    /// The context of the process in the slice, null otherwise (read by the hook).
+    static CONTEXT: Cell<*const ProcessContext> = const { Cell::new(std::ptr::null()) };
+    /// This worker's slot with the preemptor it belongs to (registered at its first
+    /// slice).
+    static REGISTERED: RefCell<Option<(Weak<Inner>, Arc<Slot>)>> = const { RefCell::new(None) };
+}
+
+/// One worker thread, as the ticker sees it.
+struct Slot {
+    thread: libc::pthread_t,
+    /// Odd while the worker runs a slice; bumped at every entry and exit.
+    sequence: AtomicU64,
+    /// The sequence the ticker meant when it last signalled.
+    target: AtomicU64,
+}
+
+struct Inner {
+    slice: Duration,
+    slots: Mutex<Vec<Arc<Slot>>>,
+    /// The ticker waits for a slice to start (no worker is in one).
+    asleep: AtomicBool,
+    stop: AtomicBool,
+    lock: Mutex<()>,
+    changed: Condvar,
+}
+
+/// Preemption for one runtime: its ticker thread and its workers' slots. Inert when
+/// the slice length is zero (`--preempt 0`).
+pub(crate) struct Preemptor {
+    inner: Option<Arc<Inner>>,
+    ticker: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Preemptor {
+    /// Preemption after `slice` of running without a yield; never for a zero slice.
+    pub(crate) fn new(slice: Duration) -> Self {
+        let inner = (!slice.is_zero()).then(|| {
+            Arc::new(Inner {
+                slice,
+                slots: Mutex::new(Vec::new()),
+                asleep: AtomicBool::new(true),
+                stop: AtomicBool::new(false),
+                lock: Mutex::new(()),
+                changed: Condvar::new(),
+            })
+        });
+        Self {
+            inner,
+            ticker: Mutex::new(None),
+        }
+    }
+
+    /// This worker's slot (registered, and the ticker started, on first use).
+    fn slot(&self, inner: &Arc<Inner>) -> Arc<Slot> {
+        let known = REGISTERED.with_borrow(|registered| match registered {
+            Some((owner, slot)) if std::ptr::eq(owner.as_ptr(), Arc::as_ptr(inner)) => {
+                Some(slot.clone())
+            }
+            _ => None,
+        });
+        known.unwrap_or_else(|| self.register(inner))
+    }
+
+    #[cold]
+    fn register(&self, inner: &Arc<Inner>) -> Arc<Slot> {
+        install_handler();
+        let slot = Arc::new(Slot {
+            // SAFETY: pthread_self has no preconditions.
+            thread: unsafe { libc::pthread_self() },
+            sequence: AtomicU64::new(0),
+            target: AtomicU64::new(u64::MAX),
+        });
+        lock(&inner.slots).push(slot.clone());
+        REGISTERED.set(Some((Arc::downgrade(inner), slot.clone())));
+        let mut ticker = lock(&self.ticker);
+        if ticker.is_none() {
+            let inner = inner.clone();
+            *ticker = Some(
+                std::thread::Builder::new()
+                    .name("lutra-preempt".into())
+                    .spawn(move || inner.tick())
+                    .expect("the OS refused to start the preemption thread"),
+            );
+        }
+        slot
+    }
+}
+
+impl Drop for Preemptor {
+    fn drop(&mut self) {
+        let Some(inner) = &self.inner else { return };
+        inner.stop.store(true, Ordering::SeqCst);
+        {
+            let _guard = lock(&inner.lock);
+            inner.changed.notify_all();
+        }
+        if let Some(ticker) = lock(&self.ticker).take() {
+            let _ = ticker.join();
+        }
+    }
+}
+
+impl Inner {
+    /// The ticker thread (step 2).
+    fn tick(&self) {
+        let mut seen: Vec<u64> = Vec::new();
+        while !self.stop.load(Ordering::SeqCst) {
+            std::thread::sleep(self.slice);
+            let slots = lock(&self.slots).clone();
+            seen.resize(slots.len(), 0);
+            let mut busy = false;
+            for (slot, last) in slots.iter().zip(seen.iter_mut()) {
+                let sequence = slot.sequence.load(Ordering::SeqCst);
+                if sequence % 2 == 1 {
+                    busy = true;
+                    if sequence == *last && !self.stop.load(Ordering::SeqCst) {
+                        slot.target.store(sequence, Ordering::SeqCst);
+                        // SAFETY: `slot.thread` is a worker of this runtime, alive
+                        // while the ticker runs (see the module's invariants).
+                        unsafe { libc::pthread_kill(slot.thread, PREEMPT_SIGNAL) };
+                    }
+                }
+                *last = sequence;
+            }
+            if !busy {
+                self.sleep_until_busy();
+            }
+        }
+    }
+
+    /// Waits until a worker enters a slice (or the runtime stops).
+    fn sleep_until_busy(&self) {
+        self.asleep.store(true, Ordering::SeqCst);
+        let busy = lock(&self.slots)
+            .iter()
+            .any(|slot| slot.sequence.load(Ordering::SeqCst) % 2 == 1);
+        let mut guard = lock(&self.lock);
+        if busy {
+            self.asleep.store(false, Ordering::SeqCst);
+            return;
+        }
+        while self.asleep.load(Ordering::SeqCst) && !self.stop.load(Ordering::SeqCst) {
+            guard = self
+                .changed
+                .wait(guard)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    #[cold]
+    fn wake_ticker(&self) {
+        let _guard = lock(&self.lock);
+        self.asleep.store(false, Ordering::SeqCst);
+        self.changed.notify_one();
+    }
+}
+
+/// One slice of a process on this worker: while it lives, the ticker may stop the
+/// Lua thread it names.
+pub(crate) struct Slice {
+    armed: Option<(Arc<Inner>, Arc<Slot>)>,
+}
+
+impl Slice {
+    /// Enters a slice that resumes `thread`, a Lua thread whose app data is `context`.
+    ///
+    /// # Safety
+    /// `thread` and `context` (or null) stay alive until the slice is dropped.
+    pub(crate) unsafe fn enter(
+        preemptor: &Preemptor,
+        thread: *mut lua_State,
+        context: *const ProcessContext,
+    ) -> Self {
+        let Some(inner) = &preemptor.inner else {
+            return Self { armed: None };
+        };
+        let slot = preemptor.slot(inner);
+        CONTEXT.set(context);
+        RUNNING.with(|running| running.store(thread, Ordering::Relaxed));
+        SLOT.with(|current| current.store(Arc::as_ptr(&slot).cast_mut(), Ordering::Relaxed));
+        compiler_fence(Ordering::SeqCst);
+        slot.sequence.fetch_add(1, Ordering::SeqCst);
+        if inner.asleep.load(Ordering::SeqCst) {
+            inner.wake_ticker();
+        }
+        Self {
+            armed: Some((inner.clone(), slot)),
+        }
+    }
+}
+
+impl Drop for Slice {
+    fn drop(&mut self) {
+        let Some((_, slot)) = self.armed.take() else {
+            return;
+        };
+        slot.sequence.fetch_add(1, Ordering::SeqCst);
+        compiler_fence(Ordering::SeqCst);
+        SLOT.with(|current| current.store(null_mut(), Ordering::Relaxed));
+        RUNNING.with(|running| running.store(null_mut(), Ordering::Relaxed));
+        CONTEXT.set(std::ptr::null());
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The program's own handler of `SIGURG`, if it had one before Lutra's (called for
+/// signals not meant for Lutra), and whether it takes SA_SIGINFO's arguments.
+static PREVIOUS_HANDLER: AtomicPtr<()> = AtomicPtr::new(null_mut());
+static PREVIOUS_SIGINFO: AtomicBool = AtomicBool::new(false);
+
+/// Installs the handler of [`PREEMPT_SIGNAL`] once per process.
+fn install_handler() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: a zeroed sigaction is valid; `on_signal` has the SA_SIGINFO
+        // signature and only does async-signal-safe work (atomics, lua_sethook).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut action.sa_mask);
+            let mut previous: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(PREEMPT_SIGNAL, &action, &mut previous) == 0 {
+                let handler = previous.sa_sigaction;
+                if handler != libc::SIG_DFL && handler != libc::SIG_IGN {
+                    let siginfo = previous.sa_flags & libc::SA_SIGINFO != 0;
+                    PREVIOUS_SIGINFO.store(siginfo, Ordering::SeqCst);
+                    PREVIOUS_HANDLER.store(handler as *mut (), Ordering::SeqCst);
+                }
+            }
+        }
+    });
+}
+
+/// The signal handler (step 3).
+extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    let saved_errno = errno();
+    let slot = SLOT.with(|slot| slot.load(Ordering::Relaxed));
+    let running = RUNNING.with(|running| running.load(Ordering::Relaxed));
+    if slot.is_null() || running.is_null() {
+        chain(signal, info, context);
+    } else {
+        // SAFETY: a non-null SLOT is this worker's slot, kept alive by the slice that
+        // set it (it is cleared before the slice lets the slot go).
+        let slot = unsafe { &*slot };
+        if slot.sequence.load(Ordering::Relaxed) == slot.target.load(Ordering::Relaxed) {
+            // SAFETY: `running` is a live Lua thread (module invariant); lua_sethook
+            // may be called asynchronously (ldebug.c).
+            unsafe { ffi::lua_sethook(running, Some(preempt_hook), ffi::LUA_MASKCOUNT, ARMED) };
+        }
+    }
+    set_errno(saved_errno);
+}
+
+/// Passes a `SIGURG` that was not Lutra's to the handler installed before.
+fn chain(signal: c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    let handler = PREVIOUS_HANDLER.load(Ordering::Relaxed);
+    if handler.is_null() {
+        return;
+    }
+    // SAFETY: `handler` was installed for this signal by the program, with the
+    // signature its SA_SIGINFO flag says.
+    unsafe {
+        if PREVIOUS_SIGINFO.load(Ordering::Relaxed) {
+            let handler: extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                std::mem::transmute(handler);
+            handler(signal, info, context);
+        } else {
+            let handler: extern "C" fn(c_int) = std::mem::transmute(handler);
+            handler(signal);
+        }
+    }
+}
+
+fn errno() -> c_int {
+    // SAFETY: __errno_location returns this thread's errno.
+    unsafe { *libc::__errno_location() }
+}
+
+fn set_errno(value: c_int) {
+    // SAFETY: as in `errno`.
+    unsafe { *libc::__errno_location() = value }
+}
+
+/// The count the handler arms the hook with: it fires at the next instruction.
+const ARMED: c_int = 1;
+
+/// The count the hook leaves itself with when it yields: it stays set (so that the
+/// resumer, mlua's `Thread::resume` among them, sees a thread suspended in a hook and
+/// keeps its stack) and clears itself at its next firing, two instructions after
+/// the thread resumes.
+const YIELDED: c_int = 2;
+
+/// The count hook the handler sets (step 4).
+unsafe extern "C-unwind" fn preempt_hook(state: *mut lua_State, _debug: *mut ffi::lua_Debug) {
+    // SAFETY: `state` is the running thread (Lua calls its hook on it); changing the
+    // hook from inside it is allowed.
+    unsafe {
+        let context = CONTEXT.get();
+        let fired_after_yield = ffi::lua_gethookcount(state) == YIELDED;
+        // SAFETY (deref): a non-null CONTEXT is the app data of the process in the
+        // slice, alive for the slice.
+        let preemptible = !fired_after_yield
+            && !context.is_null()
+            && !(*context).no_preempt.load(Ordering::Relaxed)
+            && ffi::lua_isyieldable(state) != 0;
+        if !preemptible {
+            ffi::lua_sethook(state, None, 0, 0);
+            return;
+        }
+        (*context).preempted.store(true, Ordering::Relaxed);
+        ffi::lua_sethook(state, Some(preempt_hook), ffi::LUA_MASKCOUNT, YIELDED);
+        // A count hook may yield with no values: lua_yield returns here, and Lua
+        // unwinds once the hook has returned.
+        ffi::lua_yield(state, 0);
+    }
+}
+
+/// The native `coroutine.resume` the prelude uses: `luaB_coresume`'s contract, and the
+/// coroutine is named in [`RUNNING`] while it runs (step 1).
+///
+/// # Safety
+/// Called by Lua as a C function.
+pub(crate) unsafe extern "C-unwind" fn resume(state: *mut lua_State) -> c_int {
+    // SAFETY: `state` is the calling thread with its arguments on the stack; a bad
+    // argument raises a Lua error (longjmp) over this frame, which owns nothing.
+    unsafe {
+        let coroutine = ffi::lua_tothread(state, 1);
+        if coroutine.is_null() {
+            return not_a_coroutine(state);
+        }
+        let arguments = ffi::lua_gettop(state) - 1;
+        if ffi::lua_checkstack(coroutine, arguments) == 0 {
+            return resume_failed(state, c"too many arguments to resume");
+        }
+        ffi::lua_xmove(state, coroutine, arguments);
+        let mut results: c_int = 0;
+        let outer = RUNNING.with(|running| running.swap(coroutine, Ordering::Relaxed));
+        compiler_fence(Ordering::SeqCst);
+        let status = ffi::lua_resume(coroutine, state, arguments, &mut results);
+        compiler_fence(Ordering::SeqCst);
+        RUNNING.with(|running| running.store(outer, Ordering::Relaxed));
+        if status == ffi::LUA_OK || status == ffi::LUA_YIELD {
+            if ffi::lua_checkstack(state, results + 1) == 0 {
+                ffi::lua_pop(coroutine, results);
+                return resume_failed(state, c"too many results to resume");
+            }
+            ffi::lua_pushboolean(state, 1);
+            ffi::lua_xmove(coroutine, state, results);
+            results + 1
+        } else {
+            ffi::lua_pushboolean(state, 0);
+            ffi::lua_xmove(coroutine, state, 1);
+            2
+        }
+    }
+}
+
+/// Raises `bad argument #1 to 'resume' (coroutine expected, got T)`, as the stock
+/// `coroutine.resume` does.
+///
+/// # Safety
+/// `state` is the thread running [`resume`]; this longjmps over its caller's frame.
+unsafe fn not_a_coroutine(state: *mut lua_State) -> c_int {
+    // SAFETY: the caller's thread; the message is copied into Lua (and the Rust string
+    // dropped) before the error is raised.
+    unsafe {
+        let message = {
+            let got = std::ffi::CStr::from_ptr(ffi::luaL_typename(state, 1)).to_string_lossy();
+            std::ffi::CString::new(format!("coroutine expected, got {got}")).unwrap_or_default()
+        };
+        ffi::lua_pushstring(state, message.as_ptr());
+        drop(message);
+        ffi::luaL_argerror(state, 1, ffi::lua_tostring(state, -1))
+    }
+}
+
+/// `false, message` from [`resume`].
+///
+/// # Safety
+/// `state` is the thread running [`resume`].
+unsafe fn resume_failed(state: *mut lua_State, message: &std::ffi::CStr) -> c_int {
+    // SAFETY: the caller's thread, with room for two values.
+    unsafe {
+        ffi::lua_pushboolean(state, 0);
+        ffi::lua_pushstring(state, message.as_ptr());
+    }
+    2
+}
