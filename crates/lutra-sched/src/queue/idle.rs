@@ -154,3 +154,138 @@ impl Idle {
         }
     }
 }
+
+/// Model checks of the protocol on shuttle's scheduler (every atomic access, lock and
+/// wait of `Idle` is a scheduling point): workers that look in a queue, register, look
+/// again and sleep exactly as `locked.rs`'s `next` does, and a pusher that queues
+/// tasks (some pinned) and wakes as `locked.rs`'s `push` does. The worker that takes
+/// the last task stops everyone. A lost wake-up leaves a task queued and every worker
+/// asleep: shuttle reports the deadlock and the check fails.
+#[cfg(all(test, feature = "shuttle"))]
+mod model {
+    use super::*;
+    use shuttle::scheduler::{PctScheduler, RandomScheduler};
+    use shuttle::sync::atomic::AtomicBool;
+    use shuttle::{Runner, thread};
+
+    /// Schedules explored per scheduler.
+    const ITERATIONS: usize = 2000;
+
+    /// A run queue of tasks, each `None` (any worker) or `Some(w)` (pinned to `w`).
+    struct Model {
+        queue: Mutex<Vec<Option<usize>>>,
+        idle: Idle,
+        stop: AtomicBool,
+        taken: AtomicUsize,
+        total: usize,
+        recheck: bool,
+    }
+
+    impl Model {
+        /// Takes the first task `worker` may run.
+        fn find(&self, worker: usize) -> Option<Option<usize>> {
+            let mut queue = self.queue.lock().unwrap();
+            let at = queue
+                .iter()
+                .position(|home| home.is_none_or(|home| home == worker))?;
+            Some(queue.remove(at))
+        }
+
+        /// Runs a task: the last one stops every worker (stop, then `wake_all`).
+        fn run(&self, worker: usize, task: Option<usize>) {
+            assert!(task.is_none_or(|home| home == worker), "a pinned task moved");
+            if self.taken.fetch_add(1, Ordering::SeqCst) + 1 == self.total {
+                self.stop.store(true, Ordering::SeqCst);
+                self.idle.wake_all();
+            }
+        }
+
+        /// `locked.rs`'s `next` and the run loop around it.
+        fn worker(&self, worker: usize) {
+            loop {
+                if self.stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                if let Some(task) = self.find(worker) {
+                    self.run(worker, task);
+                    continue;
+                }
+                self.idle.prepare(worker);
+                if self.stop.load(Ordering::SeqCst) {
+                    self.idle.cancel(worker);
+                    return;
+                }
+                if self.recheck
+                    && let Some(task) = self.find(worker)
+                {
+                    self.idle.cancel(worker);
+                    self.run(worker, task);
+                    continue;
+                }
+                self.idle.sleep(worker);
+            }
+        }
+
+        /// `locked.rs`'s `push`.
+        fn push(&self, task: Option<usize>) {
+            self.queue.lock().unwrap().push(task);
+            match task {
+                Some(home) => self.idle.wake(home),
+                None => self.idle.wake_one(),
+            }
+        }
+    }
+
+    /// Two workers and a pusher of `tasks`.
+    fn workers_and_pusher(tasks: &'static [Option<usize>], recheck: bool) {
+        let model = Arc::new(Model {
+            queue: Mutex::new(Vec::new()),
+            idle: Idle::default(),
+            stop: AtomicBool::new(false),
+            taken: AtomicUsize::new(0),
+            total: tasks.len(),
+            recheck,
+        });
+        let workers: Vec<_> = (0..2)
+            .map(|worker| {
+                let model = model.clone();
+                thread::spawn(move || model.worker(worker))
+            })
+            .collect();
+        tasks.iter().for_each(|&task| model.push(task));
+        workers.into_iter().for_each(|worker| worker.join().unwrap());
+        assert_eq!(model.taken.load(Ordering::SeqCst), tasks.len());
+        assert!(model.queue.lock().unwrap().is_empty());
+    }
+
+    fn explore(seed: u64, check: impl Fn() + Send + Sync + Clone + 'static) {
+        Runner::new(
+            RandomScheduler::new_from_seed(seed, ITERATIONS),
+            shuttle::Config::new(),
+        )
+        .run(check.clone());
+        Runner::new(
+            PctScheduler::new_from_seed(seed, 3, ITERATIONS),
+            shuttle::Config::new(),
+        )
+        .run(check);
+    }
+
+    #[test]
+    fn no_lost_wake_up_for_unpinned_tasks() {
+        explore(1, || workers_and_pusher(&[None, None, None], true));
+    }
+
+    #[test]
+    fn no_lost_wake_up_for_pinned_tasks() {
+        explore(2, || workers_and_pusher(&[Some(1), None, Some(0), Some(1)], true));
+    }
+
+    /// The check has teeth: without the re-check after registering, a push between a
+    /// worker's look and its registration is lost, and shuttle finds that schedule.
+    #[test]
+    #[should_panic(expected = "deadlock")]
+    fn sleeping_without_the_recheck_loses_a_wake_up() {
+        explore(3, || workers_and_pusher(&[Some(1), None, Some(0)], false));
+    }
+}
