@@ -47,7 +47,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
                 shared.queue.requeue(index, task);
                 break;
             }
-            None => match shared.queue.next(index, global_first, &stop) {
+            None => match shared.queue.next(index, global_first, stop) {
                 Some(task) => task,
                 None => break,
             },
