@@ -51,6 +51,18 @@ pub fn worker_index() -> Option<usize> {
     WORKER.with(Cell::get)
 }
 
+/// The index of the current thread among the workers of `shared`, if it is one.
+#[inline(never)]
+pub(crate) fn worker_of(shared: &Shared) -> Option<usize> {
+    let ours = RUNTIME.with(|runtime| {
+        runtime
+            .borrow()
+            .as_ref()
+            .is_some_and(|runtime| std::ptr::eq(Arc::as_ptr(runtime), shared))
+    });
+    if ours { worker_index() } else { None }
+}
+
 /// The runtime of the current worker, if the current thread is one.
 #[inline(never)]
 pub(crate) fn runtime() -> Option<Arc<Shared>> {

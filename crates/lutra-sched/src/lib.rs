@@ -17,7 +17,7 @@
 //! | `runtime.rs` | builder, runtime, spawning, worker count |
 //! | `shared.rs` | the state workers and tasks share (queue, live count, workers) |
 //! | `worker.rs` | the run loop |
-//! | `queue/` | the run queue and LUTS's switch: under a lock, or on transactions |
+//! | `queue/` | the run queues (one per worker, plus a global one), stealing, sleeping and waking one worker, LUTS's switch: under locks, or on transactions |
 //! | `live.rs` | the live-task count and `wait_idle` |
 //! | `sync_mode/` | locks or transactions, chosen at start-up: [`sync_mode::SyncMode`], and the toolkit client runtimes build their shared structures with ([`sync_mode::SyncCell`], [`sync_mode::SyncQueue`]) |
 //! | `task.rs` | task records and their state protocol |

@@ -8,6 +8,7 @@
 //! - Workers with an index at or above `target` leave between slices; after
 //!   `shutdown` every worker leaves.
 
+use crate::context;
 use crate::live::LiveTasks;
 use crate::native::{JoinHandle, JoinState, NativeTask};
 use crate::queue::RunQueue;
@@ -82,7 +83,7 @@ impl Shared {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(body);
         self.live.add();
-        self.queue.push(core);
+        self.queue.push(core, context::worker_of(self));
     }
 
     pub(crate) fn spawn_task<T: Send + 'static>(

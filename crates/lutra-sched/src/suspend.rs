@@ -24,7 +24,8 @@ impl TaskWaker {
             .compare_exchange(PARKED, RUNNABLE, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
-            self.shared.queue.push(self.task.clone());
+            let local = context::worker_of(&self.shared);
+            self.shared.queue.push(self.task.clone(), local);
         }
     }
 }

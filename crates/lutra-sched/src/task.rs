@@ -112,11 +112,6 @@ impl TaskCore {
     pub fn priority(&self) -> i64 {
         self.priority.load(Ordering::Relaxed)
     }
-
-    /// Whether the task may run on worker `worker`.
-    pub(crate) fn may_run_on(&self, worker: usize) -> bool {
-        self.home.is_none_or(|home| home == worker)
-    }
 }
 
 impl fmt::Debug for TaskCore {

@@ -1,6 +1,6 @@
 //! Idle workers use no CPU: after a burst of tasks, a runtime with nothing to run
 //! sleeps (transactional mode: in the engine's `retry`, parked; lock mode: on a
-//! condition variable, with a 20 ms safety-net re-check). Alone in its test binary so
+//! condition variable of its own, with no timed re-check). Alone in its test binary so
 //! that the process's CPU time is this runtime's.
 
 use lutra_sched::sync_mode::SyncMode;

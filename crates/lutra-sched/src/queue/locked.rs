@@ -1,67 +1,112 @@
-//! The run queue under a lock: a `VecDeque` in a mutex, idle workers waiting on a
-//! condition variable (luaproc's `mutex_sched` and `cond_wakeup_worker`).
+//! The run queues under locks: each worker's queue a `VecDeque` under its own mutex,
+//! the global queue likewise, idle workers asleep on condition variables (`idle.rs`).
+//! A worker's mutex is taken by that worker on every yield and by others only to push
+//! a task for it or to steal, so while every worker is busy it is uncontended: a
+//! yield is two atomic operations and no system call.
 //!
 //! # Protocol (idle wait)
-//! A worker that finds nothing it may run waits on `ready` (releasing the mutex) with
-//! a timeout of `IDLE_RECHECK` as a safety net; pushes notify one waiter (all for a
-//! pinned task, which only one worker may take), switches and `wake_all` notify all.
+//! `next`: look (own, global, steal); nothing: `idle.prepare`, check `stop`, look
+//! again; still nothing: `idle.sleep`, then start over. Pushes queue the task, then
+//! `idle.wake` (pinned) or `idle.wake_one`. The ordering argument is in `idle.rs`.
 
 use super::TaskQueue;
+use super::idle::Idle;
+use super::slots::Slots;
 use crate::task::TaskCore;
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-/// How long an idle worker sleeps before looking again (a safety net: pushes wake
-/// sleepers).
-const IDLE_RECHECK: Duration = Duration::from_millis(20);
+type Tasks = Mutex<VecDeque<Arc<TaskCore>>>;
 
 pub(crate) struct LockedQueue {
-    tasks: Mutex<VecDeque<Arc<TaskCore>>>,
-    ready: Condvar,
+    locals: Slots<Tasks>,
+    global: Tasks,
+    idle: Idle,
 }
 
 impl LockedQueue {
     pub(crate) fn new() -> Self {
         Self {
-            tasks: Mutex::new(VecDeque::new()),
-            ready: Condvar::new(),
+            locals: Slots::new(),
+            global: Mutex::new(VecDeque::new()),
+            idle: Idle::default(),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Arc<TaskCore>>> {
-        self.tasks
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn local(&self, worker: usize) -> MutexGuard<'_, VecDeque<Arc<TaskCore>>> {
+        lock(self.locals.get(worker))
+    }
+
+    /// One look for `worker`: own and global queue (in the order asked), then steal.
+    fn find(&self, worker: usize, global_first: bool) -> Option<Arc<TaskCore>> {
+        let own = || self.local(worker).pop_front();
+        let global = || lock(&self.global).pop_front();
+        let found = if global_first {
+            global().or_else(own)
+        } else {
+            own().or_else(global)
+        };
+        found.or_else(|| self.steal(worker))
+    }
+
+    /// The first unpinned task of another worker's queue, trying the workers after
+    /// `worker` in turn.
+    fn steal(&self, worker: usize) -> Option<Arc<TaskCore>> {
+        let workers = self.locals.len();
+        (1..workers).find_map(|offset| {
+            let mut tasks = self.local((worker + offset) % workers);
+            let at = tasks.iter().position(|task| task.home.is_none())?;
+            tasks.remove(at)
+        })
     }
 }
 
 impl TaskQueue for LockedQueue {
-    fn push(&self, task: Arc<TaskCore>) {
-        let pinned = task.home.is_some();
-        self.lock().push_back(task);
-        if pinned {
-            self.ready.notify_all()
-        } else {
-            self.ready.notify_one()
+    fn push(&self, task: Arc<TaskCore>, local: Option<usize>) {
+        match (task.home, local) {
+            (Some(home), _) => {
+                self.local(home).push_back(task);
+                self.idle.wake(home);
+            }
+            (None, Some(worker)) => {
+                self.local(worker).push_back(task);
+                self.idle.wake_one();
+            }
+            (None, None) => {
+                lock(&self.global).push_back(task);
+                self.idle.wake_one();
+            }
         }
     }
 
-    fn pop(&self, worker: usize, stop: &dyn Fn() -> bool) -> Option<Arc<TaskCore>> {
-        let mut tasks = self.lock();
-        loop {
-            if stop() {
-                return None;
+    fn yield_task(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore> {
+        let mut tasks = self.local(worker);
+        match tasks.pop_front() {
+            Some(next) => {
+                tasks.push_back(current);
+                next
             }
-            if let Some(at) = tasks.iter().position(|task| task.may_run_on(worker)) {
-                return tasks.remove(at);
-            }
-            tasks = self
-                .ready
-                .wait_timeout(tasks, IDLE_RECHECK)
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .0;
+            None => current,
         }
+    }
+
+    fn rotate(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore> {
+        let mut global = lock(&self.global);
+        if let Some(next) = global.pop_front() {
+            global.push_back(current);
+            return next;
+        }
+        drop(global);
+        let Some(next) = self.local(worker).pop_front() else {
+            return current;
+        };
+        lock(&self.global).push_back(current);
+        self.idle.wake_one();
+        next
+    }
+
+    fn requeue(&self, worker: usize, current: Arc<TaskCore>) {
+        self.local(worker).push_back(current);
     }
 
     fn switch_where(
@@ -69,29 +114,62 @@ impl TaskQueue for LockedQueue {
         worker: usize,
         current: Arc<TaskCore>,
         suits: &dyn Fn(&TaskCore) -> bool,
-    ) -> bool {
-        let mut tasks = self.lock();
-        let other = tasks
-            .iter()
-            .position(|task| task.may_run_on(worker) && suits(task));
-        let switched = match other.and_then(|at| tasks.remove(at)) {
-            Some(other) => {
+    ) -> (Arc<TaskCore>, bool) {
+        let mut tasks = self.local(worker);
+        match tasks.iter().position(|task| suits(task)) {
+            Some(at) => {
+                let other = tasks.remove(at).expect("a position found in this queue");
                 tasks.push_back(current);
-                tasks.push_front(other);
-                true
+                (other, true)
             }
-            None => {
-                tasks.push_front(current);
-                false
+            None => (current, false),
+        }
+    }
+
+    fn next(
+        &self,
+        worker: usize,
+        global_first: bool,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Arc<TaskCore>> {
+        loop {
+            if stop() {
+                return None;
             }
+            if let Some(task) = self.find(worker, global_first) {
+                return Some(task);
+            }
+            self.idle.prepare(worker);
+            if stop() {
+                self.idle.cancel(worker);
+                return None;
+            }
+            if let Some(task) = self.find(worker, false) {
+                self.idle.cancel(worker);
+                return Some(task);
+            }
+            self.idle.sleep(worker);
+        }
+    }
+
+    fn retire(&self, worker: usize) {
+        let unpinned: VecDeque<_> = {
+            let mut tasks = self.local(worker);
+            let (pinned, unpinned) = tasks.drain(..).partition(|task| task.home.is_some());
+            *tasks = pinned;
+            unpinned
         };
-        drop(tasks);
-        self.ready.notify_all();
-        switched
+        lock(&self.global).extend(unpinned);
+        self.idle.wake_one();
     }
 
     fn wake_all(&self) {
-        let _tasks = self.lock();
-        self.ready.notify_all();
+        self.idle.wake_all();
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

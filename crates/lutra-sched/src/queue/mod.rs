@@ -1,51 +1,102 @@
-//! The run queue: one FIFO shared by all workers (as LUTS's), so that a switch can
-//! look for a task running another transaction (or announcing a high enough
-//! priority), and pinned tasks are honoured. Two implementations behind
-//! [`TaskQueue`], chosen by the runtime's [`SyncMode`]:
+//! The run queues: one per worker, plus a global queue for tasks made runnable outside
+//! the workers (tokio's multi-thread scheduler and Go's, in shape; seed 004's LUTS
+//! had one shared FIFO, which cost every yield a lock and a system call). Two
+//! implementations behind [`TaskQueue`], chosen by the runtime's [`SyncMode`]:
 //!
 //! | file | algorithm |
 //! |------|-----------|
-//! | `locked.rs` | a `VecDeque` under a mutex; idle workers wait on a condition variable |
-//! | `transactional.rs` | a linked list of transactional nodes on the runtime's private engine; idle workers wait in `retry` |
+//! | `locked.rs` | each queue a `VecDeque` under its own mutex (uncontended while its worker is busy); sleepers on condition variables (`idle.rs`) |
+//! | `transactional.rs` | each queue a linked list of transactional nodes on the runtime's private engine; sleepers wait in `retry` |
+//! | `idle.rs` | lock mode's sleep/wake protocol: register, re-check, sleep; wake one |
+//! | `slots.rs` | the per-worker table, indexed by worker, growing without moving |
+//!
+//! crossbeam-deque's work-stealing deque does not fit: a pinned task must never be
+//! stolen, and LUTS's switch must look through a worker's queue for a task running
+//! another transaction; its queues allow neither.
 //!
 //! # Invariants (both)
-//! - A task is in the queue at most once, and only in state `RUNNABLE`.
-//! - A worker takes only tasks it may run (unpinned, or pinned to it).
-//! - An idle worker sleeps without spinning, and wakes when a task it may run is
-//!   pushed, or after `wake_all` (shutdown, fewer workers) to re-check `stop`.
+//! - A task is in at most one queue, at most once, and only in state `RUNNABLE`.
+//! - Worker `w`'s queue holds only tasks `w` may run: unpinned ones, and those pinned
+//!   to `w` (whatever thread pushed them). The global queue holds only unpinned tasks.
+//!   A pinned task is never taken by another worker (stealing takes unpinned tasks
+//!   only).
+//! - A yield touches only the worker's own queue (no other worker's data, no system
+//!   call): the task goes to the back, the front runs (the same task if the queue was
+//!   empty). It wakes nobody: it adds no task to the runtime.
+//! - A worker sleeps only after it found nothing it may run in its own queue, the
+//!   global queue and every other worker's queue, with its registration as a sleeper
+//!   ordered before that last look (no lost wake-up: see each implementation).
+//! - A push of a task made runnable (spawned, woken, handed over by a leaving worker)
+//!   wakes at most one sleeper: for a pinned task its worker, if it sleeps; otherwise
+//!   any one, if one sleeps.
+//!
+//! # Protocol (a worker's next task)
+//! 1. Every `GLOBAL_QUEUE_INTERVAL` slices the global queue first (so tasks woken by
+//!    threads are not starved by a worker whose own tasks keep yielding): a yield then
+//!    `rotate`s, trading the yielding task for the global queue's front, or handing it
+//!    to the global queue when its own queue has another task, so tasks also move
+//!    between busy workers. Otherwise the own queue first, then the global queue.
+//! 2. Then steal the first unpinned task of another worker's queue.
+//! 3. Nothing: register as a sleeper, look again (1, 2), sleep if still nothing.
 
+mod idle;
 mod locked;
+mod slots;
 mod transactional;
 
 use crate::sync_mode::{SyncDomain, SyncMode};
 use crate::task::TaskCore;
 use std::sync::Arc;
 
-/// The run queue's operations.
+/// The run queues' operations.
 pub(crate) trait TaskQueue: Send + Sync {
-    /// Appends a runnable task and wakes a worker that may run it.
-    fn push(&self, task: Arc<TaskCore>);
+    /// Queues a task made runnable (spawned or woken): a pinned task in its worker's
+    /// queue, another in the queue of `local` (the worker the calling thread is) or
+    /// else the global queue; then wakes one sleeping worker that may run it.
+    fn push(&self, task: Arc<TaskCore>, local: Option<usize>);
 
-    /// Takes the first task `worker` may run, waiting while there is none; `None` once
-    /// `stop()` holds (checked again after every `wake_all`).
-    fn pop(&self, worker: usize, stop: &dyn Fn() -> bool) -> Option<Arc<TaskCore>>;
+    /// Puts `current` (which `worker` may run) at the back of `worker`'s queue and
+    /// takes the front: the task `worker` runs next (`current` if the queue was empty).
+    fn yield_task(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore>;
 
-    /// LUTS's switch with any criterion: if a task that `worker` may run satisfies
-    /// `suits`, moves the first such to the front and `current` behind everything;
-    /// otherwise puts `current` at the front (it runs again next). Returns whether it
+    /// The global queue's turn, for an unpinned `current` yielding on `worker`: if the
+    /// global queue has a task, `current` takes its place there and it runs next;
+    /// otherwise, if `worker`'s queue has one, `current` goes to the global queue
+    /// (waking one sleeper) and that task runs next; otherwise `current` runs on.
+    fn rotate(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore>;
+
+    /// Puts `current` at the back of `worker`'s queue, waking nobody.
+    fn requeue(&self, worker: usize, current: Arc<TaskCore>);
+
+    /// LUTS's switch with any criterion: if a task in `worker`'s queue satisfies
+    /// `suits`, takes the first such (to run next) and puts `current` at the back;
+    /// otherwise `current` runs next. Returns the task to run next and whether it
     /// switched.
     fn switch_where(
         &self,
         worker: usize,
         current: Arc<TaskCore>,
         suits: &dyn Fn(&TaskCore) -> bool,
-    ) -> bool;
+    ) -> (Arc<TaskCore>, bool);
 
-    /// Wakes every waiting worker (shutdown, worker count changes).
+    /// The next task for `worker` (the module's protocol), sleeping while there is
+    /// none; `None` once `stop()` holds (checked again after every `wake_all`).
+    fn next(
+        &self,
+        worker: usize,
+        global_first: bool,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Arc<TaskCore>>;
+
+    /// Worker `worker` leaves: its unpinned tasks move to the global queue, and one
+    /// sleeper is woken (also passing on a wake-up the leaving worker may have taken).
+    fn retire(&self, worker: usize);
+
+    /// Wakes every sleeping worker (shutdown, worker count changes).
     fn wake_all(&self);
 }
 
-/// The runtime's run queue, in the runtime's synchronisation mode.
+/// The runtime's run queues, in the runtime's synchronisation mode.
 pub(crate) struct RunQueue(Box<dyn TaskQueue>);
 
 impl RunQueue {
@@ -59,19 +110,34 @@ impl RunQueue {
     }
 
     /// See [`TaskQueue::push`].
-    pub(crate) fn push(&self, task: Arc<TaskCore>) {
-        self.0.push(task);
+    pub(crate) fn push(&self, task: Arc<TaskCore>, local: Option<usize>) {
+        self.0.push(task, local);
     }
 
-    /// See [`TaskQueue::pop`].
-    pub(crate) fn pop(&self, worker: usize, stop: impl Fn() -> bool) -> Option<Arc<TaskCore>> {
-        self.0.pop(worker, &stop)
+    /// See [`TaskQueue::yield_task`].
+    pub(crate) fn yield_task(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore> {
+        self.0.yield_task(worker, current)
     }
 
-    /// LUTS's switch: if a task that `worker` may run announced a transaction id other
-    /// than `tx_id`, moves it to the front and `current` behind everything; otherwise
-    /// puts `current` at the front (it runs again next). Returns whether it switched.
-    pub(crate) fn switch(&self, worker: usize, current: Arc<TaskCore>, tx_id: u64) -> bool {
+    /// See [`TaskQueue::rotate`].
+    pub(crate) fn rotate(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore> {
+        self.0.rotate(worker, current)
+    }
+
+    /// See [`TaskQueue::requeue`].
+    pub(crate) fn requeue(&self, worker: usize, current: Arc<TaskCore>) {
+        self.0.requeue(worker, current);
+    }
+
+    /// LUTS's switch: if a task in `worker`'s queue announced a transaction id other
+    /// than `tx_id`, it runs next and `current` goes to the back; otherwise `current`
+    /// runs next. Returns the task to run next and whether it switched.
+    pub(crate) fn switch(
+        &self,
+        worker: usize,
+        current: Arc<TaskCore>,
+        tx_id: u64,
+    ) -> (Arc<TaskCore>, bool) {
         self.0
             .switch_where(worker, current, &|task| task.tx_id() != tx_id)
     }
@@ -82,8 +148,23 @@ impl RunQueue {
         worker: usize,
         current: Arc<TaskCore>,
         suits: impl Fn(&TaskCore) -> bool,
-    ) -> bool {
+    ) -> (Arc<TaskCore>, bool) {
         self.0.switch_where(worker, current, &suits)
+    }
+
+    /// See [`TaskQueue::next`].
+    pub(crate) fn next(
+        &self,
+        worker: usize,
+        global_first: bool,
+        stop: impl Fn() -> bool,
+    ) -> Option<Arc<TaskCore>> {
+        self.0.next(worker, global_first, &stop)
+    }
+
+    /// See [`TaskQueue::retire`].
+    pub(crate) fn retire(&self, worker: usize) {
+        self.0.retire(worker);
     }
 
     /// See [`TaskQueue::wake_all`].

@@ -118,23 +118,20 @@ impl<T> TxList<T> {
         tx.write(&self.tail, node as usize)
     }
 
-    /// Links `node` at the front.
+    /// Links at the back a node unlinked (from this or another list) in this attempt.
     ///
     /// # Safety
-    /// As [`TxList::push_back`].
-    pub(crate) unsafe fn push_front(
+    /// `node` was unlinked in this attempt and is linked nowhere else; once the
+    /// attempt commits, this list owns it.
+    pub(crate) unsafe fn push_back_unlinked(
         &self,
         tx: &mut Tx<'_>,
         node: *mut Node<T>,
     ) -> Result<(), Abort> {
-        let head = tx.read(&self.head)?;
-        // SAFETY: the node is the caller's (unpublished, or unlinked in this attempt).
-        tx.write(unsafe { &(*node).next }, head)?;
-        tx.write(&self.head, node as usize)?;
-        if head == 0 {
-            tx.write(&self.tail, node as usize)?;
-        }
-        Ok(())
+        // SAFETY: the node is the caller's (unlinked in this attempt).
+        tx.write(unsafe { &(*node).next }, 0)?;
+        // SAFETY: forwarded contract; its `next` is 0 once this attempt commits.
+        unsafe { self.push_back(tx, node) }
     }
 
     /// The first node whose item satisfies `suits`.

@@ -1,0 +1,216 @@
+//! The cost of `lutra_sched::yield_now` between busy tasks (issue 10, item 3): time
+//! per yield, and system calls per yield counted by `strace`, in each synchronisation
+//! mode of the run queue.
+//!
+//! Each run starts a runtime with `workers` workers and `tasks per worker × workers`
+//! tasks that do nothing but yield `yields` times each. Time per yield is the run's
+//! wall time × workers / yields (what one yield costs the worker that makes it).
+//! System calls per yield come from running this binary again under
+//! `strace -f -c` twice, with `yields` and with 0 yields, so the runtime's start and
+//! shutdown cancel out: (calls(yields) − calls(0)) / total yields. Without `strace`
+//! on the machine those columns read `-`.
+//!
+//! ```text
+//! cargo run --release -p lutra-bench --bin yields
+//! cargo run --release -p lutra-bench --bin yields -- --workers 1,2 --tasks 1,4 --yields 100000
+//! cargo run --release -p lutra-bench --bin yields -- --no-strace
+//! ```
+
+use clap::Parser;
+use lutra_bench::csv::{Csv, default_csv_path};
+use lutra_sched::Runtime;
+use lutra_sched::sync_mode::SyncMode;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+/// Time and system calls per `yield_now`, per sync mode, worker count and task count.
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// Synchronisation modes, comma-separated (locks, tm).
+    #[arg(long, value_delimiter = ',', default_values = ["locks", "tm"])]
+    sync: Vec<SyncMode>,
+    /// Worker counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2])]
+    workers: Vec<usize>,
+    /// Tasks per worker, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [2usize, 8])]
+    tasks: Vec<usize>,
+    /// Yields per task.
+    #[arg(long, default_value_t = 200_000)]
+    yields: u64,
+    /// Timed runs per configuration (the fastest is kept).
+    #[arg(long, default_value_t = 3)]
+    repeat: u32,
+    /// Do not count system calls with strace.
+    #[arg(long)]
+    no_strace: bool,
+    /// CSV output [default: target/bench/yields.csv].
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Internal: run one configuration once and exit (what strace traces).
+    #[arg(long, hide = true)]
+    once: bool,
+}
+
+/// One configuration.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    sync: SyncMode,
+    workers: usize,
+    tasks_per_worker: usize,
+    yields: u64,
+}
+
+impl Config {
+    fn tasks(self) -> usize {
+        self.workers * self.tasks_per_worker
+    }
+
+    fn total_yields(self) -> u64 {
+        self.tasks() as u64 * self.yields
+    }
+}
+
+/// Runs `config` once; returns the seconds from the first spawn to the last join.
+fn run(config: Config) -> f64 {
+    let runtime = Runtime::builder()
+        .workers(config.workers)
+        .allow_more_workers_than_cores()
+        .sync(config.sync)
+        .build();
+    let yields = config.yields;
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..config.tasks())
+        .map(|_| {
+            runtime.spawn(move || {
+                for _ in 0..yields {
+                    lutra_sched::yield_now();
+                }
+            })
+        })
+        .collect();
+    tasks.into_iter().for_each(|task| task.join().unwrap());
+    start.elapsed().as_secs_f64()
+}
+
+/// System calls counted by `strace -f -c` over one run of `config`: (futex, all).
+fn traced_calls(config: Config) -> Option<(u64, u64)> {
+    let out = std::env::temp_dir().join(format!("lutra-yields-{}.strace", std::process::id()));
+    let status = Command::new("strace")
+        .arg("-f")
+        .arg("-c")
+        .arg("-o")
+        .arg(&out)
+        .arg(std::env::current_exe().ok()?)
+        .args(["--once", "--no-strace", "--repeat", "1"])
+        .args(["--sync", config.sync.name()])
+        .args(["--workers", &config.workers.to_string()])
+        .args(["--tasks", &config.tasks_per_worker.to_string()])
+        .args(["--yields", &config.yields.to_string()])
+        .output()
+        .ok()?
+        .status;
+    let summary = std::fs::read_to_string(&out).ok();
+    let _ = std::fs::remove_file(&out);
+    if !status.success() {
+        return None;
+    }
+    parse_strace_summary(&summary?)
+}
+
+/// The `calls` column of the `futex` and `total` lines of `strace -c`'s table.
+fn parse_strace_summary(summary: &str) -> Option<(u64, u64)> {
+    let calls = |name: &str| {
+        summary.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.last() == Some(&name)).then(|| {
+                // "% time seconds usecs/call calls [errors] syscall"
+                fields.get(3).and_then(|calls| calls.parse::<u64>().ok())
+            })?
+        })
+    };
+    Some((calls("futex").unwrap_or(0), calls("total")?))
+}
+
+/// Calls per yield: the difference between a run with yields and one without.
+fn calls_per_yield(config: Config) -> Option<(f64, f64)> {
+    let with = traced_calls(config)?;
+    let without = traced_calls(Config { yields: 0, ..config })?;
+    let per = |a: u64, b: u64| a.saturating_sub(b) as f64 / config.total_yields() as f64;
+    Some((per(with.0, without.0), per(with.1, without.1)))
+}
+
+fn main() -> std::io::Result<()> {
+    let args = Args::parse();
+    if args.once {
+        for &sync in &args.sync {
+            for &workers in &args.workers {
+                for &tasks_per_worker in &args.tasks {
+                    run(Config {
+                        sync,
+                        workers,
+                        tasks_per_worker,
+                        yields: args.yields,
+                    });
+                }
+            }
+        }
+        return Ok(());
+    }
+    let path = args.csv.unwrap_or_else(|| default_csv_path("yields"));
+    let mut csv = Csv::with_header(
+        &path,
+        "sync,workers,tasks,yields,seconds,ns_per_yield,futex_per_yield,syscalls_per_yield",
+    )?;
+    println!(
+        "{:>5} {:>7} {:>5} {:>10} {:>10} {:>12} {:>10} {:>12}",
+        "sync", "workers", "tasks", "yields", "seconds", "ns/yield", "futex/yield", "syscalls/yield"
+    );
+    for &sync in &args.sync {
+        for &workers in &args.workers {
+            for &tasks_per_worker in &args.tasks {
+                let config = Config {
+                    sync,
+                    workers,
+                    tasks_per_worker,
+                    yields: args.yields,
+                };
+                let seconds = (0..args.repeat.max(1))
+                    .map(|_| run(config))
+                    .fold(f64::INFINITY, f64::min);
+                let ns = seconds * 1e9 * workers as f64 / config.total_yields() as f64;
+                let calls = (!args.no_strace)
+                    .then(|| calls_per_yield(config))
+                    .flatten();
+                let show = |value: Option<f64>| value.map_or("-".to_string(), |v| format!("{v:.4}"));
+                let (futex, all) = (calls.map(|c| c.0), calls.map(|c| c.1));
+                println!(
+                    "{:>5} {:>7} {:>5} {:>10} {:>10.3} {:>12.1} {:>11} {:>14}",
+                    sync.name(),
+                    workers,
+                    config.tasks(),
+                    config.total_yields(),
+                    seconds,
+                    ns,
+                    show(futex),
+                    show(all)
+                );
+                csv.write_lines([format!(
+                    "{},{},{},{},{:.6},{:.1},{},{}",
+                    sync.name(),
+                    workers,
+                    config.tasks(),
+                    config.total_yields(),
+                    seconds,
+                    ns,
+                    show(futex),
+                    show(all)
+                )])?;
+            }
+        }
+    }
+    println!("CSV: {}", csv.path().display());
+    Ok(())
+}
