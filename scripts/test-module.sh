@@ -12,14 +12,15 @@
 # text` lines on lines in that order. Needs the Debian
 # package lua5.4 (the interpreter; the module needs no Lua headers or library).
 # Environment: CARGO (default cargo), CARGO_TARGET_DIR (default target/), PROFILE
-# (debug or release, default debug), LUA (default lua5.4).
+# (release, the default: the module users install, as the rockspec builds it; or
+# debug), LUA (default lua5.4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
 CARGO=${CARGO:-cargo}
 LUA=${LUA:-lua5.4}
-PROFILE=${PROFILE:-debug}
+PROFILE=${PROFILE:-release}
 target=${CARGO_TARGET_DIR:-$root/target}
 
 if ! command -v "$LUA" >/dev/null 2>&1; then

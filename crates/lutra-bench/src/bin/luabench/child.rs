@@ -10,6 +10,7 @@
 //! 3. Note the time, read the counters again: runs are made one at a time, so the
 //!    difference is this child's CPU time.
 
+use crate::plan::Spec;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -52,14 +53,10 @@ fn children_cpu_seconds() -> f64 {
     seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
-/// Runs `program args…` in `dir`, expecting `expect` in its standard output.
-pub(crate) fn run(
-    program: &Path,
-    args: &[String],
-    dir: &Path,
-    expect: &str,
-    limit: Duration,
-) -> Measured {
+/// Runs `spec` (its program, arguments and environment) in `dir`, expecting its
+/// `expect` text in standard output.
+pub(crate) fn run(spec: &Spec, dir: &Path, limit: Duration) -> Measured {
+    let (program, expect) = (&spec.program, spec.expect);
     let scratch = std::env::temp_dir().join(format!("luabench-{}", std::process::id()));
     let (out_path, err_path) = (scratch.with_extension("out"), scratch.with_extension("err"));
     let files = std::fs::File::create(&out_path)
@@ -71,7 +68,8 @@ pub(crate) fn run(
     let cpu_before = children_cpu_seconds();
     let start = Instant::now();
     let mut child = match Command::new(program)
-        .args(args)
+        .args(&spec.argv)
+        .envs(spec.env.iter().map(|(name, value)| (name, value)))
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(out)

@@ -52,6 +52,12 @@ pub(crate) struct Args {
     /// An option given to every `lutra` run (repeatable), e.g. `--lutra-arg=--preempt=0`.
     #[arg(long, allow_hyphen_values = true)]
     pub(crate) lutra_arg: Vec<String>,
+    /// The loadable module (`lutra.so`), run under the stock Lua beside the `lutra`
+    /// program [default: $LUTRA_MODULE, else `../lua-module/lutra.so` from this
+    /// binary: what `scripts/test-module.sh` builds]. Module runs are left out when
+    /// it is missing.
+    #[arg(long)]
+    pub(crate) module: Option<PathBuf>,
     /// The benchmark scripts [default: bench/lua of this repository].
     #[arg(long)]
     pub(crate) scripts: Option<PathBuf>,
@@ -72,6 +78,8 @@ pub(crate) struct Programs {
     pub(crate) lua: Option<PathBuf>,
     /// `lutra` has `--sync=locks|tm`.
     pub(crate) has_sync: bool,
+    /// The loadable module, when found.
+    pub(crate) module: Option<PathBuf>,
 }
 
 fn locate(args: &Args) -> Result<Programs, String> {
@@ -110,10 +118,26 @@ fn locate(args: &Args) -> Result<Programs, String> {
             lua.display()
         );
     }
+    let module = args
+        .module
+        .clone()
+        .or_else(|| std::env::var_os("LUTRA_MODULE").map(PathBuf::from))
+        .or_else(|| {
+            let exe = std::env::current_exe().ok()?;
+            Some(exe.parent()?.join("../lua-module/lutra.so"))
+        })
+        .filter(|path| path.is_file());
+    if module.is_none() {
+        eprintln!(
+            "note: the lutra module is not built (PROFILE=release scripts/test-module.sh): \
+             no module runs"
+        );
+    }
     Ok(Programs {
         lutra,
         lua: lua_works.then_some(lua),
         has_sync,
+        module,
     })
 }
 
@@ -157,7 +181,7 @@ fn main() -> std::io::Result<()> {
         let mut best: Option<child::Measured> = None;
         for _ in 0..repeats {
             progress.set_message(spec.label());
-            let measured = child::run(&spec.program, &spec.argv, &scripts, spec.expect, limit);
+            let measured = child::run(&spec, &scripts, limit);
             progress.inc(1);
             let better = match &best {
                 None => true,

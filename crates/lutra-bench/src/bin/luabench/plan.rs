@@ -23,6 +23,9 @@ pub(crate) enum Runner {
         workers: usize,
         sync: Option<&'static str>,
     },
+    /// Stock `lua5.4` loading the `lutra` module (`lutra = require "lutra"`), with
+    /// `LUTRA_WORKERS=workers`: the same script as the `lutra` runs.
+    Module { workers: usize },
 }
 
 /// One configuration to measure.
@@ -40,6 +43,8 @@ pub(crate) struct Spec {
     pub(crate) argv: Vec<String>,
     /// What standard output must contain.
     pub(crate) expect: &'static str,
+    /// Environment variables of the run (the module's options and search path).
+    pub(crate) env: Vec<(String, String)>,
 }
 
 impl Spec {
@@ -51,6 +56,7 @@ impl Spec {
                 Some(sync) => format!("lutra -w{workers} {sync}"),
                 None => format!("lutra -w{workers}"),
             },
+            Runner::Module { workers } => format!("module -w{workers}"),
         };
         if self.mode.is_empty() {
             base
@@ -67,6 +73,14 @@ impl Spec {
     pub(crate) fn workers(&self) -> Option<usize> {
         match self.runner {
             Runner::Lutra { workers, .. } => Some(workers),
+            _ => None,
+        }
+    }
+
+    /// The workers of a module run (`None` for the others).
+    pub(crate) fn module_workers(&self) -> Option<usize> {
+        match self.runner {
+            Runner::Module { workers } => Some(workers),
             _ => None,
         }
     }
@@ -185,6 +199,7 @@ impl Builder<'_> {
             program: lua.clone(),
             argv: script,
             expect: expect_of(exp),
+            env: Vec::new(),
         });
     }
 
@@ -211,6 +226,38 @@ impl Builder<'_> {
             program: self.programs.lutra.clone(),
             argv,
             expect: expect_of(exp),
+            env: Vec::new(),
+        });
+    }
+
+    /// `script` through the module under `lua5.4` on `workers` (when both are there),
+    /// beside the `lutra` run of the same script.
+    fn module(
+        &mut self,
+        exp: &'static str,
+        group: &str,
+        mode: &'static str,
+        workers: usize,
+        script: Vec<String>,
+    ) {
+        let (Some(lua), Some(module)) = (&self.programs.lua, &self.programs.module) else {
+            return;
+        };
+        let dir = module.parent().unwrap_or(Path::new("."));
+        let mut argv = vec!["-e".to_owned(), "lutra = require 'lutra'".to_owned()];
+        argv.extend(script);
+        self.specs.push(Spec {
+            exp,
+            group: group.to_owned(),
+            mode,
+            runner: Runner::Module { workers },
+            program: lua.clone(),
+            argv,
+            expect: expect_of(exp),
+            env: vec![
+                ("LUA_CPATH".to_owned(), format!("{}/?.so;;", dir.display())),
+                ("LUTRA_WORKERS".to_owned(), workers.to_string()),
+            ],
         });
     }
 }
@@ -266,6 +313,7 @@ pub(crate) fn build(
                 b.lutra("exp1", "long loop", "", w, sync, s.clone());
             }
         }
+        b.module("exp1", "long loop", "", 1, s);
     }
     if wanted("exp2") {
         for &c in &sizes.exp2_channels {
@@ -276,6 +324,9 @@ pub(crate) fn build(
                 for &w in &sizes.exp2_workers {
                     b.lutra("exp2", &group, "", w, sync, s.clone());
                 }
+            }
+            for w in [1, 2] {
+                b.module("exp2", &group, "", w, s.clone());
             }
         }
     }
@@ -319,6 +370,7 @@ pub(crate) fn build(
         for w in ws {
             b.lutra("fib", &group, "hub", w, None, hub.clone());
         }
+        b.module("fib", &group, "hub", 2, hub);
     }
     if wanted("wc") {
         let docs = data::text_files(&data_dir.join("text"), sizes.docs, sizes.doc_words)?;

@@ -6,6 +6,7 @@
 //! | `×lua` | elapsed ÷ the group's `lua5.4` baseline (below 1: lutra is faster) |
 //! | `×1w` | elapsed ÷ the same lutra run on 1 worker |
 //! | `tm/locks` | elapsed under `--sync=tm` ÷ under `--sync=locks`, same workers |
+//! | `mod/bin` | the module under `lua5.4` ÷ the `lutra` program, same work and workers (elapsed; the aim also gives CPU) |
 
 use crate::child::Measured;
 use crate::plan::{Runner, Spec};
@@ -18,7 +19,7 @@ pub(crate) struct Row {
 }
 
 /// The CSV columns.
-pub(crate) const CSV_HEADER: &str = "experiment,group,variant,program,workers,sync,wall_s,cpu_s,cores_busy,vs_lua,vs_1_worker,tm_vs_locks,ok,problem";
+pub(crate) const CSV_HEADER: &str = "experiment,group,variant,program,workers,sync,wall_s,cpu_s,cores_busy,vs_lua,vs_1_worker,tm_vs_locks,module_vs_binary,ok,problem";
 
 const TITLES: [(&str, &str); 6] = [
     (
@@ -96,6 +97,31 @@ pub(crate) fn tm_vs_locks(row: &Row, rows: &[Row]) -> Option<f64> {
     Some(row.measured.wall / base)
 }
 
+/// The `lutra` program's run that a module run is compared with.
+fn binary_twin<'a>(row: &Row, rows: &'a [Row]) -> Option<&'a Row> {
+    let workers = row.spec.module_workers()?;
+    rows.iter().find(|other| {
+        other.measured.ok
+            && same_work(&other.spec, &row.spec)
+            && other.spec.mode == row.spec.mode
+            && other.spec.workers() == Some(workers)
+            && matches!(other.spec.sync(), None | Some("locks"))
+    })
+}
+
+/// The module's elapsed (or CPU) time ÷ the `lutra` program's, same work and workers.
+pub(crate) fn module_vs_binary(row: &Row, rows: &[Row], cpu: bool) -> Option<f64> {
+    if !row.measured.ok {
+        return None;
+    }
+    let twin = &binary_twin(row, rows)?.measured;
+    Some(if cpu {
+        row.measured.cpu / twin.cpu
+    } else {
+        row.measured.wall / twin.wall
+    })
+}
+
 fn cell(value: Option<f64>) -> String {
     value.map_or(String::new(), |v| format!("{v:.2}"))
 }
@@ -111,14 +137,14 @@ pub(crate) fn tables(rows: &[Row]) -> String {
         let _ = writeln!(out, "== {title}");
         let _ = writeln!(
             out,
-            "{:<16}{:<22}{:>9}{:>9}{:>7}{:>8}{:>7}{:>10}",
-            "work", "variant", "wall s", "cpu s", "cores", "×lua", "×1w", "tm/locks"
+            "{:<16}{:<22}{:>9}{:>9}{:>7}{:>8}{:>7}{:>10}{:>9}",
+            "work", "variant", "wall s", "cpu s", "cores", "×lua", "×1w", "tm/locks", "mod/bin"
         );
         for row in mine {
             let m = &row.measured;
             let _ = write!(
                 out,
-                "{:<16}{:<22}{:>9.3}{:>9.3}{:>7.2}{:>8}{:>7}{:>10}",
+                "{:<16}{:<22}{:>9.3}{:>9.3}{:>7.2}{:>8}{:>7}{:>10}{:>9}",
                 row.spec.group,
                 row.spec.variant(),
                 m.wall,
@@ -127,6 +153,7 @@ pub(crate) fn tables(rows: &[Row]) -> String {
                 cell(vs_lua(row, rows)),
                 cell(vs_one_worker(row, rows)),
                 cell(tm_vs_locks(row, rows)),
+                cell(module_vs_binary(row, rows, false)),
             );
             if !m.ok {
                 let _ = write!(out, "  FAILED: {}", m.problem);
@@ -223,6 +250,24 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
         }
         out.push_str(")\n");
     }
+    // 4. The module within 5% of the `lutra` program.
+    let module: Vec<(String, f64, f64)> = rows
+        .iter()
+        .filter_map(|row| {
+            let wall = module_vs_binary(row, rows, false)?;
+            let cpu = module_vs_binary(row, rows, true)?;
+            Some((row.spec.label(), wall, cpu))
+        })
+        .collect();
+    if let Some((label, wall, cpu)) = module.iter().cloned().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        let _ = writeln!(
+            out,
+            "module ÷ lutra program ≤ 1.05: {} (worst elapsed {wall:.2}, its CPU {cpu:.2}, {label}; \
+             {} runs compared)",
+            verdict(wall <= 1.05),
+            module.len()
+        );
+    }
     let failed = rows.iter().filter(|row| !row.measured.ok).count();
     if failed > 0 {
         let _ = writeln!(out, "{failed} runs FAILED (see the tables)");
@@ -237,14 +282,17 @@ pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
     let program = match spec.runner {
         Runner::Lua | Runner::LuaOther => "lua5.4",
         Runner::Lutra { .. } => "lutra",
+        Runner::Module { .. } => "lua5.4+module",
     };
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
     format!(
-        "{},{},{},{program},{},{},{:.4},{:.4},{:.3},{},{},{},{},\"{}\"",
+        "{},{},{},{program},{},{},{:.4},{:.4},{:.3},{},{},{},{},{},\"{}\"",
         spec.exp,
         spec.group,
         spec.variant(),
-        spec.workers().map_or(String::new(), |w| w.to_string()),
+        spec.workers()
+            .or(spec.module_workers())
+            .map_or(String::new(), |w| w.to_string()),
         spec.sync().unwrap_or(""),
         m.wall,
         m.cpu,
@@ -252,6 +300,7 @@ pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
         opt(vs_lua(row, rows)),
         opt(vs_one_worker(row, rows)),
         opt(tm_vs_locks(row, rows)),
+        opt(module_vs_binary(row, rows, false)),
         m.ok,
         m.problem.replace('"', "'"),
     )
