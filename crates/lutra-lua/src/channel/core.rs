@@ -12,8 +12,14 @@
 //!   senders still wait; they are removed and those sends fail with "closed", whatever
 //!   `received` becomes later. Messages below `cut` (their sends returned) stay and are
 //!   delivered.
-//! - `senders` holds each waiting sender with the sequence it waits for; a receive
+//! - `senders` holds each waiting sender under the sequence it waits for; a receive
 //!   wakes exactly the senders it completes (no herd of senders per message).
+//! - **One wake per message**: while receivers wait, at least as many of them are
+//!   woken (and not yet back) as messages are queued: `receivers.woken() >=
+//!   queue.len()` or no receiver waits. A message wakes one receiver, not all of
+//!   them; every change that may break the inequality (a message in, a woken receiver
+//!   back without taking, a woken receiver leaving) restores it at once, under the
+//!   lock ([`State::wake_receivers`]), so each costs O(1) amortised.
 //!
 //! # Protocol (no lost wake-up)
 //! A poll that finds nothing registers its waiter under the channel's lock; every
@@ -21,17 +27,30 @@
 //! same lock. The scheduler's `notified` flag covers a wake-up that arrives between the
 //! registration and the process's park (a host thread's park token does the same).
 //!
+//! A woken receiver is counted as on its way to a message until it is back: it polls
+//! again with its waiter (taking a message, or registering again at the back of the
+//! queue), or it leaves ([`Channel::leave`]: its select took from another channel, it
+//! timed out, it failed, its process finished). Whoever leaves woken hands its wake-up
+//! on to the next waiting receiver if a message is left uncovered, so a wake-up is
+//! never lost to a receiver that does not take. A receiver's entries are left by the
+//! process that made them (`ProcessCore::leave_channels`) as soon as its blocking
+//! call ends, whatever the way.
+//!
 //! | state          | send poll         | receive poll            |
 //! |----------------|-------------------|-------------------------|
 //! | open           | `Sent` or `Wait`  | `Message` or `Empty`    |
 //! | closed, queued | `Sent` if `s<cut` | `Message` (drains)      |
 //! | closed, empty  | `Sent` if `s<cut` | `Closed`                |
 
-use crate::channel::{WaitList, Waiter};
+use crate::channel::wait_list::{WakeQueue, Waiter};
 use crate::transfer::Message;
-use std::collections::VecDeque;
+#[cfg(feature = "shuttle")]
+use shuttle::sync::{Mutex, MutexGuard};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(feature = "shuttle"))]
 use std::sync::{Mutex, MutexGuard};
+use std::task::Waker;
 
 static NEXT_CHANNEL_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -50,9 +69,9 @@ struct State {
     received: u64,
     /// `Some(cut)` once closed: sends of sequence `>= cut` failed.
     cut: Option<u64>,
-    receivers: WaitList,
-    /// Waiting senders and the sequence each waits for.
-    senders: Vec<(u64, Waiter)>,
+    receivers: WakeQueue,
+    /// Waiting senders, by the sequence each waits for.
+    senders: BTreeMap<u64, Waker>,
 }
 
 impl State {
@@ -67,20 +86,25 @@ impl State {
     /// Wakes the waiting senders whose sends are now complete.
     fn wake_completed_senders(&mut self, capacity: usize) {
         let limit = self.received + capacity as u64;
-        self.senders.retain(|(sequence, waiter)| {
-            let done = *sequence < limit;
-            if done {
-                waiter.waker.wake_by_ref();
+        while let Some(entry) = self.senders.first_entry() {
+            if *entry.key() >= limit {
+                break;
             }
-            !done
-        });
+            entry.remove().wake();
+        }
     }
 
     /// Wakes every waiting sender (the channel closed).
     fn wake_all_senders(&mut self) {
-        for (_, waiter) in self.senders.drain(..) {
-            waiter.waker.wake();
+        for (_, waker) in std::mem::take(&mut self.senders) {
+            waker.wake();
         }
+    }
+
+    /// Restores "one wake per message" (module invariants): wakes waiting receivers
+    /// until as many are woken as messages are queued, or none waits.
+    fn wake_receivers(&mut self) {
+        while self.receivers.woken() < self.queue.len() && self.receivers.wake_one() {}
     }
 }
 
@@ -140,7 +164,7 @@ impl Channel {
         let sequence = state.next_sequence;
         state.next_sequence += 1;
         state.queue.push_back((sequence, message));
-        state.receivers.wake_all();
+        state.wake_receivers();
         Ok(sequence)
     }
 
@@ -154,19 +178,23 @@ impl Channel {
             return SendPoll::Closed;
         }
         if let Some(waiter) = waiter {
-            match state.senders.iter_mut().find(|(_, w)| w.id == waiter.id) {
-                Some(slot) => *slot = (sequence, waiter),
-                None => state.senders.push((sequence, waiter)),
-            }
+            state.senders.insert(sequence, waiter.waker);
         }
         SendPoll::Wait
     }
 
-    /// Takes the oldest message, if any; registers `waiter` when there is none.
+    /// Takes the oldest message, if any; registers `waiter` when there is none (it
+    /// keeps its place if it waited already, goes to the back if it had been woken).
+    /// A `waiter` that takes a message gives up its registration, woken or not.
+    /// `None` takes without touching any registration (see [`Channel::leave`]).
     pub(crate) fn poll_receive(&self, waiter: Option<Waiter>) -> ReceivePoll {
         let mut state = self.lock();
         if let Some((sequence, message)) = state.queue.pop_front() {
             state.received = sequence + 1;
+            if let Some(waiter) = &waiter {
+                state.receivers.remove(waiter.id);
+            }
+            state.wake_receivers();
             state.wake_completed_senders(self.capacity);
             return ReceivePoll::Message(message);
         }
@@ -177,6 +205,15 @@ impl Channel {
             state.receivers.register(waiter);
         }
         ReceivePoll::Empty
+    }
+
+    /// The receiver `id` stops waiting here (its blocking call ended another way): its
+    /// registration goes, and a wake-up it had not used passes to the next receiver.
+    pub(crate) fn leave(&self, id: u64) {
+        let mut state = self.lock();
+        if state.receivers.remove(id) {
+            state.wake_receivers();
+        }
     }
 
     /// Whether a receive would not wait (a message is queued, or the channel is closed).
