@@ -257,7 +257,8 @@ mod tests {
     use super::*;
     use crate::transfer::Value;
     use std::sync::Arc;
-    use std::task::Waker;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::{Wake, Waker};
 
     fn message(a: i64, b: i64) -> Message {
         Message::of(vec![Value::Integer(a), Value::Integer(b)])
@@ -363,14 +364,6 @@ mod tests {
 
     #[test]
     fn a_receive_wakes_only_the_senders_it_completes() {
-        use std::sync::atomic::AtomicUsize;
-        use std::task::Wake;
-        struct Count(AtomicUsize);
-        impl Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, Ordering::SeqCst);
-            }
-        }
         let channel = Channel::new(0);
         let counters: Vec<Arc<Count>> = (0..4)
             .map(|_| Arc::new(Count(AtomicUsize::new(0))))
@@ -398,6 +391,163 @@ mod tests {
             .map(|c| c.0.load(Ordering::SeqCst))
             .collect();
         assert_eq!(woken, vec![1, 1, 1, 1]);
+    }
+
+    /// A waker that counts its wake-ups.
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Receivers `ids`, each registered on `channel` with a counting waker.
+    fn counted_receivers(channel: &Channel, ids: std::ops::Range<u64>) -> Vec<Arc<Count>> {
+        ids.map(|id| {
+            let count = Arc::new(Count(AtomicUsize::new(0)));
+            let waiter = Waiter {
+                id,
+                waker: Waker::from(count.clone()),
+            };
+            assert!(matches!(
+                channel.poll_receive(Some(waiter)),
+                ReceivePoll::Empty
+            ));
+            count
+        })
+        .collect()
+    }
+
+    fn wakes(counts: &[Arc<Count>]) -> Vec<usize> {
+        counts.iter().map(|c| c.0.load(Ordering::SeqCst)).collect()
+    }
+
+    /// Receiver `id` polls again with a waker that is never called.
+    fn poll_as(channel: &Channel, id: u64) -> ReceivePoll {
+        channel.poll_receive(Some(noop_waiter(id)))
+    }
+
+    #[test]
+    fn a_send_wakes_one_receiver_in_arrival_order() {
+        let channel = Channel::new(0);
+        let counts = counted_receivers(&channel, 0..4);
+        channel.start_send(message(1, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 0, 0, 0]);
+        channel.start_send(message(2, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 0]);
+        for id in [0, 1] {
+            assert!(matches!(poll_as(&channel, id), ReceivePoll::Message(_)));
+        }
+        // Registering again while waiting keeps the place (ahead of 3, who came
+        // later), with the new waker (one that counts nothing here).
+        assert!(matches!(poll_as(&channel, 2), ReceivePoll::Empty));
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 0]);
+        channel.start_send(message(3, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 0], "2's new waker was woken");
+        channel.start_send(message(4, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 1]);
+    }
+
+    /// The pass-on case, driven step by step: a woken receiver leaves without taking
+    /// (its select took elsewhere, it timed out, its process finished).
+    #[test]
+    fn a_woken_receiver_that_leaves_passes_the_wake_on() {
+        let channel = Channel::new(0);
+        let counts = counted_receivers(&channel, 0..3);
+        let sequence = channel.start_send(message(7, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 0, 0]);
+        channel.leave(0);
+        assert_eq!(wakes(&counts), vec![1, 1, 0], "the wake-up passed to the next");
+        // Leaving again, or leaving unregistered, wakes nobody.
+        channel.leave(0);
+        channel.leave(99);
+        assert_eq!(wakes(&counts), vec![1, 1, 0]);
+        let ReceivePoll::Message(got) = poll_as(&channel, 1) else {
+            panic!("the woken receiver finds the message")
+        };
+        assert_eq!(ints(&got), (7, 0));
+        assert_eq!(channel.poll_send(sequence, None), SendPoll::Sent);
+        // Taking used the wake-up: receiver 2 is not woken for nothing.
+        channel.leave(1);
+        assert_eq!(wakes(&counts), vec![1, 1, 0]);
+        channel.start_send(message(8, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn a_waiting_receiver_that_leaves_takes_no_wake_with_it() {
+        let channel = Channel::new(0);
+        let counts = counted_receivers(&channel, 0..2);
+        channel.leave(0);
+        channel.start_send(message(1, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![0, 1]);
+    }
+
+    /// A woken receiver whose message was taken by another (a poll without waiting)
+    /// finds nothing and waits again, at the back; nobody else is woken meanwhile.
+    #[test]
+    fn a_woken_receiver_robbed_of_its_message_waits_again_at_the_back() {
+        let channel = Channel::new(0);
+        let counts = counted_receivers(&channel, 0..2);
+        channel.start_send(message(1, 0)).unwrap();
+        assert!(matches!(
+            channel.poll_receive(None),
+            ReceivePoll::Message(_)
+        ));
+        assert!(matches!(poll_as(&channel, 0), ReceivePoll::Empty));
+        assert_eq!(wakes(&counts), vec![1, 0]);
+        channel.start_send(message(2, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1], "receiver 1 waited longer");
+    }
+
+    /// A select took from another channel while its receiver's entry here was woken
+    /// by a second message: leaving passes exactly the uncovered wake-up on.
+    #[test]
+    fn leaving_passes_on_only_uncovered_wakes() {
+        let channel = Channel::new(2);
+        let counts = counted_receivers(&channel, 0..4);
+        channel.start_send(message(1, 0)).unwrap();
+        channel.start_send(message(2, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 0]);
+        // Receiver 0 takes without its waiter (a select's first pass), then leaves:
+        // one message left, one woken receiver (1) on its way: nobody more.
+        assert!(matches!(
+            channel.poll_receive(None),
+            ReceivePoll::Message(_)
+        ));
+        channel.leave(0);
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 0]);
+        // Receiver 1 leaves too: the message left is uncovered, receiver 2 goes.
+        channel.leave(1);
+        assert_eq!(wakes(&counts), vec![1, 1, 1, 0]);
+    }
+
+    #[test]
+    fn close_wakes_every_waiting_receiver() {
+        let channel = Channel::new(0);
+        let counts = counted_receivers(&channel, 0..3);
+        channel.start_send(message(1, 0)).unwrap();
+        channel.close();
+        assert_eq!(wakes(&counts), vec![1, 1, 1]);
+        assert!(matches!(poll_as(&channel, 1), ReceivePoll::Closed));
+        channel.leave(0);
+        assert_eq!(wakes(&counts), vec![1, 1, 1]);
+    }
+
+    /// A process that finishes while woken on a channel passes the wake-up on
+    /// (`ProcessCore::finish` leaves the channels it noted).
+    #[test]
+    fn a_finishing_process_passes_its_wake_on() {
+        use crate::process::{Outcome, ProcessCore};
+        let channel = Arc::new(Channel::new(0));
+        let process = ProcessCore::new(10, "test".into(), 0);
+        let counts = counted_receivers(&channel, 10..12);
+        process.note_receiving(&channel);
+        channel.start_send(message(1, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 0]);
+        process.finish(Outcome::Failed("killed".into()));
+        assert_eq!(wakes(&counts), vec![1, 1]);
     }
 
     /// Many OS threads send and receive through one channel: nothing is lost, nothing

@@ -165,3 +165,48 @@ impl WakeQueue {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiter(id: u64) -> Waiter {
+        Waiter {
+            id,
+            waker: Waker::noop().clone(),
+        }
+    }
+
+    /// Registrations that come and go (a select that leaves again and again) leave
+    /// no trail: stale tickets are swept, and the one who still waits is woken.
+    #[test]
+    fn stale_tickets_stay_bounded() {
+        let mut queue = WakeQueue::default();
+        queue.register(waiter(1));
+        for _ in 0..10_000 {
+            queue.register(waiter(2));
+            assert!(!queue.remove(2));
+        }
+        assert!(queue.order.len() <= 2 + 16 + 1, "{} tickets", queue.order.len());
+        assert!(queue.wake_one());
+        assert_eq!(queue.woken(), 1);
+        assert!(!queue.wake_one(), "only 1 waited");
+        assert!(queue.remove(1));
+        assert_eq!(queue.woken(), 0);
+    }
+
+    /// A woken entry that registers again is waiting again, at the back.
+    #[test]
+    fn a_woken_entry_registering_goes_to_the_back() {
+        let mut queue = WakeQueue::default();
+        queue.register(waiter(1));
+        queue.register(waiter(2));
+        assert!(queue.wake_one());
+        queue.register(waiter(1));
+        assert_eq!(queue.woken(), 0);
+        assert!(queue.wake_one());
+        assert!(queue.remove(2), "2 was next");
+        assert!(queue.wake_one());
+        assert!(queue.remove(1));
+    }
+}
