@@ -24,12 +24,14 @@ deps:
 test-rust:
 	$(CARGO) test --workspace
 
-# Model checks of the engine's protocols on shuttle's scheduler, and of the deadlock
-# detector's wake-up protocol (crates/lutra-lua/src/liveness.rs).
+# Model checks of the engine's protocols on shuttle's scheduler, of the deadlock
+# detector's wake-up protocol (crates/lutra-lua/src/liveness.rs), and of channels'
+# one wake per message (crates/lutra-lua/src/channel/core.rs).
 test-model:
 	$(CARGO) test -p lutra-stm --features shuttle --test model
 	$(CARGO) test -p lutra-stm --features shuttle --lib epoch::model
 	$(CARGO) test -p lutra-lua --features shuttle --lib liveness::model
+	$(CARGO) test -p lutra-lua --features shuttle --lib channel::core::model
 
 # C programs written against lutra/stm.h, built and run against liblutra.
 test-c:

@@ -641,3 +641,149 @@ mod tests {
         assert!(channel.is_empty());
     }
 }
+
+/// Model checks of "one wake per message" on shuttle's scheduler (every lock of a
+/// channel is a scheduling point; threads stand for processes, parking for a
+/// process's park): a receiver woken for a message that leaves without taking it (its
+/// select served by another channel, its timeout) must pass the wake-up on, or the
+/// plain receiver beside it parks for good with the message queued (shuttle reports
+/// the deadlock). Without the pass-on in [`Channel::leave`], both checks fail.
+#[cfg(all(test, feature = "shuttle"))]
+mod model {
+    use super::*;
+    use crate::transfer::Value;
+    use shuttle::sync::atomic::{AtomicBool, Ordering};
+    use shuttle::thread::{self, Thread};
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    /// Wakes a parked model thread.
+    struct Unpark(Thread);
+
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+
+    fn waiter(id: u64) -> Waiter {
+        Waiter {
+            id,
+            waker: Waker::from(Arc::new(Unpark(thread::current()))),
+        }
+    }
+
+    /// Whether `a`'s one message was taken; tells the main thread.
+    struct Taken {
+        done: AtomicBool,
+        main: Thread,
+    }
+
+    impl Taken {
+        fn new() -> Arc<Self> {
+            Arc::new(Self {
+                done: AtomicBool::new(false),
+                main: thread::current(),
+            })
+        }
+
+        fn set(&self) {
+            self.done.store(true, Ordering::SeqCst);
+            self.main.unpark();
+        }
+
+        /// The main thread parks until the message was taken.
+        fn wait(&self) {
+            while !self.done.load(Ordering::SeqCst) {
+                thread::park();
+            }
+        }
+    }
+
+    /// A plain receiver on `a`: takes a message or sees `a` closed.
+    fn plain(id: u64, a: &Channel, taken: &Taken) {
+        loop {
+            match a.poll_receive(Some(waiter(id))) {
+                ReceivePoll::Message(_) => return taken.set(),
+                ReceivePoll::Closed => return,
+                ReceivePoll::Empty => thread::park(),
+            }
+        }
+    }
+
+    /// One message on `b`, then one on `a`; a receiver selecting over `b` (first)
+    /// and `a`, and a plain receiver on `a`: `a`'s message is taken whoever is woken.
+    fn select_served_elsewhere() {
+        let (a, b) = (Arc::new(Channel::new(1)), Arc::new(Channel::new(1)));
+        let taken = Taken::new();
+        let selecting = {
+            let (a, b, taken) = (a.clone(), b.clone(), taken.clone());
+            thread::spawn(move || {
+                loop {
+                    if let ReceivePoll::Message(_) = b.poll_receive(Some(waiter(1))) {
+                        break;
+                    }
+                    if let ReceivePoll::Message(_) = a.poll_receive(Some(waiter(1))) {
+                        taken.set();
+                        break;
+                    }
+                    thread::park();
+                }
+                // The select returns: it leaves both (`ProcessCore::leave_channels`).
+                a.leave(1);
+                b.leave(1);
+            })
+        };
+        let plain = {
+            let (a, taken) = (a.clone(), taken.clone());
+            thread::spawn(move || plain(2, &a, &taken))
+        };
+        assert!(b.start_send(Message::of(vec![Value::Integer(0)])).is_ok());
+        assert!(a.start_send(Message::of(vec![Value::Integer(1)])).is_ok());
+        taken.wait();
+        a.close(); // the plain receiver, if it was not the one, goes home
+        selecting.join().unwrap();
+        plain.join().unwrap();
+    }
+
+    /// A receiver that registers on `a` and then times out (leaves, woken or not),
+    /// and a plain receiver: `a`'s message is taken.
+    fn timeout_leaves() {
+        let a = Arc::new(Channel::new(1));
+        let taken = Taken::new();
+        let timing_out = {
+            let (a, taken) = (a.clone(), taken.clone());
+            thread::spawn(move || {
+                if let ReceivePoll::Message(_) = a.poll_receive(Some(waiter(1))) {
+                    return taken.set();
+                }
+                thread::yield_now();
+                a.leave(1); // its deadline passed
+            })
+        };
+        let plain = {
+            let (a, taken) = (a.clone(), taken.clone());
+            thread::spawn(move || plain(2, &a, &taken))
+        };
+        assert!(a.start_send(Message::of(vec![Value::Integer(1)])).is_ok());
+        taken.wait();
+        a.close();
+        timing_out.join().unwrap();
+        plain.join().unwrap();
+    }
+
+    #[test]
+    fn select_served_elsewhere_random() {
+        shuttle::check_random(select_served_elsewhere, 20_000);
+    }
+
+    #[test]
+    fn select_served_elsewhere_pct() {
+        shuttle::check_pct(select_served_elsewhere, 20_000, 3);
+    }
+
+    #[test]
+    fn timeout_leaves_random() {
+        shuttle::check_random(timeout_leaves, 20_000);
+    }
+}
