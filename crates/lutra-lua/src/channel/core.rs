@@ -42,7 +42,7 @@
 //! | closed, queued | `Sent` if `s<cut` | `Message` (drains)      |
 //! | closed, empty  | `Sent` if `s<cut` | `Closed`                |
 
-use crate::channel::wait_list::{WakeQueue, Waiter};
+use crate::channel::wait_list::{Waiter, WakeQueue};
 use crate::transfer::Message;
 #[cfg(feature = "shuttle")]
 use shuttle::sync::{Mutex, MutexGuard};
@@ -458,7 +458,11 @@ mod tests {
         let sequence = channel.start_send(message(7, 0)).unwrap();
         assert_eq!(wakes(&counts), vec![1, 0, 0]);
         channel.leave(0);
-        assert_eq!(wakes(&counts), vec![1, 1, 0], "the wake-up passed to the next");
+        assert_eq!(
+            wakes(&counts),
+            vec![1, 1, 0],
+            "the wake-up passed to the next"
+        );
         // Leaving again, or leaving unregistered, wakes nobody.
         channel.leave(0);
         channel.leave(99);

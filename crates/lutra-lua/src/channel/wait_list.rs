@@ -187,7 +187,11 @@ mod tests {
             queue.register(waiter(2));
             assert!(!queue.remove(2));
         }
-        assert!(queue.order.len() <= 2 + 16 + 1, "{} tickets", queue.order.len());
+        assert!(
+            queue.order.len() <= 2 + 16 + 1,
+            "{} tickets",
+            queue.order.len()
+        );
         assert!(queue.wake_one());
         assert_eq!(queue.woken(), 1);
         assert!(!queue.wake_one(), "only 1 waited");
