@@ -25,13 +25,15 @@ test-rust:
 	$(CARGO) test --workspace
 
 # Model checks of the engine's protocols on shuttle's scheduler, of the deadlock
-# detector's wake-up protocol (crates/lutra-lua/src/liveness.rs) and of the run
-# queue's sleep/wake protocol (crates/lutra-sched/src/queue/idle.rs).
+# detector's wake-up protocol (crates/lutra-lua/src/liveness.rs), of channels' one
+# wake per message (crates/lutra-lua/src/channel/core.rs) and of the run queue's
+# sleep/wake protocol (crates/lutra-sched/src/queue/idle.rs).
 test-model:
 	$(CARGO) test -p lutra-stm --features shuttle --test model
 	$(CARGO) test -p lutra-stm --features shuttle --lib epoch::model
 	$(CARGO) test -p lutra-lua --features shuttle --lib liveness::model
 	$(CARGO) test -p lutra-sched --features shuttle --lib queue::idle::model
+	$(CARGO) test -p lutra-lua --features shuttle --lib channel::core::model
 
 # C programs written against lutra/stm.h, built and run against liblutra.
 test-c:

@@ -27,7 +27,7 @@ local Process = {}
 
 -- Parks the caller until something it registered with wakes it. Returns nil, or a
 -- message saying why it cannot block here.
-local function wait(what)
+local function park(what)
   if raw.in_atomic() then
     return "cannot block on " .. what .. " inside lutra.atomic: a transaction cannot wait for "
       .. "another process (use lutra.retry() to wait for a change to shared tables)"
@@ -48,6 +48,15 @@ local function wait(what)
       .. "C function that cannot yield, so the scheduler cannot be reached"
   end
   return nil
+end
+
+-- `park`, and when the caller cannot block after all, it leaves the channels it had
+-- registered on as a receiver (its blocking call ends in an error): a wake-up handed
+-- to it meanwhile passes to another receiver.
+local function wait(what)
+  local problem = park(what)
+  if problem then raw.leave_channels() end
+  return problem
 end
 
 -- Raises luaL_argerror's message for argument `n` of the API function `name`, at the

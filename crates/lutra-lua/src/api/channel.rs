@@ -47,6 +47,13 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     )?;
     raw.set("select_poll", lua.create_function(select_poll)?)?;
     raw.set(
+        "leave_channels",
+        lua.create_function(|lua, ()| {
+            ProcessContext::of(lua)?.process.leave_channels();
+            Ok(())
+        })?,
+    )?;
+    raw.set(
         "channel_closed",
         lua.create_function(|_, ch: AnyUserData| Ok(channel_of(&ch)?.is_closed()))?,
     )?;
@@ -93,6 +100,8 @@ fn channel_send_poll(lua: &Lua, (ch, sequence): (AnyUserData, u64)) -> mlua::Res
 
 /// One receive attempt: `"ok", ...values` | `"closed"` | `"timeout"` | `"empty"` (no
 /// registration asked) | `"wait"` (registered; also with the timer if `deadline`).
+/// Any answer but `"wait"` ends the blocking call: the caller leaves the channels it
+/// waited on (see [`ended`]).
 pub(super) fn receive_poll(
     lua: &Lua,
     channel: &Arc<Channel>,
@@ -104,6 +113,7 @@ pub(super) fn receive_poll(
     let waiter = (register && !expired).then(|| current_waiter(&context));
     let status = match channel.poll_receive(waiter.clone()) {
         ReceivePoll::Message(message) => {
+            context.process.leave_channels();
             drop(context);
             return delivered(lua, None, &message);
         }
@@ -111,20 +121,20 @@ pub(super) fn receive_poll(
         ReceivePoll::Empty if expired => "timeout",
         ReceivePoll::Empty if waiter.is_none() => "empty",
         ReceivePoll::Empty => {
+            context.process.note_receiving(channel);
             if let (Some(deadline), Some(waiter)) = (deadline, waiter) {
                 context.runtime.timer.wake_at(deadline, waiter.waker);
             }
-            "wait"
+            return status_only(lua, "wait");
         }
     };
-    let mut out = MultiValue::new();
-    out.push_back(mlua::Value::String(lua.create_string(status)?));
-    Ok(out)
+    ended(lua, &context, status)
 }
 
 /// `select_poll(channels, deadline, register)`: takes a message from a ready channel,
 /// trying them in a random order so that ready channels are served fairly:
-/// `"ok", ch, ...values` | `"closed"` (all closed) | `"timeout"` | `"wait"`.
+/// `"ok", ch, ...values` | `"closed"` (all closed) | `"timeout"` | `"wait"`. As for
+/// [`receive_poll`], any answer but `"wait"` leaves every channel waited on.
 fn select_poll(
     lua: &Lua,
     (channels, deadline, register): (Table, Option<f64>, bool),
@@ -143,6 +153,7 @@ fn select_poll(
     for index in order {
         match list[index].poll_receive(None) {
             ReceivePoll::Message(message) => {
+                context.process.leave_channels();
                 drop(context);
                 return delivered(lua, Some(&handles[index]), &message);
             }
@@ -157,19 +168,36 @@ fn select_poll(
     } else if register {
         let waiter = current_waiter(&context);
         for (index, channel) in list.iter().enumerate() {
-            if let ReceivePoll::Message(message) = channel.poll_receive(Some(waiter.clone())) {
-                // A message arrived between the two passes: hand it out now.
-                drop(context);
-                return delivered(lua, Some(&handles[index]), &message);
+            match channel.poll_receive(Some(waiter.clone())) {
+                ReceivePoll::Message(message) => {
+                    // A message arrived between the two passes: hand it out now.
+                    context.process.leave_channels();
+                    drop(context);
+                    return delivered(lua, Some(&handles[index]), &message);
+                }
+                ReceivePoll::Empty => context.process.note_receiving(channel),
+                ReceivePoll::Closed => {}
             }
         }
         if let Some(deadline) = deadline {
             context.runtime.timer.wake_at(deadline, waiter.waker);
         }
-        "wait"
+        return status_only(lua, "wait");
     } else {
         "empty"
     };
+    ended(lua, &context, status)
+}
+
+/// A blocking receive or select ended without a message (`status`): the caller leaves
+/// the channels it waited on, so a wake-up it was handed passes on.
+fn ended(lua: &Lua, context: &ProcessContext, status: &str) -> mlua::Result<MultiValue> {
+    context.process.leave_channels();
+    status_only(lua, status)
+}
+
+/// `status` alone as the answer.
+fn status_only(lua: &Lua, status: &str) -> mlua::Result<MultiValue> {
     let mut out = MultiValue::new();
     out.push_back(mlua::Value::String(lua.create_string(status)?));
     Ok(out)

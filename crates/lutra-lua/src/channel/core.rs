@@ -12,8 +12,14 @@
 //!   senders still wait; they are removed and those sends fail with "closed", whatever
 //!   `received` becomes later. Messages below `cut` (their sends returned) stay and are
 //!   delivered.
-//! - `senders` holds each waiting sender with the sequence it waits for; a receive
+//! - `senders` holds each waiting sender under the sequence it waits for; a receive
 //!   wakes exactly the senders it completes (no herd of senders per message).
+//! - **One wake per message**: while receivers wait, at least as many of them are
+//!   woken (and not yet back) as messages are queued: `receivers.woken() >=
+//!   queue.len()` or no receiver waits. A message wakes one receiver, not all of
+//!   them; every change that may break the inequality (a message in, a woken receiver
+//!   back without taking, a woken receiver leaving) restores it at once, under the
+//!   lock ([`State::wake_receivers`]), so each costs O(1) amortised.
 //!
 //! # Protocol (no lost wake-up)
 //! A poll that finds nothing registers its waiter under the channel's lock; every
@@ -21,17 +27,30 @@
 //! same lock. The scheduler's `notified` flag covers a wake-up that arrives between the
 //! registration and the process's park (a host thread's park token does the same).
 //!
+//! A woken receiver is counted as on its way to a message until it is back: it polls
+//! again with its waiter (taking a message, or registering again at the back of the
+//! queue), or it leaves ([`Channel::leave`]: its select took from another channel, it
+//! timed out, it failed, its process finished). Whoever leaves woken hands its wake-up
+//! on to the next waiting receiver if a message is left uncovered, so a wake-up is
+//! never lost to a receiver that does not take. A receiver's entries are left by the
+//! process that made them (`ProcessCore::leave_channels`) as soon as its blocking
+//! call ends, whatever the way.
+//!
 //! | state          | send poll         | receive poll            |
 //! |----------------|-------------------|-------------------------|
 //! | open           | `Sent` or `Wait`  | `Message` or `Empty`    |
 //! | closed, queued | `Sent` if `s<cut` | `Message` (drains)      |
 //! | closed, empty  | `Sent` if `s<cut` | `Closed`                |
 
-use crate::channel::{WaitList, Waiter};
+use crate::channel::wait_list::{Waiter, WakeQueue};
 use crate::transfer::Message;
-use std::collections::VecDeque;
+#[cfg(feature = "shuttle")]
+use shuttle::sync::{Mutex, MutexGuard};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(feature = "shuttle"))]
 use std::sync::{Mutex, MutexGuard};
+use std::task::Waker;
 
 static NEXT_CHANNEL_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -50,9 +69,9 @@ struct State {
     received: u64,
     /// `Some(cut)` once closed: sends of sequence `>= cut` failed.
     cut: Option<u64>,
-    receivers: WaitList,
-    /// Waiting senders and the sequence each waits for.
-    senders: Vec<(u64, Waiter)>,
+    receivers: WakeQueue,
+    /// Waiting senders, by the sequence each waits for.
+    senders: BTreeMap<u64, Waker>,
 }
 
 impl State {
@@ -67,20 +86,25 @@ impl State {
     /// Wakes the waiting senders whose sends are now complete.
     fn wake_completed_senders(&mut self, capacity: usize) {
         let limit = self.received + capacity as u64;
-        self.senders.retain(|(sequence, waiter)| {
-            let done = *sequence < limit;
-            if done {
-                waiter.waker.wake_by_ref();
+        while let Some(entry) = self.senders.first_entry() {
+            if *entry.key() >= limit {
+                break;
             }
-            !done
-        });
+            entry.remove().wake();
+        }
     }
 
     /// Wakes every waiting sender (the channel closed).
     fn wake_all_senders(&mut self) {
-        for (_, waiter) in self.senders.drain(..) {
-            waiter.waker.wake();
+        for (_, waker) in std::mem::take(&mut self.senders) {
+            waker.wake();
         }
+    }
+
+    /// Restores "one wake per message" (module invariants): wakes waiting receivers
+    /// until as many are woken as messages are queued, or none waits.
+    fn wake_receivers(&mut self) {
+        while self.receivers.woken() < self.queue.len() && self.receivers.wake_one() {}
     }
 }
 
@@ -140,7 +164,7 @@ impl Channel {
         let sequence = state.next_sequence;
         state.next_sequence += 1;
         state.queue.push_back((sequence, message));
-        state.receivers.wake_all();
+        state.wake_receivers();
         Ok(sequence)
     }
 
@@ -154,19 +178,23 @@ impl Channel {
             return SendPoll::Closed;
         }
         if let Some(waiter) = waiter {
-            match state.senders.iter_mut().find(|(_, w)| w.id == waiter.id) {
-                Some(slot) => *slot = (sequence, waiter),
-                None => state.senders.push((sequence, waiter)),
-            }
+            state.senders.insert(sequence, waiter.waker);
         }
         SendPoll::Wait
     }
 
-    /// Takes the oldest message, if any; registers `waiter` when there is none.
+    /// Takes the oldest message, if any; registers `waiter` when there is none (it
+    /// keeps its place if it waited already, goes to the back if it had been woken).
+    /// A `waiter` that takes a message gives up its registration, woken or not.
+    /// `None` takes without touching any registration (see [`Channel::leave`]).
     pub(crate) fn poll_receive(&self, waiter: Option<Waiter>) -> ReceivePoll {
         let mut state = self.lock();
         if let Some((sequence, message)) = state.queue.pop_front() {
             state.received = sequence + 1;
+            if let Some(waiter) = &waiter {
+                state.receivers.remove(waiter.id);
+            }
+            state.wake_receivers();
             state.wake_completed_senders(self.capacity);
             return ReceivePoll::Message(message);
         }
@@ -177,6 +205,15 @@ impl Channel {
             state.receivers.register(waiter);
         }
         ReceivePoll::Empty
+    }
+
+    /// The receiver `id` stops waiting here (its blocking call ended another way): its
+    /// registration goes, and a wake-up it had not used passes to the next receiver.
+    pub(crate) fn leave(&self, id: u64) {
+        let mut state = self.lock();
+        if state.receivers.remove(id) {
+            state.wake_receivers();
+        }
     }
 
     /// Whether a receive would not wait (a message is queued, or the channel is closed).
@@ -220,7 +257,8 @@ mod tests {
     use super::*;
     use crate::transfer::Value;
     use std::sync::Arc;
-    use std::task::Waker;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::{Wake, Waker};
 
     fn message(a: i64, b: i64) -> Message {
         Message::of(vec![Value::Integer(a), Value::Integer(b)])
@@ -326,14 +364,6 @@ mod tests {
 
     #[test]
     fn a_receive_wakes_only_the_senders_it_completes() {
-        use std::sync::atomic::AtomicUsize;
-        use std::task::Wake;
-        struct Count(AtomicUsize);
-        impl Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, Ordering::SeqCst);
-            }
-        }
         let channel = Channel::new(0);
         let counters: Vec<Arc<Count>> = (0..4)
             .map(|_| Arc::new(Count(AtomicUsize::new(0))))
@@ -361,6 +391,167 @@ mod tests {
             .map(|c| c.0.load(Ordering::SeqCst))
             .collect();
         assert_eq!(woken, vec![1, 1, 1, 1]);
+    }
+
+    /// A waker that counts its wake-ups.
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Receivers `ids`, each registered on `channel` with a counting waker.
+    fn counted_receivers(channel: &Channel, ids: std::ops::Range<u64>) -> Vec<Arc<Count>> {
+        ids.map(|id| {
+            let count = Arc::new(Count(AtomicUsize::new(0)));
+            let waiter = Waiter {
+                id,
+                waker: Waker::from(count.clone()),
+            };
+            assert!(matches!(
+                channel.poll_receive(Some(waiter)),
+                ReceivePoll::Empty
+            ));
+            count
+        })
+        .collect()
+    }
+
+    fn wakes(counts: &[Arc<Count>]) -> Vec<usize> {
+        counts.iter().map(|c| c.0.load(Ordering::SeqCst)).collect()
+    }
+
+    /// Receiver `id` polls again with a waker that is never called.
+    fn poll_as(channel: &Channel, id: u64) -> ReceivePoll {
+        channel.poll_receive(Some(noop_waiter(id)))
+    }
+
+    #[test]
+    fn a_send_wakes_one_receiver_in_arrival_order() {
+        let channel = Channel::new(0);
+        let counts = counted_receivers(&channel, 0..4);
+        channel.start_send(message(1, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 0, 0, 0]);
+        channel.start_send(message(2, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 0]);
+        for id in [0, 1] {
+            assert!(matches!(poll_as(&channel, id), ReceivePoll::Message(_)));
+        }
+        // Registering again while waiting keeps the place (ahead of 3, who came
+        // later), with the new waker (one that counts nothing here).
+        assert!(matches!(poll_as(&channel, 2), ReceivePoll::Empty));
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 0]);
+        channel.start_send(message(3, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 0], "2's new waker was woken");
+        channel.start_send(message(4, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 1]);
+    }
+
+    /// The pass-on case, driven step by step: a woken receiver leaves without taking
+    /// (its select took elsewhere, it timed out, its process finished).
+    #[test]
+    fn a_woken_receiver_that_leaves_passes_the_wake_on() {
+        let channel = Channel::new(0);
+        let counts = counted_receivers(&channel, 0..3);
+        let sequence = channel.start_send(message(7, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 0, 0]);
+        channel.leave(0);
+        assert_eq!(
+            wakes(&counts),
+            vec![1, 1, 0],
+            "the wake-up passed to the next"
+        );
+        // Leaving again, or leaving unregistered, wakes nobody.
+        channel.leave(0);
+        channel.leave(99);
+        assert_eq!(wakes(&counts), vec![1, 1, 0]);
+        let ReceivePoll::Message(got) = poll_as(&channel, 1) else {
+            panic!("the woken receiver finds the message")
+        };
+        assert_eq!(ints(&got), (7, 0));
+        assert_eq!(channel.poll_send(sequence, None), SendPoll::Sent);
+        // Taking used the wake-up: receiver 2 is not woken for nothing.
+        channel.leave(1);
+        assert_eq!(wakes(&counts), vec![1, 1, 0]);
+        channel.start_send(message(8, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn a_waiting_receiver_that_leaves_takes_no_wake_with_it() {
+        let channel = Channel::new(0);
+        let counts = counted_receivers(&channel, 0..2);
+        channel.leave(0);
+        channel.start_send(message(1, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![0, 1]);
+    }
+
+    /// A woken receiver whose message was taken by another (a poll without waiting)
+    /// finds nothing and waits again, at the back; nobody else is woken meanwhile.
+    #[test]
+    fn a_woken_receiver_robbed_of_its_message_waits_again_at_the_back() {
+        let channel = Channel::new(0);
+        let counts = counted_receivers(&channel, 0..2);
+        channel.start_send(message(1, 0)).unwrap();
+        assert!(matches!(
+            channel.poll_receive(None),
+            ReceivePoll::Message(_)
+        ));
+        assert!(matches!(poll_as(&channel, 0), ReceivePoll::Empty));
+        assert_eq!(wakes(&counts), vec![1, 0]);
+        channel.start_send(message(2, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1], "receiver 1 waited longer");
+    }
+
+    /// A select took from another channel while its receiver's entry here was woken
+    /// by a second message: leaving passes exactly the uncovered wake-up on.
+    #[test]
+    fn leaving_passes_on_only_uncovered_wakes() {
+        let channel = Channel::new(2);
+        let counts = counted_receivers(&channel, 0..4);
+        channel.start_send(message(1, 0)).unwrap();
+        channel.start_send(message(2, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 0]);
+        // Receiver 0 takes without its waiter (a select's first pass), then leaves:
+        // one message left, one woken receiver (1) on its way: nobody more.
+        assert!(matches!(
+            channel.poll_receive(None),
+            ReceivePoll::Message(_)
+        ));
+        channel.leave(0);
+        assert_eq!(wakes(&counts), vec![1, 1, 0, 0]);
+        // Receiver 1 leaves too: the message left is uncovered, receiver 2 goes.
+        channel.leave(1);
+        assert_eq!(wakes(&counts), vec![1, 1, 1, 0]);
+    }
+
+    #[test]
+    fn close_wakes_every_waiting_receiver() {
+        let channel = Channel::new(0);
+        let counts = counted_receivers(&channel, 0..3);
+        channel.start_send(message(1, 0)).unwrap();
+        channel.close();
+        assert_eq!(wakes(&counts), vec![1, 1, 1]);
+        assert!(matches!(poll_as(&channel, 1), ReceivePoll::Closed));
+        channel.leave(0);
+        assert_eq!(wakes(&counts), vec![1, 1, 1]);
+    }
+
+    /// A process that finishes while woken on a channel passes the wake-up on
+    /// (`ProcessCore::finish` leaves the channels it noted).
+    #[test]
+    fn a_finishing_process_passes_its_wake_on() {
+        use crate::process::{Outcome, ProcessCore};
+        let channel = Arc::new(Channel::new(0));
+        let process = ProcessCore::new(10, "test".into(), 0);
+        let counts = counted_receivers(&channel, 10..12);
+        process.note_receiving(&channel);
+        channel.start_send(message(1, 0)).unwrap();
+        assert_eq!(wakes(&counts), vec![1, 0]);
+        process.finish(Outcome::Failed("killed".into()));
+        assert_eq!(wakes(&counts), vec![1, 1]);
     }
 
     /// Many OS threads send and receive through one channel: nothing is lost, nothing
@@ -452,5 +643,151 @@ mod tests {
         }
         senders.into_iter().for_each(|t| t.join().unwrap());
         assert!(channel.is_empty());
+    }
+}
+
+/// Model checks of "one wake per message" on shuttle's scheduler (every lock of a
+/// channel is a scheduling point; threads stand for processes, parking for a
+/// process's park): a receiver woken for a message that leaves without taking it (its
+/// select served by another channel, its timeout) must pass the wake-up on, or the
+/// plain receiver beside it parks for good with the message queued (shuttle reports
+/// the deadlock). Without the pass-on in [`Channel::leave`], both checks fail.
+#[cfg(all(test, feature = "shuttle"))]
+mod model {
+    use super::*;
+    use crate::transfer::Value;
+    use shuttle::sync::atomic::{AtomicBool, Ordering};
+    use shuttle::thread::{self, Thread};
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    /// Wakes a parked model thread.
+    struct Unpark(Thread);
+
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+
+    fn waiter(id: u64) -> Waiter {
+        Waiter {
+            id,
+            waker: Waker::from(Arc::new(Unpark(thread::current()))),
+        }
+    }
+
+    /// Whether `a`'s one message was taken; tells the main thread.
+    struct Taken {
+        done: AtomicBool,
+        main: Thread,
+    }
+
+    impl Taken {
+        fn new() -> Arc<Self> {
+            Arc::new(Self {
+                done: AtomicBool::new(false),
+                main: thread::current(),
+            })
+        }
+
+        fn set(&self) {
+            self.done.store(true, Ordering::SeqCst);
+            self.main.unpark();
+        }
+
+        /// The main thread parks until the message was taken.
+        fn wait(&self) {
+            while !self.done.load(Ordering::SeqCst) {
+                thread::park();
+            }
+        }
+    }
+
+    /// A plain receiver on `a`: takes a message or sees `a` closed.
+    fn plain(id: u64, a: &Channel, taken: &Taken) {
+        loop {
+            match a.poll_receive(Some(waiter(id))) {
+                ReceivePoll::Message(_) => return taken.set(),
+                ReceivePoll::Closed => return,
+                ReceivePoll::Empty => thread::park(),
+            }
+        }
+    }
+
+    /// One message on `b`, then one on `a`; a receiver selecting over `b` (first)
+    /// and `a`, and a plain receiver on `a`: `a`'s message is taken whoever is woken.
+    fn select_served_elsewhere() {
+        let (a, b) = (Arc::new(Channel::new(1)), Arc::new(Channel::new(1)));
+        let taken = Taken::new();
+        let selecting = {
+            let (a, b, taken) = (a.clone(), b.clone(), taken.clone());
+            thread::spawn(move || {
+                loop {
+                    if let ReceivePoll::Message(_) = b.poll_receive(Some(waiter(1))) {
+                        break;
+                    }
+                    if let ReceivePoll::Message(_) = a.poll_receive(Some(waiter(1))) {
+                        taken.set();
+                        break;
+                    }
+                    thread::park();
+                }
+                // The select returns: it leaves both (`ProcessCore::leave_channels`).
+                a.leave(1);
+                b.leave(1);
+            })
+        };
+        let plain = {
+            let (a, taken) = (a.clone(), taken.clone());
+            thread::spawn(move || plain(2, &a, &taken))
+        };
+        assert!(b.start_send(Message::of(vec![Value::Integer(0)])).is_ok());
+        assert!(a.start_send(Message::of(vec![Value::Integer(1)])).is_ok());
+        taken.wait();
+        a.close(); // the plain receiver, if it was not the one, goes home
+        selecting.join().unwrap();
+        plain.join().unwrap();
+    }
+
+    /// A receiver that registers on `a` and then times out (leaves, woken or not),
+    /// and a plain receiver: `a`'s message is taken.
+    fn timeout_leaves() {
+        let a = Arc::new(Channel::new(1));
+        let taken = Taken::new();
+        let timing_out = {
+            let (a, taken) = (a.clone(), taken.clone());
+            thread::spawn(move || {
+                if let ReceivePoll::Message(_) = a.poll_receive(Some(waiter(1))) {
+                    return taken.set();
+                }
+                thread::yield_now();
+                a.leave(1); // its deadline passed
+            })
+        };
+        let plain = {
+            let (a, taken) = (a.clone(), taken.clone());
+            thread::spawn(move || plain(2, &a, &taken))
+        };
+        assert!(a.start_send(Message::of(vec![Value::Integer(1)])).is_ok());
+        taken.wait();
+        a.close();
+        timing_out.join().unwrap();
+        plain.join().unwrap();
+    }
+
+    #[test]
+    fn select_served_elsewhere_random() {
+        shuttle::check_random(select_served_elsewhere, 20_000);
+    }
+
+    #[test]
+    fn select_served_elsewhere_pct() {
+        shuttle::check_pct(select_served_elsewhere, 20_000, 3);
+    }
+
+    #[test]
+    fn timeout_leaves_random() {
+        shuttle::check_random(timeout_leaves, 20_000);
     }
 }

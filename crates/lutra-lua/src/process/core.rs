@@ -4,10 +4,17 @@
 //! # Invariants
 //! - The outcome moves once, from `Running` to `Finished` or `Failed`; joiners are
 //!   woken then, and the mailbox is closed (sending to a finished process fails).
+//! - `receiving` names every channel on which the process may hold a receiver's
+//!   registration (a superset: a registration may have gone since, taken or closed).
+//!   It is emptied, each channel left, when a blocking receive or select ends and when
+//!   the process finishes, so a wake-up the process was handed and did not use passes
+//!   on at once (the channel's "one wake per message", `channel/core.rs`). Only the
+//!   process itself touches it; its lock is never held while a channel's is taken.
 
 use crate::channel::{Channel, WaitList, Waiter};
 use crate::transfer::Message;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// How a process ended, if it has.
 #[derive(Debug, Clone)]
@@ -27,6 +34,8 @@ pub struct ProcessCore {
     origin: String,
     mailbox: Arc<Channel>,
     state: Mutex<State>,
+    /// Channels the process may wait on as a receiver, by id (module invariants).
+    receiving: Mutex<HashMap<u64, Weak<Channel>>>,
 }
 
 #[derive(Debug)]
@@ -57,6 +66,7 @@ impl ProcessCore {
                 failed_unattended: false,
                 reported: false,
             }),
+            receiving: Mutex::new(HashMap::new()),
         }
     }
 
@@ -93,7 +103,28 @@ impl ProcessCore {
         state.waiting_on = None;
         state.joiners.wake_all();
         drop(state);
+        self.leave_channels();
         self.mailbox.close();
+    }
+
+    /// Notes that the process registered on `channel` as a receiver.
+    pub(crate) fn note_receiving(&self, channel: &Arc<Channel>) {
+        self.lock_receiving()
+            .entry(channel.id())
+            .or_insert_with(|| Arc::downgrade(channel));
+    }
+
+    /// Leaves every channel the process registered on as a receiver (its blocking
+    /// call ended): a wake-up it did not use passes to another receiver.
+    pub(crate) fn leave_channels(&self) {
+        let channels = std::mem::take(&mut *self.lock_receiving());
+        for channel in channels.into_values().filter_map(|c| c.upgrade()) {
+            channel.leave(self.id);
+        }
+    }
+
+    fn lock_receiving(&self) -> MutexGuard<'_, HashMap<u64, Weak<Channel>>> {
+        self.receiving.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The outcome if the process has ended (marking it joined); otherwise registers

@@ -3,7 +3,8 @@
 //! run: seed 001's three experiments (one long process under W workers; 50 senders
 //! and 50 receivers over 1/2/4 channels; parallel string search over log files),
 //! each under `--sync=locks` and `--sync=tm` when `lutra` has that option; seed 002's
-//! fib hub and word count; seed 000's While and Iterator loops as processes.
+//! fib hub and word count; seed 000's While and Iterator loops as processes; issue
+//! 10's wake-ups (N receivers on one channel then N sends, beside a channel each).
 //!
 //! Every run is a child process, timed from outside (elapsed time and the CPU time
 //! of all its threads); the best of `--repeats` is kept. Prints one table per
@@ -37,7 +38,7 @@ pub(crate) struct Args {
     /// A fast smoke run (≈ 30 s): smaller sizes, fewer configurations, one repeat.
     #[arg(long)]
     pub(crate) quick: bool,
-    /// Experiments, comma-separated (exp1, exp2, exp3, fib, wc, micro) [default: all].
+    /// Experiments, comma-separated (exp1, exp2, exp3, fib, wc, micro, wake) [default: all].
     #[arg(long, value_delimiter = ',', value_parser = plan::EXPERIMENTS)]
     pub(crate) only: Option<Vec<String>>,
     /// Runs of each configuration; the fastest is kept [default: 2; --quick: 1].

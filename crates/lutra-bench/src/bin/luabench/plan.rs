@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Experiment names, as `--only` takes them.
-pub(crate) const EXPERIMENTS: [&str; 6] = ["exp1", "exp2", "exp3", "fib", "wc", "micro"];
+pub(crate) const EXPERIMENTS: [&str; 7] = ["exp1", "exp2", "exp3", "fib", "wc", "micro", "wake"];
 
 /// Who runs the script.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +110,8 @@ struct Sizes {
     micro_procs: Vec<usize>,
     while_n: u64,
     iterator_n: u64,
+    /// Receivers waiting on one channel (issue 10, item 4).
+    wake_n: Vec<usize>,
 }
 
 impl Sizes {
@@ -136,6 +138,7 @@ impl Sizes {
                 micro_procs: vec![1, 2],
                 while_n: 20_000_000,
                 iterator_n: 5_000_000,
+                wake_n: vec![1_000],
             }
         } else {
             let mut exp1_workers = workers_to_4.clone();
@@ -156,6 +159,7 @@ impl Sizes {
                 micro_procs: vec![1, 2, 4],
                 while_n: 60_000_000,
                 iterator_n: 15_000_000,
+                wake_n: vec![1_000, 5_000],
             }
         }
     }
@@ -269,6 +273,7 @@ fn expect_of(exp: &str) -> &'static str {
         "exp3" => "search: ok",
         "fib" => "fib_hub: ok",
         "wc" => "word_count: ok",
+        "wake" => "wake: ok",
         _ => "micro: ok",
     }
 }
@@ -403,6 +408,19 @@ pub(crate) fn build(
                 let s = script("micro.lua", &strings(&[&kind, &p, &n]));
                 b.lua("micro", &group, "", true, s.clone());
                 b.lutra("micro", &group, "", cores, None, s);
+            }
+        }
+    }
+    if wanted("wake") {
+        for &n in &sizes.wake_n {
+            let group = format!("N={n}");
+            let own = script("wake.lua", &strings(&[&"own", &n]));
+            let one = script("wake.lua", &strings(&[&"one", &n]));
+            b.lua("wake", &group, "own", true, own.clone());
+            b.lua("wake", &group, "one", false, one.clone());
+            for sync in b.syncs() {
+                b.lutra("wake", &group, "own", cores, sync, own.clone());
+                b.lutra("wake", &group, "one", cores, sync, one.clone());
             }
         }
     }

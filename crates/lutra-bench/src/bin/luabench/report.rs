@@ -7,6 +7,7 @@
 //! | `×1w` | elapsed ÷ the same lutra run on 1 worker |
 //! | `tm/locks` | elapsed under `--sync=tm` ÷ under `--sync=locks`, same workers |
 //! | `mod/bin` | the module under `lua5.4` ÷ the `lutra` program, same work and workers (elapsed; the aim also gives CPU) |
+//! | `beyond work` | `wake` only: elapsed (and CPU) time of `one` (N receivers on one channel) minus `own` (a channel each), same program, workers and sync: what sharing one wait list costs (on a loaded machine the CPU figure is the steadier) |
 
 use crate::child::Measured;
 use crate::plan::{Runner, Spec};
@@ -19,9 +20,9 @@ pub(crate) struct Row {
 }
 
 /// The CSV columns.
-pub(crate) const CSV_HEADER: &str = "experiment,group,variant,program,workers,sync,wall_s,cpu_s,cores_busy,vs_lua,vs_1_worker,tm_vs_locks,module_vs_binary,ok,problem";
+pub(crate) const CSV_HEADER: &str = "experiment,group,variant,program,workers,sync,wall_s,cpu_s,cores_busy,vs_lua,vs_1_worker,tm_vs_locks,module_vs_binary,ok,problem,beyond_work_s,beyond_work_cpu_s";
 
-const TITLES: [(&str, &str); 6] = [
+const TITLES: [(&str, &str); 7] = [
     (
         "exp1",
         "seed 001 exp. 1 — one long-running process, W workers: time and CPU use",
@@ -45,6 +46,10 @@ const TITLES: [(&str, &str); 6] = [
     (
         "micro",
         "seed 000 — While / Iterator loops, P processes (lua5.4 runs them in turn)",
+    ),
+    (
+        "wake",
+        "issue 10 item 4 — N receivers on one channel then N sends (one) vs a channel each (own)",
     ),
 ];
 
@@ -122,6 +127,26 @@ pub(crate) fn module_vs_binary(row: &Row, rows: &[Row], cpu: bool) -> Option<f64
     })
 }
 
+/// `wake`: elapsed and CPU seconds of a `one` run minus those of the `own` run of
+/// the same N, program, workers and sync (the time beyond the work).
+pub(crate) fn beyond_work(row: &Row, rows: &[Row]) -> Option<(f64, f64)> {
+    if row.spec.exp != "wake" || row.spec.mode != "one" || !row.measured.ok {
+        return None;
+    }
+    let base = rows.iter().find(|base| {
+        let s = &base.spec;
+        base.measured.ok
+            && same_work(s, &row.spec)
+            && s.mode == "own"
+            && s.workers() == row.spec.workers()
+            && s.sync() == row.spec.sync()
+    })?;
+    Some((
+        row.measured.wall - base.measured.wall,
+        row.measured.cpu - base.measured.cpu,
+    ))
+}
+
 fn cell(value: Option<f64>) -> String {
     value.map_or(String::new(), |v| format!("{v:.2}"))
 }
@@ -155,6 +180,9 @@ pub(crate) fn tables(rows: &[Row]) -> String {
                 cell(tm_vs_locks(row, rows)),
                 cell(module_vs_binary(row, rows, false)),
             );
+            if let Some((wall, cpu)) = beyond_work(row, rows) {
+                let _ = write!(out, "  beyond the work: {wall:+.3} s ({cpu:+.3} s CPU)");
+            }
             if !m.ok {
                 let _ = write!(out, "  FAILED: {}", m.problem);
             }
@@ -268,6 +296,26 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
             module.len()
         );
     }
+    // 5. Wake-ups: at most 1 s beyond the work for 5,000 receivers, growing linearly.
+    let wake: Vec<(String, usize, (f64, f64))> = rows
+        .iter()
+        .filter(|row| row.spec.workers().is_some())
+        .filter_map(|row| {
+            let n = row.spec.group.strip_prefix("N=")?.parse().ok()?;
+            Some((row.spec.variant(), n, beyond_work(row, rows)?))
+        })
+        .collect();
+    for (variant, n, (wall, cpu)) in &wake {
+        let _ = write!(
+            out,
+            "wake: {variant} N={n}: {wall:.3} s beyond the work, {cpu:.3} s CPU ({:.1} µs per receiver)",
+            wall / *n as f64 * 1e6
+        );
+        if *n >= 5_000 {
+            let _ = write!(out, "; ≤ 1 s at N=5000: {}", verdict(*wall <= 1.0));
+        }
+        out.push('\n');
+    }
     let failed = rows.iter().filter(|row| !row.measured.ok).count();
     if failed > 0 {
         let _ = writeln!(out, "{failed} runs FAILED (see the tables)");
@@ -286,7 +334,7 @@ pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
     };
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
     format!(
-        "{},{},{},{program},{},{},{:.4},{:.4},{:.3},{},{},{},{},{},\"{}\"",
+        "{},{},{},{program},{},{},{:.4},{:.4},{:.3},{},{},{},{},{},\"{}\",{},{}",
         spec.exp,
         spec.group,
         spec.variant(),
@@ -303,5 +351,7 @@ pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
         opt(module_vs_binary(row, rows, false)),
         m.ok,
         m.problem.replace('"', "'"),
+        opt(beyond_work(row, rows).map(|(wall, _)| wall)),
+        opt(beyond_work(row, rows).map(|(_, cpu)| cpu)),
     )
 }
