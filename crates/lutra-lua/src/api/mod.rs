@@ -22,8 +22,10 @@ use crate::channel::Waiter;
 use crate::channel::handle::CHANNEL_METHODS_KEY;
 use crate::process::ProcessContext;
 use crate::process::handle::PROCESS_METHODS_KEY;
+use mlua::chunk::ChunkMode;
 use mlua::{Function, LightUserData, Lua, MultiValue, Table};
 use std::ffi::c_void;
+use std::sync::OnceLock;
 
 /// The value a process yields to tell the scheduler it waits (`Step::Park`).
 pub(crate) const PARK: *mut c_void = std::ptr::dangling_mut::<c_void>();
@@ -36,12 +38,32 @@ pub(crate) const RUN_KEY: &str = "lutra.run";
 /// also after the program cleared `package.loaded.lutra`.
 pub(crate) const LUTRA_KEY: &str = "lutra.module";
 
+/// The runtime's Lua chunk `source` (named `name`) as a function of `lua`: compiled
+/// once per OS process, then loaded from its bytecode (with its debug information,
+/// so positions and names stay), since every new process state loads the same
+/// chunks and parsing them was most of the cost of a spawn.
+fn precompiled(
+    lua: &Lua,
+    bytecode: &'static OnceLock<Vec<u8>>,
+    source: &str,
+    name: &str,
+) -> mlua::Result<Function> {
+    if let Some(bytes) = bytecode.get() {
+        return lua
+            .load(&bytes[..])
+            .set_name(name)
+            .set_mode(ChunkMode::Binary)
+            .into_function();
+    }
+    let function = lua.load(source).set_name(name).into_function()?;
+    let _ = bytecode.set(function.dump(false));
+    Ok(function)
+}
+
 /// Shared tables and transactions (`shared.lua`), loaded right after the prelude.
 fn install_shared(lua: &Lua, raw: &Table, exports: &Table, host: bool) -> mlua::Result<()> {
-    let chunk = lua
-        .load(include_str!("../shared.lua"))
-        .set_name("=lutra.shared")
-        .into_function()?;
+    static SHARED: OnceLock<Vec<u8>> = OnceLock::new();
+    let chunk = precompiled(lua, &SHARED, include_str!("../shared.lua"), "=lutra.shared")?;
     let shared: Table = chunk.call((raw, exports, host))?;
     shared::set_newindex(lua, shared.get("newindex")?)
 }
@@ -74,10 +96,8 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     channel::register(lua, &raw)?;
     luaproc::register(lua, &raw)?;
     shared::register(lua, &raw)?;
-    let prelude = lua
-        .load(include_str!("../prelude.lua"))
-        .set_name("=lutra")
-        .into_function()?;
+    static PRELUDE: OnceLock<Vec<u8>> = OnceLock::new();
+    let prelude = precompiled(lua, &PRELUDE, include_str!("../prelude.lua"), "=lutra")?;
     let exports: Table = prelude.call((&raw, LightUserData(PARK), host))?;
     lua.set_named_registry_value(CHANNEL_METHODS_KEY, exports.get::<Table>("channel")?)?;
     lua.set_named_registry_value(PROCESS_METHODS_KEY, exports.get::<Table>("process")?)?;
@@ -99,10 +119,8 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
 
 /// `package.preload.luaproc`: builds luaproc's API (`luaproc.lua`) on first `require`.
 fn preload_luaproc(lua: &Lua, package: &Table, raw: &Table, exports: &Table) -> mlua::Result<()> {
-    let chunk = lua
-        .load(include_str!("../luaproc.lua"))
-        .set_name("=luaproc")
-        .into_function()?;
+    static LUAPROC: OnceLock<Vec<u8>> = OnceLock::new();
+    let chunk = precompiled(lua, &LUAPROC, include_str!("../luaproc.lua"), "=luaproc")?;
     let loader: Function = lua
         .load("local chunk, raw, internal = ... return function() return chunk(raw, internal) end")
         .set_name("=luaproc")
