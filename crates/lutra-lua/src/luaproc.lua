@@ -95,14 +95,16 @@ end
 -- Waits until the message `sequence` on `ch` (named `name`) has been received: true,
 -- or nil and why not.
 local function delivered(ch, name, sequence)
+  if sequence == true then return true end -- taken at once
   while true do
+    -- raw.channel_send registered the caller: it is woken once the message is taken.
+    local problem = wait("luaproc.send on channel ", name)
+    if problem then error(problem, 3) end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return true end
     if status == "closed" then
       return nil, "channel '" .. name .. "' destroyed while waiting for receiver"
     end
-    local problem = wait("luaproc.send on channel '" .. name .. "'")
-    if problem then error(problem, 3) end
   end
 end
 
@@ -124,6 +126,19 @@ function luaproc.send(name, ...)
   return nil, problem
 end
 
+-- What one blocking receive attempt on `ch` (named `name`) answered (`status,
+-- ...values`): the values, nil and why not, or (after waiting) the next attempt; tail
+-- calls, so that error level 2 is the caller of luaproc.receive.
+local function received(ch, name, status, ...)
+  if status == "ok" then return ... end
+  if status == "closed" then
+    return nil, "channel '" .. name .. "' destroyed while waiting for sender"
+  end
+  local problem = wait("luaproc.receive on channel ", name)
+  if problem then error(problem, 2) end
+  return received(ch, name, raw.channel_poll(ch, nil, true))
+end
+
 function luaproc.receive(name, async)
   name = check_name(name, 1, "receive")
   local ch, problem = raw.lp_channel(name)
@@ -134,15 +149,7 @@ function luaproc.receive(name, async)
     if r[1] == "closed" then return nil, "channel '" .. name .. "' does not exist" end
     return nil, "no senders waiting on channel '" .. name .. "'"
   end
-  while true do
-    local r = pack(raw.channel_poll(ch, nil, true))
-    if r[1] == "ok" then return unpack(r, 2, r.n) end
-    if r[1] == "closed" then
-      return nil, "channel '" .. name .. "' destroyed while waiting for sender"
-    end
-    problem = wait("luaproc.receive on channel '" .. name .. "'")
-    if problem then error(problem, 2) end
-  end
+  return received(ch, name, raw.channel_poll(ch, nil, true))
 end
 
 local function check_count(n, fname, what)

@@ -101,6 +101,7 @@ pub fn open_module(lua: &Lua) -> mlua::Result<Table> {
         process: Arc::new(ProcessCore::new(id, "host".into(), capacity)),
         preempted: AtomicBool::new(false),
         no_preempt: AtomicBool::new(false),
+        last_wait: std::cell::RefCell::new(None),
     });
     let lutra = crate::api::install_host(lua)?;
     lua.set_named_registry_value(FINALIZER_KEY, HostFinalizer)?;

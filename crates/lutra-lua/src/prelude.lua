@@ -25,27 +25,39 @@ local lutra = {}
 local Channel = {}
 local Process = {}
 
+-- The label of a wait on `what` and `object` (a channel, a process, a channel's name
+-- or nothing), as deadlock reports and errors show it: built only when shown.
+local function label(what, object)
+  if object == nil then return what end
+  if type(object) == "string" then return what .. "'" .. object .. "'" end
+  return what .. tostring(object)
+end
+
 -- Parks the caller until something it registered with wakes it. Returns nil, or a
--- message saying why it cannot block here.
-local function park(what)
-  if raw.in_atomic() then
-    return "cannot block on " .. what .. " inside lutra.atomic: a transaction cannot wait for "
-      .. "another process (use lutra.retry() to wait for a change to shared tables)"
+-- message saying why it cannot block here. What it waits on is `what` followed by
+-- `object` (see `label`); the runtime keeps the pair and builds the text only when
+-- the same pair was not the last one it saw.
+local function park(what, object)
+  local refused = raw.prepare_park(what, object)
+  if refused == "atomic" then
+    return "cannot block on " .. label(what, object) .. " inside lutra.atomic: a transaction "
+      .. "cannot wait for another process (use lutra.retry() to wait for a change to shared tables)"
   end
-  if not raw.in_task() then
+  if refused == "host" then
     -- A host thread: park the OS thread (returns a report if nothing can wake it).
-    return raw.park_thread(what)
+    return raw.park_thread(label(what, object))
   end
   if not co_isyieldable() then
-    return "cannot block on " .. what .. " here: the call runs inside a C function "
-      .. "(a metamethod, a table.sort comparator, string.gsub's callback...) that cannot yield"
+    raw.note_wait(nil)
+    return "cannot block on " .. label(what, object) .. " here: the call runs inside a C "
+      .. "function (a metamethod, a table.sort comparator, string.gsub's callback...) that cannot yield"
   end
-  raw.note_wait(what)
+  -- The task clears the noted wait when it is resumed after parking.
   local answer = co_yield(PARK)
-  raw.note_wait(nil)
   if answer == CANNOT then
-    return "cannot block on " .. what .. " here: this coroutine was resumed from a "
-      .. "C function that cannot yield, so the scheduler cannot be reached"
+    raw.note_wait(nil)
+    return "cannot block on " .. label(what, object) .. " here: this coroutine was resumed "
+      .. "from a C function that cannot yield, so the scheduler cannot be reached"
   end
   return nil
 end
@@ -53,8 +65,8 @@ end
 -- `park`, and when the caller cannot block after all, it leaves the channels it had
 -- registered on as a receiver (its blocking call ends in an error): a wake-up handed
 -- to it meanwhile passes to another receiver.
-local function wait(what)
-  local problem = park(what)
+local function wait(what, object)
+  local problem = park(what, object)
   if problem then raw.leave_channels() end
   return problem
 end
@@ -205,7 +217,7 @@ function Process.join(p)
     local r = pack(raw.join_poll(p, true))
     if r[1] == "done" then return unpack(r, 2, r.n) end
     if r[1] == "failed" then error(tostring(p) .. " failed: " .. r[2], 2) end
-    local problem = wait("join of " .. tostring(p))
+    local problem = wait("join of ", p)
     if problem then error(problem, 2) end
   end
 end
@@ -218,7 +230,7 @@ function Process.send(p, ...)
     if status == "closed" then
       error("cannot send to " .. tostring(p) .. ": it has finished", 2)
     end
-    local problem = wait("send to " .. tostring(p))
+    local problem = wait("send to ", p)
     if problem then error(problem, 2) end
   end
 end
@@ -244,28 +256,51 @@ local function check_channel(ch, name)
 end
 
 function Channel.send(ch, ...)
-  check_channel(ch, "send")
-  local sequence = checked(raw.channel_send(ch, ...))
+  -- true: sent; a number: queued as that sequence, the caller registered to be woken
+  -- when it is received; nil and why not (`false` for a `ch` that is no channel).
+  local sequence, problem = raw.channel_send(ch, ...)
+  if sequence == true then return end
+  if sequence == nil then
+    if problem == false then check_channel(ch, "send") end
+    error(problem, 2)
+  end
   while true do
+    local problem = wait("send on ", ch)
+    if problem then error(problem, 2) end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return end
     if status == "closed" then
       error("send on " .. tostring(ch) .. ": the channel was closed before the message was received", 2)
     end
-    local problem = wait("send on " .. tostring(ch))
-    if problem then error(problem, 2) end
   end
+end
+
+-- What one receive attempt on `ch` answered (`status, ...values`): the values, or an
+-- error, or (after waiting) the next attempt. Tail calls all the way, so that the
+-- error level 2 is the caller of Channel.receive, and no table holds the values.
+local function receive_answer(ch, status, ...)
+  if status == "ok" then return ... end
+  if status == "closed" then error("receive on " .. tostring(ch) .. ": the channel is closed", 2) end
+  local problem = wait("receive on ", ch)
+  if problem then error(problem, 2) end
+  return receive_answer(ch, raw.channel_poll(ch, nil, true))
 end
 
 function Channel.receive(ch)
   check_channel(ch, "receive")
-  while true do
-    local r = pack(raw.channel_poll(ch, nil, true))
-    if r[1] == "ok" then return unpack(r, 2, r.n) end
-    if r[1] == "closed" then error("receive on " .. tostring(ch) .. ": the channel is closed", 2) end
-    local problem = wait("receive on " .. tostring(ch))
+  return receive_answer(ch, raw.channel_poll(ch, nil, true))
+end
+
+-- As receive_answer, for a try_receive with a timeout (`deadline`): true and the
+-- values, or false and why not ("closed", "timeout").
+local function try_answer(ch, deadline, status, ...)
+  if status == "ok" then return true, ... end
+  if status ~= nil and status ~= "wait" then return false, status end
+  if status == "wait" then
+    local problem = wait("receive on ", ch)
     if problem then error(problem, 2) end
   end
+  return try_answer(ch, deadline, raw.channel_poll(ch, deadline, true))
 end
 
 function Channel.try_receive(ch, timeout)
@@ -275,14 +310,7 @@ function Channel.try_receive(ch, timeout)
     if r[1] == "ok" then return true, unpack(r, 2, r.n) end
     return false, r[1]
   end
-  local deadline = deadline_of(timeout, 1, "try_receive")
-  while true do
-    local r = pack(raw.channel_poll(ch, deadline, true))
-    if r[1] == "ok" then return true, unpack(r, 2, r.n) end
-    if r[1] ~= "wait" then return false, r[1] end
-    local problem = wait("receive on " .. tostring(ch))
-    if problem then error(problem, 2) end
-  end
+  return try_answer(ch, deadline_of(timeout, 1, "try_receive"), nil)
 end
 
 function Channel.close(ch)
@@ -297,7 +325,7 @@ function Channel.values(ch)
       local r = pack(raw.channel_poll(ch, nil, true))
       if r[1] == "ok" then return unpack(r, 2, r.n) end
       if r[1] == "closed" then return nil end
-      local problem = wait("receive on " .. tostring(ch))
+      local problem = wait("receive on ", ch)
       if problem then error(problem, 2) end
     end
   end

@@ -64,23 +64,44 @@ fn channel_of(ch: &AnyUserData) -> mlua::Result<Arc<Channel>> {
     Ok(ch.borrow::<ChannelHandle>()?.0.clone())
 }
 
-/// `channel_send(ch, ...)`: exports and queues the message; returns its sequence, or
-/// `nil, message`.
-fn channel_send(lua: &Lua, (ch, args): (AnyUserData, MultiValue)) -> mlua::Result<MultiValue> {
-    let channel = channel_of(&ch)?;
-    let args: Vec<mlua::Value> = args.into_iter().collect();
+/// `channel_send(ch, ...)`: exports and queues the message and, unless it was taken
+/// at once, registers the caller to be woken when it is received. Returns `true`
+/// (sent), its sequence (queued: poll it with `channel_send_poll` once woken), or
+/// `nil, message`; `nil, false` when `ch` is not a channel (the caller raises the
+/// bad-argument error at its caller's line).
+fn channel_send(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
+    let mut args: Vec<mlua::Value> = args.into_iter().collect();
+    let channel = match args.first() {
+        Some(mlua::Value::UserData(ch)) if ch.is::<ChannelHandle>() => channel_of(ch)?,
+        _ => {
+            let mut out = MultiValue::new();
+            out.push_back(mlua::Value::Nil);
+            out.push_back(mlua::Value::Boolean(false));
+            return Ok(out);
+        }
+    };
+    args.remove(0);
     let message = match transfer::export(lua, &args, |i| format!("argument #{i}")) {
         Ok(message) => message,
         Err(error) => return failure(lua, error),
     };
-    match channel.start_send(message) {
-        Ok(sequence) => {
-            ProcessContext::of(lua)?.runtime.counters.note_sent();
-            success(lua, sequence)
-        }
-        Err(_) => failure(
+    let Ok(sequence) = channel.start_send(message) else {
+        return failure(
             lua,
             format!("send on channel#{}: the channel is closed", channel.id()),
+        );
+    };
+    let context = ProcessContext::of(lua)?;
+    context.runtime.counters.note_sent();
+    match channel.poll_send(sequence, Some(current_waiter(&context))) {
+        SendPoll::Sent => success(lua, true),
+        SendPoll::Wait => success(lua, sequence),
+        SendPoll::Closed => failure(
+            lua,
+            format!(
+                "send on channel#{}: the channel was closed before the message was received",
+                channel.id()
+            ),
         ),
     }
 }

@@ -3,10 +3,12 @@
 
 use crate::api::current_waiter;
 use crate::process::ProcessContext;
+use crate::process::state::LastWait;
 use crate::process::preempt;
 use crate::process::state::take_preempted;
 use crate::timer;
-use mlua::{Function, Lua, MultiValue, Table};
+use mlua::{Function, Lua, LuaString, MultiValue, Table, Value};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -17,6 +19,7 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     )?;
     raw.set("park_thread", lua.create_function(park_thread)?)?;
     raw.set("note_wait", lua.create_function(note_wait)?)?;
+    raw.set("prepare_park", lua.create_function(prepare_park)?)?;
     raw.set(
         "take_preempted",
         lua.create_function(|lua, ()| Ok(take_preempted(lua)))?,
@@ -43,7 +46,7 @@ const HOST_DEADLOCK_CHECK: Duration = Duration::from_millis(100);
 /// ever wake it (proven by the runtime's liveness count, see `runtime.rs`).
 fn park_thread(lua: &Lua, what: String) -> mlua::Result<Option<String>> {
     let context = ProcessContext::of(lua)?;
-    context.process.set_waiting_on(Some(what.clone()));
+    context.process.set_waiting_on(Some(what.as_str().into()));
     let report = context.runtime.park_host(HOST_DEADLOCK_CHECK);
     context.process.set_waiting_on(None);
     Ok(report.map(|report| {
@@ -60,8 +63,54 @@ fn request_yield(lua: &Lua, (): ()) -> mlua::Result<()> {
     Ok(())
 }
 
-fn note_wait(lua: &Lua, what: Option<String>) -> mlua::Result<()> {
-    ProcessContext::of(lua)?.process.set_waiting_on(what);
+/// `prepare_park(what, object)`: whether the caller may park its task to wait on
+/// `what` followed by `object`: `nil` when it may (the wait is noted, as by
+/// `note_wait`), `"atomic"` inside `lutra.atomic`, `"host"` on a host thread (not a
+/// task). One call where a blocking call would otherwise make three.
+fn prepare_park(
+    lua: &Lua,
+    (what, object): (LuaString, Value),
+) -> mlua::Result<Option<&'static str>> {
+    if crate::atomic::TxContext::of(lua)?.running.get() {
+        return Ok(Some("atomic"));
+    }
+    if lutra_sched::current_task().is_none() {
+        return Ok(Some("host"));
+    }
+    note_wait(lua, (Some(what), object))?;
+    Ok(None)
+}
+
+/// `note_wait(what, object)`: the process is about to wait on `what` followed by
+/// `object` (`prelude.lua`'s `label`); `note_wait(nil)`: it no longer waits. The text
+/// is built only when the pair differs from the previous one (a process that waits in
+/// a loop on one channel builds it once).
+fn note_wait(lua: &Lua, (what, object): (Option<LuaString>, Value)) -> mlua::Result<()> {
+    let context = ProcessContext::of(lua)?;
+    let Some(what) = what else {
+        context.process.set_waiting_on(None);
+        return Ok(());
+    };
+    let mut last = context.last_wait.borrow_mut();
+    let text = match &*last {
+        Some(last) if last.what == what && last.object == object => last.text.clone(),
+        _ => {
+            let text: Arc<str> = match &object {
+                Value::Nil => what.to_string_lossy().into(),
+                Value::String(name) => {
+                    format!("{}'{}'", what.to_string_lossy(), name.to_string_lossy()).into()
+                }
+                other => format!("{}{}", what.to_string_lossy(), other.to_string()?).into(),
+            };
+            *last = Some(LastWait {
+                what,
+                object,
+                text: text.clone(),
+            });
+            text
+        }
+    };
+    context.process.set_waiting_on(Some(text));
     Ok(())
 }
 

@@ -43,7 +43,7 @@ struct State {
     outcome: Outcome,
     joined: bool,
     joiners: WaitList,
-    waiting_on: Option<String>,
+    waiting_on: Option<Arc<str>>,
     /// It failed while nobody waited to join it: its error is reported at once.
     failed_unattended: bool,
     /// Its error has been reported (on standard error).
@@ -173,12 +173,12 @@ impl ProcessCore {
     }
 
     /// Notes what the process is about to wait on (`None` once it stops waiting).
-    pub fn set_waiting_on(&self, what: Option<String>) {
+    pub fn set_waiting_on(&self, what: Option<Arc<str>>) {
         self.lock().waiting_on = what;
     }
 
     /// What the process waits on, if it is blocked.
     pub fn waiting_on(&self) -> Option<String> {
-        self.lock().waiting_on.clone()
+        self.lock().waiting_on.as_deref().map(str::to_owned)
     }
 }

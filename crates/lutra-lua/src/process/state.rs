@@ -4,6 +4,7 @@
 use crate::process::ProcessCore;
 use crate::runtime::RuntimeShared;
 use mlua::{Lua, LuaOptions, StdLib};
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -19,6 +20,16 @@ pub(crate) struct ProcessContext {
     pub(crate) preempted: AtomicBool,
     /// Set while preemption must not happen (inside `atomic`).
     pub(crate) no_preempt: AtomicBool,
+    /// What the process last waited on, with its text (see `api::host::note_wait`).
+    pub(crate) last_wait: RefCell<Option<LastWait>>,
+}
+
+/// A wait's `what` and `object` (kept alive here, so that they compare by identity)
+/// and the label built from them.
+pub(crate) struct LastWait {
+    pub(crate) what: mlua::LuaString,
+    pub(crate) object: mlua::Value,
+    pub(crate) text: Arc<str>,
 }
 
 impl ProcessContext {
@@ -69,6 +80,7 @@ fn bind(lua: &Lua, runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) {
         process: process.clone(),
         preempted: AtomicBool::new(false),
         no_preempt: AtomicBool::new(false),
+        last_wait: RefCell::new(None),
     });
 }
 

@@ -158,7 +158,12 @@ impl ProcessTask {
 
 impl Resumable for ProcessTask {
     fn resume(&mut self) -> Step {
-        self.runtime.note_resumed(std::mem::take(&mut self.parked));
+        let was_parked = std::mem::take(&mut self.parked);
+        if was_parked {
+            // What it waited on (noted by `prepare_park`) is over.
+            self.core.set_waiting_on(None);
+        }
+        self.runtime.note_resumed(was_parked);
         let step = match catch_unwind(AssertUnwindSafe(|| self.slice())) {
             Ok(step) => step,
             Err(panic) => {

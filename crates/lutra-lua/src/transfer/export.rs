@@ -55,8 +55,10 @@ pub(crate) fn export_pending(
     values: &[mlua::Value],
     describe: impl Fn(usize) -> String,
 ) -> Result<(Message, Moves), TransferError> {
-    let roots = (1..=values.len()).map(describe).collect();
-    let mut exporter = Exporter::new(lua, roots, true);
+    if let Some(values) = scalars(values) {
+        return Ok((Message::of(values), Moves::default()));
+    }
+    let mut exporter = Exporter::new(lua, &describe, true);
     let values = exporter.run(values)?;
     let message = Message {
         values,
@@ -67,12 +69,30 @@ pub(crate) fn export_pending(
 
 /// Exports `value` for `lutra.freeze`: as a message, but move markers are refused.
 pub(crate) fn export_for_freeze(lua: &Lua, value: &mlua::Value) -> Result<Message, TransferError> {
-    let mut exporter = Exporter::new(lua, vec!["argument #1".into()], false);
+    let describe = |_| "argument #1".to_owned();
+    let mut exporter = Exporter::new(lua, &describe, false);
     let values = exporter.run(std::slice::from_ref(value))?;
     Ok(Message {
         values,
         tables: exporter.tables,
     })
+}
+
+/// `values` as they are sent when none of them is a table, a function or a userdata
+/// (the common message: numbers, booleans, strings), without walking anything;
+/// `None` otherwise.
+fn scalars(values: &[mlua::Value]) -> Option<Vec<Value>> {
+    values
+        .iter()
+        .map(|value| match value {
+            mlua::Value::Nil => Some(Value::Nil),
+            mlua::Value::Boolean(b) => Some(Value::Boolean(*b)),
+            mlua::Value::Integer(i) => Some(Value::Integer(*i)),
+            mlua::Value::Number(n) => Some(Value::Number(*n)),
+            mlua::Value::String(s) => Some(Value::String(Arc::from(&*s.as_bytes()))),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Where a value sits: a root value, a key of a table, or the value at a key.
@@ -92,7 +112,8 @@ enum Origin {
 
 struct Exporter<'l> {
     lua: &'l Lua,
-    roots: Vec<String>,
+    /// The name of root value `i` (1-based), asked only for an error message.
+    describe: &'l dyn Fn(usize) -> String,
     allow_moves: bool,
     tables: Vec<Vec<(Value, Value)>>,
     origins: Vec<Origin>,
@@ -103,10 +124,10 @@ struct Exporter<'l> {
 }
 
 impl<'l> Exporter<'l> {
-    fn new(lua: &'l Lua, roots: Vec<String>, allow_moves: bool) -> Self {
+    fn new(lua: &'l Lua, describe: &'l dyn Fn(usize) -> String, allow_moves: bool) -> Self {
         Self {
             lua,
-            roots,
+            describe,
             allow_moves,
             tables: Vec::new(),
             origins: Vec::new(),
@@ -245,14 +266,14 @@ impl<'l> Exporter<'l> {
     /// The key path of `place`: its root's name, then one segment per table.
     fn path(&self, place: Place<'_>) -> String {
         let (mut segments, mut table, key_of) = match place {
-            Place::Root(i) => return self.roots[i].clone(),
+            Place::Root(i) => return (self.describe)(i + 1),
             Place::Key(t) => (Vec::new(), t, true),
             Place::Entry(t, key) => (vec![key_path(key)], t, false),
         };
         loop {
             match &self.origins[table] {
                 Origin::Root(i) => {
-                    segments.push(self.roots[*i].clone());
+                    segments.push((self.describe)(*i + 1));
                     break;
                 }
                 Origin::Key(t) => {
