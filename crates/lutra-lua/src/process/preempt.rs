@@ -14,7 +14,8 @@
 //!    runs it. Leaving the slice makes the sequence even and clears `RUNNING`.
 //! 2. The ticker thread wakes once per slice length. A slot whose sequence is odd and
 //!    the same as at the previous tick has run at least one whole slice: the ticker
-//!    stores that sequence as the slot's target and sends the worker `SIGURG`.
+//!    stores that sequence as the slot's target and sends the worker `SIGURG` (again
+//!    after 2, 4, 8... ticks if the slice goes on, see [`signal_now`]).
 //! 3. The signal handler, on that worker, sets a count hook of 1 on `RUNNING` if the
 //!    slot's sequence is still the target (the slice the ticker meant).
 //! 4. Outside `atomic` and where the thread can yield, the hook marks the preemption
@@ -159,23 +160,28 @@ impl Drop for Preemptor {
 impl Inner {
     /// The ticker thread (step 2).
     fn tick(&self) {
-        let mut seen: Vec<u64> = Vec::new();
+        // Per slot: the sequence seen at the previous tick, and for how many ticks
+        // since then it has not moved.
+        let mut seen: Vec<(u64, u32)> = Vec::new();
         while !self.stop.load(Ordering::SeqCst) {
             std::thread::sleep(self.slice);
             let slots = lock(&self.slots).clone();
-            seen.resize(slots.len(), 0);
+            seen.resize(slots.len(), (0, 0));
             let mut busy = false;
-            for (slot, last) in slots.iter().zip(seen.iter_mut()) {
+            for (slot, (last, overrun)) in slots.iter().zip(seen.iter_mut()) {
                 let sequence = slot.sequence.load(Ordering::SeqCst);
-                if sequence % 2 == 1 {
-                    busy = true;
-                    if sequence == *last && !self.stop.load(Ordering::SeqCst) {
+                if sequence % 2 == 1 && sequence == *last {
+                    *overrun += 1;
+                    if signal_now(*overrun) && !self.stop.load(Ordering::SeqCst) {
                         slot.target.store(sequence, Ordering::SeqCst);
                         // SAFETY: `slot.thread` is a worker of this runtime, alive
                         // while the ticker runs (see the module's invariants).
                         unsafe { libc::pthread_kill(slot.thread, PREEMPT_SIGNAL) };
                     }
+                } else {
+                    *overrun = 0;
                 }
+                busy |= sequence % 2 == 1;
                 *last = sequence;
             }
             if !busy {
@@ -209,6 +215,14 @@ impl Inner {
         self.asleep.store(false, Ordering::SeqCst);
         self.changed.notify_one();
     }
+}
+
+/// Whether the ticker signals a slice that has overrun for `ticks` ticks: at once,
+/// then after 2, 4, 8... ticks, and every 64 ticks from then on. A slice that could
+/// not be stopped (inside `atomic`, inside a C function, or blocked in a system
+/// call, which the signal may interrupt) is not signalled at every tick.
+fn signal_now(ticks: u32) -> bool {
+    (ticks.is_power_of_two() && ticks <= 64) || ticks % 64 == 0
 }
 
 /// One slice of a process on this worker: while it lives, the ticker may stop the
@@ -445,4 +459,15 @@ unsafe fn resume_failed(state: *mut lua_State, message: &std::ffi::CStr) -> c_in
         ffi::lua_pushstring(state, message.as_ptr());
     }
     2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::signal_now;
+
+    #[test]
+    fn an_overrunning_slice_is_signalled_less_and_less_often() {
+        let signalled: Vec<u32> = (1..=200).filter(|&ticks| signal_now(ticks)).collect();
+        assert_eq!(signalled, [1, 2, 4, 8, 16, 32, 64, 128, 192]);
+    }
 }
