@@ -222,7 +222,7 @@ impl Inner {
 /// not be stopped (inside `atomic`, inside a C function, or blocked in a system
 /// call, which the signal may interrupt) is not signalled at every tick.
 fn signal_now(ticks: u32) -> bool {
-    (ticks.is_power_of_two() && ticks <= 64) || ticks % 64 == 0
+    (ticks.is_power_of_two() && ticks <= 64) || ticks.is_multiple_of(64)
 }
 
 /// One slice of a process on this worker: while it lives, the ticker may stop the
