@@ -91,4 +91,5 @@ bench-c:
 .PHONY: bench-lua
 bench-lua:
 	$(CARGO) build --release -p lutra-cli -p lutra-capi
+	BUILD_ONLY=1 scripts/test-module.sh
 	$(CARGO) run --release -p lutra-bench --bin luabench -- $(LUABENCH_ARGS)

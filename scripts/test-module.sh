@@ -13,7 +13,7 @@
 # package lua5.4 (the interpreter; the module needs no Lua headers or library).
 # Environment: CARGO (default cargo), CARGO_TARGET_DIR (default target/), PROFILE
 # (release, the default: the module users install, as the rockspec builds it; or
-# debug), LUA (default lua5.4).
+# debug), LUA (default lua5.4), BUILD_ONLY (1: build and place the module only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -39,6 +39,8 @@ mkdir -p "$dir"
 cp -f "$lib" "$dir/lutra.so"
 ln -sf lutra.so "$dir/luaproc.so"
 echo "module: $dir/lutra.so (and luaproc.so)"
+# BUILD_ONLY=1: build and place the module, run nothing (make bench-lua).
+[ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 
 export LUA_CPATH="$dir/?.so;;"
 failed=0
