@@ -29,6 +29,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::within;
+
 const CONFLICT: Option<AbortReason> = Some(AbortReason::Validation);
 
 fn event(site: u32, slot: usize, aborts: u32) -> TxEvent {
@@ -54,24 +57,6 @@ fn eventually(what: &str, condition: impl Fn() -> bool) {
     while !condition() {
         assert!(Instant::now() < deadline, "{what}: not after 10 s");
         std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
-/// Runs `body` on its own thread; fails if it has not finished within 60 s (a hang,
-/// say a task that panicked before releasing the holder, becomes a failure).
-fn within<T: Send + 'static>(what: &str, body: impl FnOnce() -> T + Send + 'static) -> T {
-    let (done, finished) = mpsc::channel();
-    let runner = std::thread::spawn(move || {
-        let value = body();
-        let _ = done.send(());
-        value
-    });
-    match finished.recv_timeout(Duration::from_secs(60)) {
-        Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => match runner.join() {
-            Ok(value) => value,
-            Err(panic) => std::panic::resume_unwind(panic),
-        },
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: still running after 60 s"),
     }
 }
 
@@ -567,14 +552,14 @@ fn switching_policies_in(mode: SyncMode) {
         .map(|policy| {
             (
                 policy,
-                within(policy.name(), move || scripted_run(mode, policy, false)),
+                within(Duration::from_secs(60), policy.name(), move || scripted_run(mode, policy, false)),
             )
         })
         .collect();
     for (policy, counts) in &counts {
         eprintln!("{mode} {policy:>16} (suicide): {counts:?}");
     }
-    let prioritised = within("restart-profile", move || {
+    let prioritised = within(Duration::from_secs(60), "restart-profile", move || {
         scripted_run(mode, Policy::RestartProfile, true)
     });
     eprintln!("restart-profile (priority): {prioritised:?}");

@@ -14,31 +14,12 @@
 use lutra_sched::sync_mode::SyncMode;
 use lutra_sched::{JoinHandle, Runtime, current_waker, park, worker_index, yield_now};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::task::Waker;
 use std::time::Duration;
 
-/// Runs `body` on its own thread and fails if it takes longer than `limit` (a hang
-/// is a lost task or wake-up).
-fn within<T: Send + 'static>(
-    limit: Duration,
-    what: &str,
-    body: impl FnOnce() -> T + Send + 'static,
-) -> T {
-    let (done, finished) = mpsc::channel();
-    let worker = std::thread::spawn(move || {
-        let value = body();
-        let _ = done.send(());
-        value
-    });
-    match finished.recv_timeout(limit) {
-        Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
-            Ok(value) => value,
-            Err(panic) => std::panic::resume_unwind(panic),
-        },
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what} did not finish in {limit:?}"),
-    }
-}
+mod common;
+use common::within;
 
 /// A chain of wake-ups: link `i` waits (parked) until link `i − 1` passes it on.
 struct Chain {
@@ -115,36 +96,37 @@ fn home_of(at: usize) -> Option<usize> {
     at.is_multiple_of(5).then_some(at % WORKERS)
 }
 
+/// Spawns link `at` (pinned to its home, if it has one) from the calling thread or
+/// task.
+fn spawn_link(
+    runtime: &Arc<Runtime>,
+    at: usize,
+    runs: &Arc<Vec<AtomicUsize>>,
+    chain: &Arc<Chain>,
+) -> JoinHandle<()> {
+    let task = runtime.task();
+    let task = match home_of(at) {
+        Some(home) => task.pinned_to(home),
+        None => task,
+    };
+    task.spawn(link(at, home_of(at), runs.clone(), chain.clone()))
+        .unwrap()
+}
+
 fn round(runtime: &Arc<Runtime>) {
     let runs: Arc<Vec<AtomicUsize>> = Arc::new((0..TASKS).map(|_| AtomicUsize::new(0)).collect());
     let chain = Chain::new(TASKS);
     // The first half from this thread (the global queue; pinned ones to their
     // worker's queue)...
     let mut handles: Vec<JoinHandle<()>> = (0..TASKS / 2)
-        .map(|at| {
-            let task = runtime.task();
-            let task = match home_of(at) {
-                Some(home) => task.pinned_to(home),
-                None => task,
-            };
-            task.spawn(link(at, home_of(at), runs.clone(), chain.clone()))
-                .unwrap()
-        })
+        .map(|at| spawn_link(runtime, at, &runs, &chain))
         .collect();
     // ... the second half from a task (its worker's own queue).
     let spawner = {
         let (runs, chain, runtime) = (runs.clone(), chain.clone(), runtime.clone());
         runtime.clone().spawn(move || {
             (TASKS / 2..TASKS)
-                .map(|at| {
-                    let task = runtime.task();
-                    let task = match home_of(at) {
-                        Some(home) => task.pinned_to(home),
-                        None => task,
-                    };
-                    task.spawn(link(at, home_of(at), runs.clone(), chain.clone()))
-                        .unwrap()
-                })
+                .map(|at| spawn_link(&runtime, at, &runs, &chain))
                 .collect::<Vec<_>>()
         })
     };

@@ -18,31 +18,11 @@ use lutra_stm::{Stm, TVar};
 use proptest::prelude::*;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Runs `body` on its own thread and fails if it takes longer than `limit` (a hang
-/// is a lost wake-up or a stall).
-fn within<T: Send + 'static>(
-    limit: Duration,
-    what: &str,
-    body: impl FnOnce() -> T + Send + 'static,
-) -> T {
-    let (done, finished) = mpsc::channel();
-    let worker = std::thread::spawn(move || {
-        let value = body();
-        let _ = done.send(());
-        value
-    });
-    match finished.recv_timeout(limit) {
-        Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
-            Ok(value) => value,
-            Err(panic) => std::panic::resume_unwind(panic),
-        },
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what} did not finish in {limit:?}"),
-    }
-}
+mod common;
+use common::within;
 
 #[test]
 fn sync_cell_updates_from_threads_and_tasks_lose_nothing() {
