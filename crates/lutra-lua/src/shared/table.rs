@@ -16,6 +16,11 @@
 //!   first insert or removal writes a private copy (sharing every node), later ones
 //!   change that copy, which is published by the commit. Its memory grows with what it
 //!   changes, not with the number of changes times the index.
+//! - A cell the transaction wrote stays allocated until the transaction's end, even
+//!   when the same transaction removes its key: a removed cell moves to the index's
+//!   `removed` list, which lives as long as that index version (a changed copy
+//!   replaces older versions in place, so without it a cell created and removed by one
+//!   transaction would be freed under its buffered write).
 //!
 //! # Conflicts (what concurrent transactions on one table conflict on)
 //! | operation | reads | writes |
@@ -50,10 +55,27 @@ pub struct Cell {
 }
 
 /// The key set: each present key's cell, and the first border.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Index {
     cells: imbl::HashMap<Key, Arc<Cell>>,
     border: i64,
+    /// The cells removed by the transaction that wrote this index version. Its
+    /// buffered writes to them are written back at its commit, so they must outlive
+    /// it; a cell the transaction created has no other owner (see the module's
+    /// invariants). A copy starts with none.
+    removed: Vec<Arc<Cell>>,
+}
+
+/// A copy for a transaction to change: the same keys and border, and no removed
+/// cells (those of the copied version live as long as that version).
+impl Clone for Index {
+    fn clone(&self) -> Self {
+        Self {
+            cells: self.cells.clone(),
+            border: self.border,
+            removed: Vec::new(),
+        }
+    }
 }
 
 lutra_stm::boxed_transactable!(Index);
@@ -70,7 +92,7 @@ impl Index {
     }
 
     fn remove(&mut self, key: KeyRef<'_>) {
-        self.cells.remove(&key);
+        self.removed.extend(self.cells.remove(&key));
         if let KeyRef::Integer(i) = key
             && (1..=self.border).contains(&i)
         {
