@@ -202,7 +202,7 @@ proptest! {
 
 /// A balance's key: integers for the sequence part, strings beyond it.
 fn account(i: u64) -> Key {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         Key::Integer(i as i64 / 2 + 1)
     } else {
         Key::String(Arc::from(format!("account {i}").as_bytes()))
