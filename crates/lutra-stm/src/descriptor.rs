@@ -24,7 +24,7 @@ use crate::abort::{Abort, AbortReason};
 use crate::epoch::{self, Release, Retired};
 use crate::hooks::{Decision, TxEvent};
 use crate::registry::{SharedDescriptor, Status, TxState};
-use crate::sets::{Block, LockSet, ReadEntry, WriteSet};
+use crate::sets::{Block, LockSet, ReadEntry, WordMap, WriteSet};
 use crate::stats::{Counters, Outcome};
 use crate::stm::{Stm, StmInner};
 use crate::sync::Ordering;
@@ -120,6 +120,12 @@ pub(crate) struct Core {
     /// `solo_undo`.
     pub(crate) solo: bool,
     pub(crate) solo_undo: Vec<(usize, usize)>,
+    /// Values lent by reference ([`Transaction::read_with`](crate::Transaction::read_with))
+    /// right now: while any is, nothing is changed in place (`inplace.rs`).
+    pub(crate) lent: u32,
+    /// The `TVar`s this attempt changes in place: each one's word address, with the
+    /// position in `allocations` of the private value written to it (`inplace.rs`).
+    pub(crate) private: WordMap<usize>,
 }
 
 /// A transaction descriptor: the low-level interface to the engine, for the C ABI and
@@ -195,6 +201,8 @@ impl TxDescriptor {
             solo_allowed: false,
             solo: false,
             solo_undo: Vec::new(),
+            lent: 0,
+            private: WordMap::default(),
         };
         // Step 2 of the solo protocol: no attempt of this descriptor may run beside a
         // solo one.
@@ -559,7 +567,7 @@ impl TxDescriptor {
         &mut self,
         body: impl FnOnce(&mut Self) -> Result<T, Abort>,
     ) -> Option<Result<T, Abort>> {
-        let checkpoint = self.core.writes.checkpoint();
+        let checkpoint = self.core.writes.checkpoint(self.core.allocations.len());
         let allocations = self.core.allocations.len();
         let frees = self.core.frees.len();
         let result = body(self);
@@ -754,6 +762,10 @@ impl Core {
         self.locks.clear();
         self.allocations.clear();
         self.frees.clear();
+        self.lent = 0;
+        if !self.private.is_empty() {
+            self.forget_private();
+        }
         let shared = self.shared(stm);
         self.status = Status {
             state: TxState::Idle,

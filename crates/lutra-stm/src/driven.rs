@@ -82,7 +82,7 @@ impl TxDescriptor {
     pub fn checkpoint(&mut self) -> Checkpoint {
         assert!(self.core.active, "checkpoint outside an attempt");
         Checkpoint {
-            writes: self.core.writes.checkpoint(),
+            writes: self.core.writes.checkpoint(self.core.allocations.len()),
             allocations: self.core.allocations.len(),
             frees: self.core.frees.len(),
             serial: self.core.status.serial,

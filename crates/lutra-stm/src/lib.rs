@@ -52,6 +52,7 @@ mod driven;
 mod epoch;
 mod gate;
 mod hooks;
+mod inplace;
 mod irrevocable;
 mod orec;
 mod parking;

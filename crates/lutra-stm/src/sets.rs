@@ -187,11 +187,13 @@ struct Undo {
     mask: usize,
 }
 
-/// Where the write set stood when a checkpoint was taken.
+/// Where the write set stood when a checkpoint was taken, and how many blocks the
+/// attempt had allocated then.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Checkpoint {
     entries: usize,
     undo: usize,
+    allocations: usize,
 }
 
 /// The filter bit of `addr`: one of 64, chosen by the word's address. A write sets
@@ -294,13 +296,24 @@ impl WriteSet {
         self.entries.push(entry);
     }
 
-    pub(crate) fn checkpoint(&mut self) -> Checkpoint {
+    /// Opens a checkpoint; `allocations` is the number of blocks the attempt has
+    /// allocated so far (see [`WriteSet::allocations_at_checkpoint`]).
+    pub(crate) fn checkpoint(&mut self, allocations: usize) -> Checkpoint {
         let checkpoint = Checkpoint {
             entries: self.len(),
             undo: self.undo.len(),
+            allocations,
         };
         self.checkpoints.push(checkpoint);
         checkpoint
+    }
+
+    /// The blocks the attempt had allocated when the newest open checkpoint was taken
+    /// (0 when none is open): a block allocated at or after that position is undone
+    /// with the checkpoint, one allocated before it survives a roll back.
+    #[inline]
+    pub(crate) fn allocations_at_checkpoint(&self) -> usize {
+        self.checkpoints.last().map_or(0, |c| c.allocations)
     }
 
     /// Forgets the newest checkpoint, keeping its writes (its undo records stay for
@@ -430,10 +443,10 @@ mod tests {
     fn nested_checkpoints_restore_what_each_saw() {
         let mut set = WriteSet::default();
         set.insert(entry(8, 1));
-        let outer = set.checkpoint();
+        let outer = set.checkpoint(0);
         set.update(8, 2, usize::MAX);
         set.insert(entry(16, 20));
-        let inner = set.checkpoint();
+        let inner = set.checkpoint(0);
         set.update(8, 3, usize::MAX);
         set.update(16, 21, usize::MAX);
         set.insert(entry(24, 30));
@@ -468,7 +481,7 @@ mod tests {
     #[test]
     fn rolled_back_entries_leave_the_index() {
         let mut set = WriteSet::default();
-        let checkpoint = set.checkpoint();
+        let checkpoint = set.checkpoint(0);
         for at in 0..(LINEAR_MAX * 3) {
             set.insert(entry(8 * (at + 1), at));
         }
@@ -499,8 +512,8 @@ mod tests {
     fn kept_checkpoints_still_roll_back_with_their_parent() {
         let mut set = WriteSet::default();
         set.insert(entry(8, 1));
-        let outer = set.checkpoint();
-        let inner = set.checkpoint();
+        let outer = set.checkpoint(0);
+        let inner = set.checkpoint(0);
         set.update(8, 2, usize::MAX);
         set.keep(inner);
         set.roll_back_to(outer);

@@ -35,6 +35,92 @@ impl Transaction<'_> {
         Ok(unsafe { T::clone_from_word(word) })
     }
 
+    /// Reads `var` and lends its value to `body` by reference, together with the
+    /// transaction. Nothing is cloned, so reading a boxed value (an `Arc`, a map)
+    /// writes no shared memory, where [`Transaction::read`]'s clone of an `Arc` would
+    /// write its reference count. The reference cannot outlive `body`.
+    ///
+    /// ```
+    /// use lutra_stm::{Stm, TVar};
+    /// let stm = Stm::default();
+    /// let names = TVar::new(vec![String::from("ada"), String::from("lin")]);
+    /// let longest = stm.atomically(|tx| {
+    ///     tx.read_with(&names, |names, _| Ok(names.iter().map(String::len).max()))
+    /// });
+    /// assert_eq!(longest, Some(3));
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Transaction::read`], and whatever `body` returns.
+    #[inline]
+    pub fn read_with<T: Transactable, R>(
+        &mut self,
+        var: &TVar<T>,
+        body: impl FnOnce(&T, &mut Transaction<'_>) -> Result<R, Abort>,
+    ) -> Result<R, Abort> {
+        let word = self
+            .desc
+            .core
+            .load(&self.desc.stm, var.as_word_ptr() as usize)?;
+        if !T::BOXED {
+            // SAFETY: the word holds a value written by `T::into_word`; an inline value
+            // owns nothing, so this copy is the value itself.
+            let value = unsafe { T::clone_from_word(word) };
+            return body(&value, self);
+        }
+        // SAFETY: a boxed word is the address of a live `T` (the `Transactable`
+        // contract). It stays allocated until `body` returns and is not changed
+        // meanwhile: a published value never is, and `lent` keeps
+        // `update_in_place` from changing a buffered one (see `inplace.rs`).
+        let value = unsafe { &*(word as *const T) };
+        self.desc.core.lent += 1;
+        let result = body(value, self);
+        self.desc.core.lent -= 1;
+        result
+    }
+
+    /// Changes the value of `var` in place with `change`, and returns what `change`
+    /// returns. The first change in an attempt (or in an `or_else` branch) writes a
+    /// private clone of the value; later ones change that clone without copying it
+    /// again. So a transaction that changes a large value many times (a persistent map
+    /// it inserts into) costs memory in proportion to its changes, not a copy per
+    /// change. Others see the value when the transaction commits, as after
+    /// [`Transaction::write`].
+    ///
+    /// ```
+    /// use lutra_stm::{Stm, TVar};
+    /// let stm = Stm::default();
+    /// let log = TVar::new(Vec::<u32>::new());
+    /// stm.atomically(|tx| (0..1000).try_for_each(|i| tx.update_in_place(&log, |log| log.push(i))));
+    /// assert_eq!(stm.atomically(|tx| tx.read_with(&log, |log, _| Ok(log.len()))), 1000);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Transaction::read`].
+    pub fn update_in_place<T: Transactable, R>(
+        &mut self,
+        var: &TVar<T>,
+        change: impl FnOnce(&mut T) -> R,
+    ) -> Result<R, Abort> {
+        self.desc.core.check_usable(&self.desc.stm)?;
+        let addr = var.as_word_ptr() as usize;
+        if T::BOXED
+            && let Some(word) = self.desc.core.private_value(addr)
+        {
+            // SAFETY: `word` is this attempt's private value for `var` (see
+            // `inplace.rs`): a live `Box<T>` that no other transaction can reach and
+            // that no reference lent by `read_with` aliases now.
+            return Ok(change(unsafe { &mut *(word as *mut T) }));
+        }
+        let mut value = self.read(var)?;
+        let result = change(&mut value);
+        self.write(var, value)?;
+        if T::BOXED {
+            self.desc.core.note_private(addr);
+        }
+        Ok(result)
+    }
+
     /// Writes `value` to `var` (visible to others once the transaction commits).
     ///
     /// # Errors

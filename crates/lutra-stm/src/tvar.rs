@@ -9,7 +9,9 @@
 //! # Invariants
 //! - A `TVar`'s word always holds `T::into_word` of a live value: the initial one or
 //!   the last committed write.
-//! - A boxed value is never mutated after it is published; readers clone it.
+//! - A boxed value is never mutated after it is published; readers clone it or
+//!   borrow it for the length of a closure (`Transaction::read_with`). Only the
+//!   attempt that wrote a box changes it, before publishing it (`inplace.rs`).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -35,7 +37,12 @@ use std::sync::atomic::AtomicUsize;
 /// # Safety
 /// `clone_from_word` must accept every word `into_word` returns, for as long as it
 /// has not been released with `release_word`; `release_word` must free it exactly once.
-/// Inline implementations must not own anything.
+/// Inline implementations must not own anything. Boxed implementations (`BOXED`) must
+/// encode a value as the address of a `Box<T>` holding it (as
+/// [`boxed_transactable!`](crate::boxed_transactable) does): the engine lends and
+/// changes boxed values through that address
+/// ([`Transaction::read_with`](crate::Transaction::read_with),
+/// [`Transaction::update_in_place`](crate::Transaction::update_in_place)).
 pub unsafe trait Transactable: Clone + Send + Sync + 'static {
     /// Whether values are boxed (the word is a pointer that must be released).
     #[doc(hidden)]

@@ -7,7 +7,20 @@
 //!   inserted again gets a new cell).
 //! - `border` is the first border of the sequence part: keys `1..=border` are present
 //!   and `border + 1` is absent (what `#` returns; Lua accepts any border).
-//! - The index is a persistent map: a new index shares all but O(log n) of the old.
+//! - The index is a persistent map: a copy shares all of the original but the nodes
+//!   either changes (O(log n) per change).
+//! - Lookups borrow: the index and the cell are read by reference
+//!   ([`Transaction::read_with`]), so a read of `t[k]` writes no shared memory (no
+//!   reference count of the index, the cell or a short string value is touched).
+//! - A transaction changes the index in place ([`Transaction::update_in_place`]): its
+//!   first insert or removal writes a private copy (sharing every node), later ones
+//!   change that copy, which is published by the commit. Its memory grows with what it
+//!   changes, not with the number of changes times the index.
+//! - A cell the transaction wrote stays allocated until the transaction's end, even
+//!   when the same transaction removes its key: a removed cell moves to the index's
+//!   `removed` list, which lives as long as that index version (a changed copy
+//!   replaces older versions in place, so without it a cell created and removed by one
+//!   transaction would be freed under its buffered write).
 //!
 //! # Conflicts (what concurrent transactions on one table conflict on)
 //! | operation | reads | writes |
@@ -25,7 +38,8 @@
 //! # Reclamation
 //! A table lives while a process holds a handle to it or a stored value refers to it
 //! (`Arc`); a process's handle goes when its Lua state collects it. Cycles between
-//! shared tables are not reclaimed.
+//! shared tables are not reclaimed. Replaced index versions are freed by the engine's
+//! epochs, once no transaction can still be reading them.
 
 use crate::shared::value::{Key, KeyRef, Stored};
 use lutra_stm::{Abort, TVar, Transaction};
@@ -41,42 +55,67 @@ pub struct Cell {
 }
 
 /// The key set: each present key's cell, and the first border.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Index {
     cells: imbl::HashMap<Key, Arc<Cell>>,
     border: i64,
+    /// The cells removed by the transaction that wrote this index version. Its
+    /// buffered writes to them are written back at its commit, so they must outlive
+    /// it; a cell the transaction created has no other owner (see the module's
+    /// invariants). A copy starts with none.
+    removed: Vec<Arc<Cell>>,
 }
 
+/// A copy for a transaction to change: the same keys and border, and no removed
+/// cells (those of the copied version live as long as that version).
+impl Clone for Index {
+    fn clone(&self) -> Self {
+        Self {
+            cells: self.cells.clone(),
+            border: self.border,
+            removed: Vec::new(),
+        }
+    }
+}
+
+lutra_stm::boxed_transactable!(Index);
+
 impl Index {
-    fn with_inserted(&self, key: Key, cell: Arc<Cell>) -> Index {
-        let mut next = self.clone();
+    fn insert(&mut self, key: Key, cell: Arc<Cell>) {
         let extends = key.as_integer() == Some(self.border + 1);
-        next.cells.insert(key, cell);
+        self.cells.insert(key, cell);
         if extends {
-            while next.cells.contains_key(&KeyRef::Integer(next.border + 1)) {
-                next.border += 1;
+            while self.cells.contains_key(&KeyRef::Integer(self.border + 1)) {
+                self.border += 1;
             }
         }
-        next
     }
 
-    fn with_removed(&self, key: KeyRef<'_>) -> Index {
-        let mut next = self.clone();
-        next.cells.remove(&key);
+    fn remove(&mut self, key: KeyRef<'_>) {
+        self.removed.extend(self.cells.remove(&key));
         if let KeyRef::Integer(i) = key
             && (1..=self.border).contains(&i)
         {
-            next.border = i - 1;
+            self.border = i - 1;
         }
-        next
     }
+}
+
+/// What `set` left to do after looking the key up.
+enum Placed {
+    /// The key's cell was written: nothing more.
+    Done,
+    /// The key's cell was emptied: the key leaves the index.
+    Removed,
+    /// The key is absent: its value (if not nil) needs a new cell.
+    Absent(Stored),
 }
 
 /// A table stored in the engine, shared by every process that holds it.
 #[derive(Debug)]
 pub struct SharedTable {
     id: u64,
-    index: TVar<Arc<Index>>,
+    index: TVar<Index>,
 }
 
 /// Dropping a table drops the tables it holds without recursion: a chain of tables
@@ -100,9 +139,7 @@ impl SharedTable {
     /// Empties this table (owned exclusively, as its drop proves), moving the tables
     /// it holds to `orphans` instead of dropping them here.
     fn take_children(&mut self, orphans: &mut Vec<Arc<SharedTable>>) {
-        let Ok(index) = Arc::try_unwrap(self.index.replace_mut(Arc::new(Index::default()))) else {
-            return;
-        };
+        let index = self.index.replace_mut(Index::default());
         for (_, cell) in index.cells {
             if let Ok(mut cell) = Arc::try_unwrap(cell)
                 && let Stored::Table(child) = cell.value.replace_mut(Stored::Nil)
@@ -124,7 +161,7 @@ impl SharedTable {
     pub fn new() -> Self {
         Self {
             id: NEXT_TABLE_ID.fetch_add(1, Ordering::Relaxed),
-            index: TVar::new(Arc::new(Index::default())),
+            index: TVar::new(Index::default()),
         }
     }
 
@@ -133,20 +170,16 @@ impl SharedTable {
         self.id
     }
 
-    fn index(&self, tx: &mut Transaction<'_>) -> Result<Arc<Index>, Abort> {
-        tx.read(&self.index)
-    }
-
-    /// The value under `key` (`Nil` when absent).
+    /// The value under `key` (`Nil` when absent). Writes no shared memory: the index
+    /// and the cell are borrowed, and the value is copied out ([`Stored::detached`]).
     ///
     /// # Errors
     /// The abort that dooms the attempt.
     pub fn get(&self, tx: &mut Transaction<'_>, key: KeyRef<'_>) -> Result<Stored, Abort> {
-        let index = self.index(tx)?;
-        match index.cells.get(&key) {
-            Some(cell) => tx.read(&cell.value),
+        tx.read_with(&self.index, |index, tx| match index.cells.get(&key) {
+            Some(cell) => tx.read_with(&cell.value, |value, _| Ok(value.detached())),
             None => Ok(Stored::Nil),
-        }
+        })
     }
 
     /// Stores `value` under `key` (`Nil` removes the key).
@@ -154,20 +187,30 @@ impl SharedTable {
     /// # Errors
     /// The abort that dooms the attempt.
     pub fn set(&self, tx: &mut Transaction<'_>, key: Key, value: Stored) -> Result<(), Abort> {
-        let index = self.index(tx)?;
-        match (index.cells.get(&key.view()), value.is_nil()) {
-            (Some(cell), false) => tx.write(&cell.value, value),
-            (Some(cell), true) => {
-                tx.write(&cell.value, Stored::Nil)?;
-                tx.write(&self.index, Arc::new(index.with_removed(key.view())))
+        let placed = tx.read_with(&self.index, |index, tx| {
+            match index.cells.get(&key.view()) {
+                Some(cell) => {
+                    let removed = value.is_nil();
+                    tx.write(&cell.value, value)?;
+                    Ok(if removed {
+                        Placed::Removed
+                    } else {
+                        Placed::Done
+                    })
+                }
+                None => Ok(Placed::Absent(value)),
             }
-            (None, false) => {
+        })?;
+        match placed {
+            Placed::Done => Ok(()),
+            Placed::Removed => tx.update_in_place(&self.index, |index| index.remove(key.view())),
+            Placed::Absent(value) if value.is_nil() => Ok(()),
+            Placed::Absent(value) => {
                 let cell = Arc::new(Cell {
                     value: TVar::new(value),
                 });
-                tx.write(&self.index, Arc::new(index.with_inserted(key, cell)))
+                tx.update_in_place(&self.index, |index| index.insert(key, cell))
             }
-            (None, true) => Ok(()),
         }
     }
 
@@ -176,7 +219,7 @@ impl SharedTable {
     /// # Errors
     /// The abort that dooms the attempt.
     pub fn border(&self, tx: &mut Transaction<'_>) -> Result<i64, Abort> {
-        Ok(self.index(tx)?.border)
+        tx.read_with(&self.index, |index, _| Ok(index.border))
     }
 
     /// The present keys and their cells, in the index's order.
@@ -184,12 +227,13 @@ impl SharedTable {
     /// # Errors
     /// The abort that dooms the attempt.
     pub fn keys(&self, tx: &mut Transaction<'_>) -> Result<Vec<(Key, Arc<Cell>)>, Abort> {
-        let index = self.index(tx)?;
-        Ok(index
-            .cells
-            .iter()
-            .map(|(key, cell)| (key.clone(), cell.clone()))
-            .collect())
+        tx.read_with(&self.index, |index, _| {
+            Ok(index
+                .cells
+                .iter()
+                .map(|(key, cell)| (key.clone(), cell.clone()))
+                .collect())
+        })
     }
 
     /// The number of present keys.
@@ -197,7 +241,7 @@ impl SharedTable {
     /// # Errors
     /// The abort that dooms the attempt.
     pub fn count(&self, tx: &mut Transaction<'_>) -> Result<usize, Abort> {
-        Ok(self.index(tx)?.cells.len())
+        tx.read_with(&self.index, |index, _| Ok(index.cells.len()))
     }
 
     /// Replaces the contents with `entries` (nil values skipped): how a plain table
@@ -211,19 +255,20 @@ impl SharedTable {
             let cell = Arc::new(Cell {
                 value: TVar::new(value.clone()),
             });
-            index = index.with_inserted(key.clone(), cell);
+            index.insert(key.clone(), cell);
         }
-        tx.write(&self.index, Arc::new(index))
+        tx.write(&self.index, index)
     }
 }
 
 impl Cell {
-    /// The cell's value (`Nil` once its key was removed).
+    /// The cell's value (`Nil` once its key was removed), copied out as
+    /// [`Stored::detached`] does.
     ///
     /// # Errors
     /// The abort that dooms the attempt.
     pub fn read(&self, tx: &mut Transaction<'_>) -> Result<Stored, Abort> {
-        tx.read(&self.value)
+        tx.read_with(&self.value, |value, _| Ok(value.detached()))
     }
 }
 

@@ -44,10 +44,29 @@ pub enum Stored {
 
 lutra_stm::boxed_transactable!(Stored);
 
+/// Strings up to this length are copied out of a cell by a read, not shared: a
+/// private copy writes nothing shared, where sharing writes the string's reference
+/// count (the same cache line for every reader of that value). Longer strings are
+/// shared: copying them would cost more than the contended count.
+const DETACHED_STRING_MAX: usize = 256;
+
 impl Stored {
     /// Whether this is `Nil`.
     pub fn is_nil(&self) -> bool {
         matches!(self, Stored::Nil)
+    }
+
+    /// A copy of this value for a reader, taken without writing shared memory where
+    /// that is cheap: scalars are copied, strings up to `DETACHED_STRING_MAX` bytes
+    /// get a private copy; tables, objects and longer strings are shared (their
+    /// reference count is written: a handle to them holds a reference).
+    pub fn detached(&self) -> Stored {
+        match self {
+            Stored::String(s) if s.len() <= DETACHED_STRING_MAX => {
+                Stored::String(Arc::from(&s[..]))
+            }
+            other => other.clone(),
+        }
     }
 }
 
