@@ -139,9 +139,13 @@ fn lua_reads(lutra: &Path, scripts: &Path, lookups: u64, repeats: usize) -> Vec<
         ];
         let run = (0..repeats)
             .map(|_| {
+                let invocation = child::Invocation {
+                    program: lutra,
+                    args: &argv,
+                    env: &[],
+                };
                 child::run(
-                    lutra,
-                    &argv,
+                    invocation,
                     scripts,
                     "shared_read: ok",
                     Duration::from_secs(300),

@@ -137,7 +137,10 @@ fn parse_strace_summary(summary: &str) -> Option<(u64, u64)> {
 /// Calls per yield: the difference between a run with yields and one without.
 fn calls_per_yield(config: Config) -> Option<(f64, f64)> {
     let with = traced_calls(config)?;
-    let without = traced_calls(Config { yields: 0, ..config })?;
+    let without = traced_calls(Config {
+        yields: 0,
+        ..config
+    })?;
     let per = |a: u64, b: u64| a.saturating_sub(b) as f64 / config.total_yields() as f64;
     Some((per(with.0, without.0), per(with.1, without.1)))
 }
@@ -166,7 +169,14 @@ fn main() -> std::io::Result<()> {
     )?;
     println!(
         "{:>5} {:>7} {:>5} {:>10} {:>10} {:>12} {:>10} {:>12}",
-        "sync", "workers", "tasks", "yields", "seconds", "ns/yield", "futex/yield", "syscalls/yield"
+        "sync",
+        "workers",
+        "tasks",
+        "yields",
+        "seconds",
+        "ns/yield",
+        "futex/yield",
+        "syscalls/yield"
     );
     for &sync in &args.sync {
         for &workers in &args.workers {
@@ -181,10 +191,9 @@ fn main() -> std::io::Result<()> {
                     .map(|_| run(config))
                     .fold(f64::INFINITY, f64::min);
                 let ns = seconds * 1e9 * workers as f64 / config.total_yields() as f64;
-                let calls = (!args.no_strace)
-                    .then(|| calls_per_yield(config))
-                    .flatten();
-                let show = |value: Option<f64>| value.map_or("-".to_string(), |v| format!("{v:.4}"));
+                let calls = (!args.no_strace).then(|| calls_per_yield(config)).flatten();
+                let show =
+                    |value: Option<f64>| value.map_or("-".to_string(), |v| format!("{v:.4}"));
                 let (futex, all) = (calls.map(|c| c.0), calls.map(|c| c.1));
                 println!(
                     "{:>5} {:>7} {:>5} {:>10} {:>10.3} {:>12.1} {:>11} {:>14}",

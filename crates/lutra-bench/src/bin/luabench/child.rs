@@ -10,7 +10,6 @@
 //! 3. Note the time, read the counters again: runs are made one at a time, so the
 //!    difference is this child's CPU time.
 
-use crate::plan::Spec;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -53,10 +52,21 @@ fn children_cpu_seconds() -> f64 {
     seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
-/// Runs `spec` (its program, arguments and environment) in `dir`, expecting its
-/// `expect` text in standard output.
-pub(crate) fn run(spec: &Spec, dir: &Path, limit: Duration) -> Measured {
-    let (program, expect) = (&spec.program, spec.expect);
+/// What to run: a program, its arguments and extra environment variables.
+pub(crate) struct Invocation<'a> {
+    pub(crate) program: &'a Path,
+    pub(crate) args: &'a [String],
+    pub(crate) env: &'a [(String, String)],
+}
+
+/// Runs `invocation` in `dir`, expecting `expect` in its standard output.
+pub(crate) fn run(
+    invocation: Invocation<'_>,
+    dir: &Path,
+    expect: &str,
+    limit: Duration,
+) -> Measured {
+    let program = invocation.program;
     let scratch = std::env::temp_dir().join(format!("luabench-{}", std::process::id()));
     let (out_path, err_path) = (scratch.with_extension("out"), scratch.with_extension("err"));
     let files = std::fs::File::create(&out_path)
@@ -68,8 +78,8 @@ pub(crate) fn run(spec: &Spec, dir: &Path, limit: Duration) -> Measured {
     let cpu_before = children_cpu_seconds();
     let start = Instant::now();
     let mut child = match Command::new(program)
-        .args(&spec.argv)
-        .envs(spec.env.iter().map(|(name, value)| (name, value)))
+        .args(invocation.args)
+        .envs(invocation.env.iter().map(|(name, value)| (name, value)))
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(out)

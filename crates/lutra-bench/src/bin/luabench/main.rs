@@ -182,7 +182,12 @@ fn main() -> std::io::Result<()> {
         let mut best: Option<child::Measured> = None;
         for _ in 0..repeats {
             progress.set_message(spec.label());
-            let measured = child::run(&spec, &scripts, limit);
+            let invocation = child::Invocation {
+                program: &spec.program,
+                args: &spec.argv,
+                env: &spec.env,
+            };
+            let measured = child::run(invocation, &scripts, spec.expect, limit);
             progress.inc(1);
             let better = match &best {
                 None => true,
