@@ -305,9 +305,9 @@ impl LuaRuntime {
             .build();
         let named_channels = crate::channel::Registry::new(sched.sync_domain());
         let tm = Arc::new(crate::atomic::Engine::new(&options, sched.workers()));
-        let preemptor = crate::process::preempt::Preemptor::new(Duration::from_millis(
-            u64::from(options.preempt_slice_ms),
-        ));
+        let preemptor = crate::process::preempt::Preemptor::new(Duration::from_millis(u64::from(
+            options.preempt_slice_ms,
+        )));
         let shared = Arc::new(RuntimeShared {
             preemptor,
             sched,

@@ -552,7 +552,9 @@ fn switching_policies_in(mode: SyncMode) {
         .map(|policy| {
             (
                 policy,
-                within(Duration::from_secs(60), policy.name(), move || scripted_run(mode, policy, false)),
+                within(Duration::from_secs(60), policy.name(), move || {
+                    scripted_run(mode, policy, false)
+                }),
             )
         })
         .collect();

@@ -137,7 +137,11 @@ fn round(runtime: &Arc<Runtime>) {
         runs.iter().all(|runs| runs.load(Ordering::SeqCst) == 1),
         "a task ran twice or never"
     );
-    assert_eq!(chain.woken.load(Ordering::SeqCst), TASKS, "a wake-up was lost");
+    assert_eq!(
+        chain.woken.load(Ordering::SeqCst),
+        TASKS,
+        "a wake-up was lost"
+    );
     // Let every worker run out of work: the next round must wake them.
     runtime.wait_idle();
 }

@@ -3,8 +3,8 @@
 
 use crate::api::current_waiter;
 use crate::process::ProcessContext;
-use crate::process::state::LastWait;
 use crate::process::preempt;
+use crate::process::state::LastWait;
 use crate::process::state::take_preempted;
 use crate::timer;
 use mlua::{Function, Lua, LuaString, MultiValue, Table, Value};

@@ -88,7 +88,9 @@ fn bind(lua: &Lua, runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) {
 /// valid while the app data stays set.
 pub(crate) fn context_ptr(lua: &Lua) -> *const ProcessContext {
     lua.app_data_ref::<ProcessContext>()
-        .map_or(std::ptr::null(), |context| &*context as *const ProcessContext)
+        .map_or(std::ptr::null(), |context| {
+            &*context as *const ProcessContext
+        })
 }
 
 /// Consumes the preemption mark of `lua` (whether its last yield was a preemption).

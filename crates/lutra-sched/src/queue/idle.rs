@@ -193,7 +193,10 @@ mod model {
 
         /// Runs a task: the last one stops every worker (stop, then `wake_all`).
         fn run(&self, worker: usize, task: Option<usize>) {
-            assert!(task.is_none_or(|home| home == worker), "a pinned task moved");
+            assert!(
+                task.is_none_or(|home| home == worker),
+                "a pinned task moved"
+            );
             if self.taken.fetch_add(1, Ordering::SeqCst) + 1 == self.total {
                 self.stop.store(true, Ordering::SeqCst);
                 self.idle.wake_all();
@@ -253,7 +256,9 @@ mod model {
             })
             .collect();
         tasks.iter().for_each(|&task| model.push(task));
-        workers.into_iter().for_each(|worker| worker.join().unwrap());
+        workers
+            .into_iter()
+            .for_each(|worker| worker.join().unwrap());
         assert_eq!(model.taken.load(Ordering::SeqCst), tasks.len());
         assert!(model.queue.lock().unwrap().is_empty());
     }
@@ -278,7 +283,9 @@ mod model {
 
     #[test]
     fn no_lost_wake_up_for_pinned_tasks() {
-        explore(2, || workers_and_pusher(&[Some(1), None, Some(0), Some(1)], true));
+        explore(2, || {
+            workers_and_pusher(&[Some(1), None, Some(0), Some(1)], true)
+        });
     }
 
     /// The check has teeth: without the re-check after registering, a push between a

@@ -315,8 +315,7 @@ impl TaskQueue for TransactionalQueue {
                 break;
             }
         }
-        self.engine
-            .run(SITE_RUN_QUEUE, |tx| self.wake_in(tx, None));
+        self.engine.run(SITE_RUN_QUEUE, |tx| self.wake_in(tx, None));
     }
 
     fn wake_all(&self) {
