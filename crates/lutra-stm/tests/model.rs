@@ -23,7 +23,11 @@
 //!   audit never sees a half-done transfer, and no transfer is lost;
 //! - serial: an attempt made serial moves an amount with plain writes while an
 //!   auditor, an updater and an irrevocable updater run transactions: none runs
-//!   beside it, and none deadlocks with it.
+//!   beside it, and none deadlocks with it;
+//! - in place: movers change a boxed pair in place (`update_in_place`, several
+//!   changes per attempt, one inside an `or_else` branch that retries and is rolled
+//!   back) while an auditor borrows it (`read_with`): the auditor sees only committed
+//!   pairs, and the rolled-back change never shows.
 
 #![cfg(feature = "shuttle")]
 
@@ -584,5 +588,75 @@ fn serial_attempts_run_alone() {
         explore(13, true, move || {
             serial_plain_move_beside_audit_and_update(design)
         });
+    }
+}
+
+/// Two movers shift units inside one boxed pair with `update_in_place` (two changes
+/// per attempt: the second takes the in-place path), the first also inside an
+/// `or_else` branch that then retries (its change must be undone, in place or not);
+/// an auditor borrows the pair with `read_with` and checks the total.
+fn in_place_moves_and_audit(design: DesignKind) {
+    let stm = tiny(design, "suicide");
+    let pair = Arc::new(TVar::new(vec![10i64, 0]));
+    let movers: Vec<_> = [1i64, 2]
+        .into_iter()
+        .map(|amount| {
+            let (stm, pair) = (stm.clone(), pair.clone());
+            thread::spawn(move || {
+                stm.atomically(|tx| {
+                    tx.update_in_place(&pair, |v| {
+                        v[0] -= amount;
+                        v[1] += amount;
+                    })?;
+                    tx.update_in_place(&pair, |v| {
+                        v[0] -= amount;
+                        v[1] += amount;
+                    })?;
+                    if amount == 1 {
+                        tx.or_else(
+                            |tx| {
+                                tx.update_in_place(&pair, |v| v[0] -= 100)?;
+                                tx.retry()
+                            },
+                            |_| Ok(()),
+                        )?;
+                    }
+                    Ok(())
+                })
+            })
+        })
+        .collect();
+    let auditor = {
+        let (stm, pair) = (stm.clone(), pair.clone());
+        thread::spawn(move || {
+            stm.atomically(|tx| {
+                tx.read_with(&pair, |v, _| {
+                    assert_eq!(v[0] + v[1], 10, "the audit saw a torn pair: {v:?}");
+                    Ok(v[1])
+                })
+            })
+        })
+    };
+    movers.into_iter().for_each(|m| m.join().unwrap());
+    let moved = auditor.join().unwrap();
+    assert!(
+        [0, 2, 4, 6].contains(&moved),
+        "the audit saw a pair no serial order produces: {moved}"
+    );
+    let end = stm.atomically(|tx| tx.read(&pair));
+    assert_eq!(
+        end,
+        vec![4, 6],
+        "a change was lost or a rolled-back one kept"
+    );
+}
+
+#[test]
+fn in_place_changes_stay_private_until_commit() {
+    for (seed, design) in [
+        (41, DesignKind::WriteBackCtl),
+        (42, DesignKind::WriteBackEtl),
+    ] {
+        explore(seed, true, move || in_place_moves_and_audit(design));
     }
 }
