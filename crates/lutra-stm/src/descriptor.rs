@@ -215,9 +215,7 @@ impl TxDescriptor {
 
     /// The engine this descriptor belongs to.
     pub fn stm(&self) -> Stm {
-        Stm {
-            inner: self.stm.clone(),
-        }
+        Stm::handle(&self.stm)
     }
 
     /// Asks the engine's hooks whether the next attempt may start. The caller acts on

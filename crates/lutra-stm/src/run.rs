@@ -20,7 +20,8 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-/// Descriptors kept per thread for reuse.
+/// Descriptors kept per thread for reuse (none of an engine whose last [`Stm`]
+/// handle is gone: see `StmInner::handles`).
 const CACHED_DESCRIPTORS: usize = 4;
 
 thread_local! {
@@ -122,6 +123,8 @@ impl Lease {
     fn take(stm: &Stm) -> Self {
         let cached = CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
+            // Descriptors of engines nobody holds any more go: they kept the engine.
+            cache.retain(|desc| !desc.stm.abandoned());
             let at = cache.iter().position(|desc| desc.stm.id == stm.inner.id)?;
             Some(cache.swap_remove(at))
         });
@@ -147,6 +150,10 @@ impl Drop for Lease {
         desc.rollback(AbortReason::Panic);
         let _ = CACHE.try_with(|cache| {
             let mut cache = cache.borrow_mut();
+            cache.retain(|desc| !desc.stm.abandoned());
+            if desc.stm.abandoned() {
+                return;
+            }
             if cache.len() >= CACHED_DESCRIPTORS {
                 cache.remove(0);
             }
@@ -350,4 +357,43 @@ impl Stm {
 /// ```
 pub fn atomically<T>(body: impl FnMut(&mut Transaction<'_>) -> Result<T, Abort>) -> T {
     Stm::global().atomically(body)
+}
+
+#[cfg(all(test, not(feature = "shuttle")))]
+mod tests {
+    use crate::{Config, Stm, TVar};
+    use std::sync::Arc;
+
+    /// A dropped engine was kept alive, with its record table, by the descriptor this
+    /// thread cached for it, until the thread exited.
+    #[test]
+    fn a_dropped_engine_is_freed_at_the_threads_next_transaction() {
+        let var = TVar::new(1u64);
+        let first = Stm::new(Config::default().with_orec_bits(4));
+        let clone = first.clone();
+        assert_eq!(first.atomically(|tx| tx.read(&var)), 1);
+        let engine = Arc::downgrade(&first.inner);
+        drop(first);
+        assert_eq!(
+            clone.atomically(|tx| tx.read(&var)),
+            1,
+            "a clone still works"
+        );
+        drop(clone);
+        let second = Stm::new(Config::default().with_orec_bits(4));
+        assert_eq!(second.atomically(|tx| tx.read(&var)), 1);
+        assert!(
+            engine.upgrade().is_none(),
+            "the thread's descriptor cache kept the dropped engine alive"
+        );
+        // A handle made from a descriptor counts too.
+        let third = Stm::new(Config::default().with_orec_bits(4));
+        let from_descriptor = crate::TxDescriptor::new(&third).unwrap().stm();
+        let engine = Arc::downgrade(&third.inner);
+        drop(third);
+        assert_eq!(from_descriptor.atomically(|tx| tx.read(&var)), 1);
+        drop(from_descriptor);
+        assert_eq!(second.atomically(|tx| tx.read(&var)), 1);
+        assert!(engine.upgrade().is_none());
+    }
 }

@@ -17,7 +17,7 @@ use crate::serial::SerialGate;
 use crate::sets::LINEAR_MAX;
 use crate::solo::SoloGate;
 use crate::stats::{Counters, Stats};
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 use crate::waiting::WaitTable;
 use crossbeam_utils::CachePadded;
 use std::sync::Arc;
@@ -43,6 +43,17 @@ pub(crate) struct StmInner {
     pub(crate) solo: SoloGate,
     pub(crate) serial: SerialGate,
     pub(crate) id: u64,
+    /// Live [`Stm`] handles. At zero nobody can start a transaction on this engine any
+    /// more: threads drop the descriptors they keep for it (`run.rs`), so that the
+    /// engine (its record table) is freed.
+    pub(crate) handles: AtomicUsize,
+}
+
+impl StmInner {
+    /// Whether no [`Stm`] handle is left.
+    pub(crate) fn abandoned(&self) -> bool {
+        self.handles.load(Ordering::Acquire) == 0
+    }
 }
 
 impl Drop for StmInner {
@@ -53,7 +64,10 @@ impl Drop for StmInner {
     }
 }
 
-/// A transactional memory engine. Cheap to clone (all clones share one engine).
+/// A transactional memory engine. Cheap to clone (all clones share one engine). The
+/// engine is freed once its last handle is dropped and the threads that ran its
+/// transactions have each begun or ended one more transaction (on any engine), or
+/// exited: each thread keeps a few descriptors for reuse.
 ///
 /// ```
 /// use lutra_stm::{Stm, TVar};
@@ -67,9 +81,30 @@ impl Drop for StmInner {
 /// });
 /// assert_eq!(stm.atomically(|tx| Ok(tx.read(&from)? + tx.read(&to)?)), 100);
 /// ```
-#[derive(Clone)]
 pub struct Stm {
     pub(crate) inner: Arc<StmInner>,
+}
+
+impl Stm {
+    /// A new handle to `inner` (counted in `handles`).
+    pub(crate) fn handle(inner: &Arc<StmInner>) -> Self {
+        inner.handles.fetch_add(1, Ordering::Relaxed);
+        Self {
+            inner: inner.clone(),
+        }
+    }
+}
+
+impl Clone for Stm {
+    fn clone(&self) -> Self {
+        Self::handle(&self.inner)
+    }
+}
+
+impl Drop for Stm {
+    fn drop(&mut self) {
+        self.inner.handles.fetch_sub(1, Ordering::Release);
+    }
 }
 
 impl Default for Stm {
@@ -108,6 +143,7 @@ impl Stm {
             solo: SoloGate::new(),
             serial: SerialGate::new(),
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            handles: AtomicUsize::new(1),
             config,
         };
         Self {
