@@ -123,14 +123,19 @@ impl Counters {
         }
     }
 
+    /// `self - other`, field by field, never below zero: a snapshot taken while
+    /// transactions run reads a slot's total and its sites one after the other, so a
+    /// transaction counted meanwhile may show in a site and not in the total.
     fn minus(mut self, other: &Counters) -> Counters {
-        self.starts -= other.starts;
-        self.commits -= other.commits;
+        self.starts = self.starts.saturating_sub(other.starts);
+        self.commits = self.commits.saturating_sub(other.commits);
         for (mine, theirs) in self.aborts.iter_mut().zip(other.aborts) {
-            *mine -= theirs;
+            *mine = mine.saturating_sub(theirs);
         }
-        self.retry_waits -= other.retry_waits;
-        self.irrevocable_commits -= other.irrevocable_commits;
+        self.retry_waits = self.retry_waits.saturating_sub(other.retry_waits);
+        self.irrevocable_commits = self
+            .irrevocable_commits
+            .saturating_sub(other.irrevocable_commits);
         self.wasted = self.wasted.saturating_sub(other.wasted);
         self
     }
@@ -261,4 +266,29 @@ pub struct Stats {
     /// Per descriptor slot (one per thread or task that ran transactions; a slot is
     /// reused after its descriptor is dropped, and keeps accumulating).
     pub by_descriptor: Vec<(usize, Counters)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counters;
+
+    /// A statistics snapshot taken while transactions ran panicked ("attempt to
+    /// subtract with overflow") when a site had counted a commit the slot's total,
+    /// read just before, had not.
+    #[test]
+    fn a_site_ahead_of_the_total_leaves_site_zero_empty() {
+        let total = Counters {
+            starts: 3,
+            commits: 3,
+            ..Counters::default()
+        };
+        let site = Counters {
+            starts: 4,
+            commits: 4,
+            retry_waits: 1,
+            ..Counters::default()
+        };
+        let rest = total.minus(&site);
+        assert_eq!((rest.starts, rest.commits, rest.retry_waits), (0, 0, 0));
+    }
 }
