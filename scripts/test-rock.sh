@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The LuaRocks package works: `luarocks make` of lutra-scm-1.rockspec into a fresh
 # tree, then a stock lua5.4 that only knows that tree requires "lutra" and "luaproc"
-# and runs processes over one runtime. Builds the debug profile (the module that
-# scripts/test-module.sh built already, so CI spends seconds here); LUTRA_PROFILE=
-# release checks the optimised build. Needs luarocks and lua5.4
-# (scripts/install-deps.sh).
+# and runs processes over one runtime. Builds the release profile, as a user's
+# `luarocks make` does (the module scripts/test-module.sh built already, so CI spends
+# seconds here); LUTRA_PROFILE=debug checks the unoptimised build. Needs luarocks and
+# lua5.4 (scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LUA=${LUA:-lua5.4}
@@ -14,7 +14,7 @@ for tool in luarocks "$LUA"; do
 done
 tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
-LUTRA_PROFILE=${LUTRA_PROFILE:-debug} luarocks --lua-version 5.4 make --tree "$tree" lutra-scm-1.rockspec
+LUTRA_PROFILE=${LUTRA_PROFILE:-release} luarocks --lua-version 5.4 make --tree "$tree" lutra-scm-1.rockspec
 lib=$(find "$tree/lib/lua/5.4" -name lutra.so)
 [ -n "$lib" ] || { echo "test-rock: lutra.so was not installed in $tree" >&2; exit 1; }
 # Only the tree's paths: the module must come from the rock.
