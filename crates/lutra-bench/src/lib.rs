@@ -17,6 +17,9 @@
 //! - [`oversub`]: more threads than cores, plain threads against tasks under each
 //!   scheduling policy; a scripted conflict pattern compared by counts.
 //!
+//! - [`memory`]: a counting allocator and the memory of one transaction of many
+//!   shared-table inserts (`sharedbench`, and the test that bounds it).
+//!
 //! - [`suite`]: every seed's experiment run together, with charts and a report
 //!   (the `lutra-bench` binary, `make bench`).
 //!
@@ -28,6 +31,7 @@ pub mod contender;
 pub mod csv;
 pub mod intset;
 pub mod measure;
+pub mod memory;
 pub mod oversub;
 pub mod pipeline;
 pub mod report;

@@ -25,7 +25,7 @@ use crate::options::Options;
 use crate::process::{ProcessContext, ProcessCore};
 use crate::runtime::{LuaRuntime, WaitOutcome};
 use mlua::{Function, Lua, Table, UserData};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Registry key of the value whose finaliser waits for the processes.
@@ -96,13 +96,10 @@ pub fn open_module(lua: &Lua) -> mlua::Result<Table> {
     let runtime = global_runtime().map_err(|e| mlua::Error::runtime(format!("lutra: {e}")))?;
     let id = NEXT_HOST_ID.fetch_sub(1, Ordering::Relaxed);
     let capacity = runtime.shared().options.mailbox_capacity;
-    lua.set_app_data(ProcessContext {
-        runtime: runtime.shared().clone(),
-        process: Arc::new(ProcessCore::new(id, "host".into(), capacity)),
-        preempted: AtomicBool::new(false),
-        no_preempt: AtomicBool::new(false),
-        last_wait: std::cell::RefCell::new(None),
-    });
+    lua.set_app_data(ProcessContext::new(
+        runtime.shared().clone(),
+        Arc::new(ProcessCore::new(id, "host".into(), capacity)),
+    ));
     let lutra = crate::api::install_host(lua)?;
     lua.set_named_registry_value(FINALIZER_KEY, HostFinalizer)?;
     runtime.shared().open_host();

@@ -27,11 +27,7 @@ local Process = {}
 
 -- The label of a wait on `what` and `object` (a channel, a process, a channel's name
 -- or nothing), as deadlock reports and errors show it: built only when shown.
-local function label(what, object)
-  if object == nil then return what end
-  if type(object) == "string" then return what .. "'" .. object .. "'" end
-  return what .. tostring(object)
-end
+local label = raw.wait_label
 
 -- Parks the caller until something it registered with wakes it. Returns nil, or a
 -- message saying why it cannot block here. What it waits on is `what` followed by
@@ -295,11 +291,9 @@ end
 -- values, or false and why not ("closed", "timeout").
 local function try_answer(ch, deadline, status, ...)
   if status == "ok" then return true, ... end
-  if status ~= nil and status ~= "wait" then return false, status end
-  if status == "wait" then
-    local problem = wait("receive on ", ch)
-    if problem then error(problem, 2) end
-  end
+  if status ~= "wait" then return false, status end
+  local problem = wait("receive on ", ch)
+  if problem then error(problem, 2) end
   return try_answer(ch, deadline, raw.channel_poll(ch, deadline, true))
 end
 
@@ -310,7 +304,8 @@ function Channel.try_receive(ch, timeout)
     if r[1] == "ok" then return true, unpack(r, 2, r.n) end
     return false, r[1]
   end
-  return try_answer(ch, deadline_of(timeout, 1, "try_receive"), nil)
+  local deadline = deadline_of(timeout, 1, "try_receive")
+  return try_answer(ch, deadline, raw.channel_poll(ch, deadline, true))
 end
 
 function Channel.close(ch)

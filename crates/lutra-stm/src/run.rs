@@ -123,8 +123,6 @@ impl Lease {
     fn take(stm: &Stm) -> Self {
         let cached = CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
-            // Descriptors of engines nobody holds any more go: they kept the engine.
-            cache.retain(|desc| !desc.stm.abandoned());
             let at = cache.iter().position(|desc| desc.stm.id == stm.inner.id)?;
             Some(cache.swap_remove(at))
         });
@@ -150,10 +148,9 @@ impl Drop for Lease {
         desc.rollback(AbortReason::Panic);
         let _ = CACHE.try_with(|cache| {
             let mut cache = cache.borrow_mut();
+            // Descriptors of engines nobody holds any more go: they kept the engine
+            // alive. (This one's engine has a handle: the transaction's caller.)
             cache.retain(|desc| !desc.stm.abandoned());
-            if desc.stm.abandoned() {
-                return;
-            }
             if cache.len() >= CACHED_DESCRIPTORS {
                 cache.remove(0);
             }

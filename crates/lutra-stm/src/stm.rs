@@ -66,7 +66,7 @@ impl Drop for StmInner {
 
 /// A transactional memory engine. Cheap to clone (all clones share one engine). The
 /// engine is freed once its last handle is dropped and the threads that ran its
-/// transactions have each begun or ended one more transaction (on any engine), or
+/// transactions have each ended one more transaction (on any engine), or
 /// exited: each thread keeps a few descriptors for reuse.
 ///
 /// ```

@@ -32,40 +32,12 @@ use clap::Parser;
 use lutra_bench::csv::Csv;
 use lutra_lua::shared::{Key, SharedTable, Stored};
 use lutra_stm::Stm;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// The system allocator, counting live bytes and their high-water mark.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the counters
-// only observe the sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: lutra_bench::memory::Counting = lutra_bench::memory::Counting;
 
 /// Shared-table reads and big transactions: scaling and memory.
 #[derive(Parser, Debug)]
@@ -314,19 +286,12 @@ fn lua_inserts(lutra: &Path, scripts: &Path, inserts: u64) -> Vec<Line> {
 
 /// Measurement 4: `inserts` inserts in one transaction, counted by the allocator.
 fn engine_inserts(inserts: u64) -> Vec<Line> {
-    let stm = Stm::default();
-    stm.atomically(|tx| SharedTable::new().count(tx));
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let started = Instant::now();
-    let table = SharedTable::new();
-    stm.atomically(|tx| {
-        (1..=inserts as i64).try_for_each(|i| table.set(tx, Key::Integer(i), Stored::Integer(i)))
-    });
-    let wall = started.elapsed().as_secs_f64();
-    let peak = (PEAK.load(Ordering::Relaxed) - base) as f64;
-    let table_bytes = (LIVE.load(Ordering::Relaxed) - base) as f64;
-    assert_eq!(stm.atomically(|tx| table.border(tx)), inserts as i64);
+    let measured = lutra_bench::memory::insert_peak(inserts as i64);
+    let (peak, table_bytes, wall) = (
+        measured.peak as f64,
+        measured.table as f64,
+        measured.seconds,
+    );
     let line = |figure, value, unit| Line {
         measurement: "engine_inserts",
         variant: format!("{inserts} in one transaction"),

@@ -70,17 +70,17 @@ fn channel_of(ch: &AnyUserData) -> mlua::Result<Arc<Channel>> {
 /// `nil, message`; `nil, false` when `ch` is not a channel (the caller raises the
 /// bad-argument error at its caller's line).
 fn channel_send(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
-    let mut args: Vec<mlua::Value> = args.into_iter().collect();
-    let channel = match args.first() {
-        Some(mlua::Value::UserData(ch)) if ch.is::<ChannelHandle>() => channel_of(ch)?,
+    let mut args = args.into_iter();
+    let channel = match args.next() {
+        Some(mlua::Value::UserData(ch)) if ch.is::<ChannelHandle>() => channel_of(&ch)?,
         _ => {
-            let mut out = MultiValue::new();
-            out.push_back(mlua::Value::Nil);
-            out.push_back(mlua::Value::Boolean(false));
-            return Ok(out);
+            return Ok(MultiValue::from_vec(vec![
+                mlua::Value::Nil,
+                mlua::Value::Boolean(false),
+            ]));
         }
     };
-    args.remove(0);
+    let args: Vec<mlua::Value> = args.collect();
     let message = match transfer::export(lua, &args, |i| format!("argument #{i}")) {
         Ok(message) => message,
         Err(error) => return failure(lua, error),

@@ -21,6 +21,10 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     raw.set("note_wait", lua.create_function(note_wait)?)?;
     raw.set("prepare_park", lua.create_function(prepare_park)?)?;
     raw.set(
+        "wait_label",
+        lua.create_function(|_, (what, object): (LuaString, Value)| wait_label(&what, &object))?,
+    )?;
+    raw.set(
         "take_preempted",
         lua.create_function(|lua, ()| Ok(take_preempted(lua)))?,
     )?;
@@ -81,6 +85,17 @@ fn prepare_park(
     Ok(None)
 }
 
+/// The label of a wait on `what` followed by `object` (a channel, a process, a
+/// channel's name, or nothing), as deadlock reports and errors show it.
+fn wait_label(what: &LuaString, object: &Value) -> mlua::Result<String> {
+    let what = what.to_string_lossy();
+    Ok(match object {
+        Value::Nil => what,
+        Value::String(name) => format!("{what}'{}'", name.to_string_lossy()),
+        other => format!("{what}{}", other.to_string()?),
+    })
+}
+
 /// `note_wait(what, object)`: the process is about to wait on `what` followed by
 /// `object` (`prelude.lua`'s `label`); `note_wait(nil)`: it no longer waits. The text
 /// is built only when the pair differs from the previous one (a process that waits in
@@ -95,13 +110,7 @@ fn note_wait(lua: &Lua, (what, object): (Option<LuaString>, Value)) -> mlua::Res
     let text = match &*last {
         Some(last) if last.what == what && last.object == object => last.text.clone(),
         _ => {
-            let text: Arc<str> = match &object {
-                Value::Nil => what.to_string_lossy().into(),
-                Value::String(name) => {
-                    format!("{}'{}'", what.to_string_lossy(), name.to_string_lossy()).into()
-                }
-                other => format!("{}{}", what.to_string_lossy(), other.to_string()?).into(),
-            };
+            let text: Arc<str> = wait_label(&what, &object)?.into();
             *last = Some(LastWait {
                 what,
                 object,

@@ -22,10 +22,6 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
         "atomic_site",
         lua.create_function(|lua, name: String| Ok(TxContext::of(lua)?.engine.site(&name)))?,
     )?;
-    raw.set(
-        "in_atomic",
-        lua.create_function(|lua, ()| Ok(TxContext::of(lua)?.running.get()))?,
-    )?;
     raw.set("atomic_doomed", lua.create_function(atomic_doomed)?)?;
     raw.set("atomic_retry", lua.create_function(atomic_retry)?)?;
     raw.set(

@@ -71,6 +71,11 @@ struct Slot {
     target: AtomicU64,
 }
 
+/// Whether a slot's sequence number says its worker is in a slice.
+fn in_slice(sequence: u64) -> bool {
+    sequence % 2 == 1
+}
+
 struct Inner {
     slice: Duration,
     slots: Mutex<Vec<Arc<Slot>>>,
@@ -165,24 +170,26 @@ impl Inner {
         let mut seen: Vec<(u64, u32)> = Vec::new();
         while !self.stop.load(Ordering::SeqCst) {
             std::thread::sleep(self.slice);
-            let slots = lock(&self.slots).clone();
-            seen.resize(slots.len(), (0, 0));
             let mut busy = false;
-            for (slot, (last, overrun)) in slots.iter().zip(seen.iter_mut()) {
-                let sequence = slot.sequence.load(Ordering::SeqCst);
-                if sequence % 2 == 1 && sequence == *last {
-                    *overrun += 1;
-                    if signal_now(*overrun) && !self.stop.load(Ordering::SeqCst) {
-                        slot.target.store(sequence, Ordering::SeqCst);
-                        // SAFETY: `slot.thread` is a worker of this runtime, alive
-                        // while the ticker runs (see the module's invariants).
-                        unsafe { libc::pthread_kill(slot.thread, PREEMPT_SIGNAL) };
+            {
+                let slots = lock(&self.slots);
+                seen.resize(slots.len(), (0, 0));
+                for (slot, (last, overrun)) in slots.iter().zip(seen.iter_mut()) {
+                    let sequence = slot.sequence.load(Ordering::SeqCst);
+                    if in_slice(sequence) && sequence == *last {
+                        *overrun += 1;
+                        if signal_now(*overrun) && !self.stop.load(Ordering::SeqCst) {
+                            slot.target.store(sequence, Ordering::SeqCst);
+                            // SAFETY: `slot.thread` is a worker of this runtime, alive
+                            // while the ticker runs (see the module's invariants).
+                            unsafe { libc::pthread_kill(slot.thread, PREEMPT_SIGNAL) };
+                        }
+                    } else {
+                        *overrun = 0;
                     }
-                } else {
-                    *overrun = 0;
+                    busy |= in_slice(sequence);
+                    *last = sequence;
                 }
-                busy |= sequence % 2 == 1;
-                *last = sequence;
             }
             if !busy {
                 self.sleep_until_busy();
@@ -195,7 +202,7 @@ impl Inner {
         self.asleep.store(true, Ordering::SeqCst);
         let busy = lock(&self.slots)
             .iter()
-            .any(|slot| slot.sequence.load(Ordering::SeqCst) % 2 == 1);
+            .any(|slot| in_slice(slot.sequence.load(Ordering::SeqCst)));
         let mut guard = lock(&self.lock);
         if busy {
             self.asleep.store(false, Ordering::SeqCst);
@@ -228,7 +235,8 @@ fn signal_now(ticks: u32) -> bool {
 /// One slice of a process on this worker: while it lives, the ticker may stop the
 /// Lua thread it names.
 pub(crate) struct Slice {
-    armed: Option<(Arc<Inner>, Arc<Slot>)>,
+    /// This worker's slot, when preemption is on.
+    slot: Option<Arc<Slot>>,
 }
 
 impl Slice {
@@ -242,7 +250,7 @@ impl Slice {
         context: *const ProcessContext,
     ) -> Self {
         let Some(inner) = &preemptor.inner else {
-            return Self { armed: None };
+            return Self { slot: None };
         };
         let slot = preemptor.slot(inner);
         CONTEXT.set(context);
@@ -253,15 +261,13 @@ impl Slice {
         if inner.asleep.load(Ordering::SeqCst) {
             inner.wake_ticker();
         }
-        Self {
-            armed: Some((inner.clone(), slot)),
-        }
+        Self { slot: Some(slot) }
     }
 }
 
 impl Drop for Slice {
     fn drop(&mut self) {
-        let Some((_, slot)) = self.armed.take() else {
+        let Some(slot) = self.slot.take() else {
             return;
         };
         slot.sequence.fetch_add(1, Ordering::SeqCst);

@@ -33,6 +33,17 @@ pub(crate) struct LastWait {
 }
 
 impl ProcessContext {
+    /// The context of `process` in `runtime`, not preempted, waiting on nothing.
+    pub(crate) fn new(runtime: Arc<RuntimeShared>, process: Arc<ProcessCore>) -> Self {
+        Self {
+            runtime,
+            process,
+            preempted: AtomicBool::new(false),
+            no_preempt: AtomicBool::new(false),
+            last_wait: RefCell::new(None),
+        }
+    }
+
     /// The context of `lua`.
     ///
     /// # Errors
@@ -75,13 +86,7 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
 
 /// Makes `lua` the state of `process`.
 fn bind(lua: &Lua, runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) {
-    lua.set_app_data(ProcessContext {
-        runtime: runtime.clone(),
-        process: process.clone(),
-        preempted: AtomicBool::new(false),
-        no_preempt: AtomicBool::new(false),
-        last_wait: RefCell::new(None),
-    });
+    lua.set_app_data(ProcessContext::new(runtime.clone(), process.clone()));
 }
 
 /// The address of `lua`'s process context (null for a state that is not Lutra's),

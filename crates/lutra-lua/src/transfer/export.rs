@@ -82,17 +82,20 @@ pub(crate) fn export_for_freeze(lua: &Lua, value: &mlua::Value) -> Result<Messag
 /// (the common message: numbers, booleans, strings), without walking anything;
 /// `None` otherwise.
 fn scalars(values: &[mlua::Value]) -> Option<Vec<Value>> {
-    values
-        .iter()
-        .map(|value| match value {
-            mlua::Value::Nil => Some(Value::Nil),
-            mlua::Value::Boolean(b) => Some(Value::Boolean(*b)),
-            mlua::Value::Integer(i) => Some(Value::Integer(*i)),
-            mlua::Value::Number(n) => Some(Value::Number(*n)),
-            mlua::Value::String(s) => Some(Value::String(Arc::from(&*s.as_bytes()))),
-            _ => None,
-        })
-        .collect()
+    values.iter().map(scalar).collect()
+}
+
+/// `value` as sent when it is a plain value (nil, boolean, number, string), copied
+/// as it is; `None` for a value the exporter must walk or refuse.
+fn scalar(value: &mlua::Value) -> Option<Value> {
+    Some(match value {
+        mlua::Value::Nil => Value::Nil,
+        mlua::Value::Boolean(b) => Value::Boolean(*b),
+        mlua::Value::Integer(i) => Value::Integer(*i),
+        mlua::Value::Number(n) => Value::Number(*n),
+        mlua::Value::String(s) => Value::String(Arc::from(&*s.as_bytes())),
+        _ => return None,
+    })
 }
 
 /// Where a value sits: a root value, a key of a table, or the value at a key.
@@ -164,12 +167,10 @@ impl<'l> Exporter<'l> {
     }
 
     fn value(&mut self, value: &mlua::Value, place: Place<'_>) -> Result<Value, TransferError> {
+        if let Some(plain) = scalar(value) {
+            return Ok(plain);
+        }
         Ok(match value {
-            mlua::Value::Nil => Value::Nil,
-            mlua::Value::Boolean(b) => Value::Boolean(*b),
-            mlua::Value::Integer(i) => Value::Integer(*i),
-            mlua::Value::Number(n) => Value::Number(*n),
-            mlua::Value::String(s) => Value::String(Arc::from(&*s.as_bytes())),
             mlua::Value::Table(t) => self.table(t, place)?,
             mlua::Value::Function(f) => self.function(f, place)?,
             mlua::Value::UserData(ud) => self.userdata(ud, place)?,
