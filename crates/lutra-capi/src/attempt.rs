@@ -28,6 +28,7 @@ pub(crate) enum Style {
 impl ThreadTx {
     /// Starts a transaction, or joins the running one (flat nesting). Returns whether
     /// this is the outermost level.
+    #[inline(always)]
     pub(crate) fn begin(&mut self, attr: Attributes) -> bool {
         if self.nesting > 0 {
             self.nesting += 1;
@@ -39,13 +40,10 @@ impl ThreadTx {
             irrevocable: std::mem::take(&mut self.irrevocable_next),
         };
         if self.in_task && attr.id != 0 {
-            // LUTS's STM integration: a task announces the transaction it is about to
-            // run, for the scheduler's switch and policies.
-            lutra_sched::set_tx_id(u64::from(attr.id));
+            announce_to_scheduler(attr.id);
         }
         // The start hook must see this transaction's site, not the previous one's.
-        self.desc.prepare(options);
-        if self.desc.wait_for_start() == Decision::Serialize {
+        if self.desc.prepare_to_start(options) == Decision::Serialize {
             options.irrevocable = true;
         }
         self.attr = attr;
@@ -151,4 +149,11 @@ impl ThreadTx {
             Err(abort) => Err(self.after_abort(abort.reason(), Site::Commit, Style::Restart)),
         }
     }
+}
+
+/// LUTS's STM integration: a task announces the transaction it is about to run, for
+/// the scheduler's switch and policies.
+#[cold]
+fn announce_to_scheduler(site: u32) {
+    lutra_sched::set_tx_id(u64::from(site));
 }

@@ -197,6 +197,8 @@ impl Core {
     /// publishes the size for contention managers, and grows the set.
     #[cold]
     fn make_read_room(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        // A read set grown past `READ_SET_KEPT` is given back at the attempt's end.
+        self.mark_not_lean();
         self.publish_size(stm)?;
         if self.reads.len() + self.writes.len() >= stm.config.max_set_entries {
             return Err(self.doom(AbortReason::Capacity));

@@ -6,13 +6,14 @@
 //!    means a contention manager killed the attempt.
 //! 3. If another descriptor holds the commit gate (an irrevocable transaction runs),
 //!    roll back and wait for it before restarting.
-//! 4. Take the write timestamp `wv` from the clock (fetch-add). Unless `wv = rv + 1`
-//!    (no commit happened since the snapshot) or the attempt is irrevocable, validate
-//!    the read set.
+//! 4. Take the write timestamp `wv` from the clock (fetch-add), and note whether any
+//!    `retry` waiter is registered (`waiting.rs`). Unless `wv = rv + 1` (no commit
+//!    happened since the snapshot) or the attempt is irrevocable, validate the read
+//!    set.
 //! 5. Release fence, then write back every buffered word (merging masked writes with
 //!    memory) and retire the boxed values it replaces.
-//! 6. Release every record with version `wv`, go idle, wake `retry` waiters of the
-//!    written records, retire freed blocks through the epochs.
+//! 6. Release every record with version `wv`, go idle, wake the waiters of the written
+//!    records if step 4 saw any, retire freed blocks through the epochs.
 //!
 //! A read-only attempt commits by going idle: it writes no shared metadata.
 //!
@@ -23,7 +24,7 @@
 
 use crate::abort::{Abort, AbortReason};
 use crate::descriptor::Core;
-use crate::epoch::Retired;
+use crate::epoch::{COLLECT_THRESHOLD, Retired};
 use crate::orec::LockWord;
 use crate::registry::TxState;
 use crate::sets::{Block, WordMap};
@@ -32,16 +33,31 @@ use crate::sync::{Ordering, fence};
 use std::sync::atomic::AtomicUsize;
 
 impl Core {
+    /// Commits the attempt. A lean one (see [`Core::lean`]: active, not doomed, holds
+    /// no lock before this) commits inline when it wrote nothing, and skips the
+    /// usability check otherwise; every other goes through [`Core::commit_special`].
     #[inline]
     pub(crate) fn commit(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        if !self.lean {
+            return self.commit_special(stm);
+        }
+        debug_assert!(self.active && self.doomed.is_none() && self.locks.is_empty());
+        if self.writes.is_empty() {
+            self.finish(stm, Ok(()));
+            return Ok(());
+        }
+        self.commit_update_or_roll_back(stm)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn commit_special(&mut self, stm: &StmInner) -> Result<(), Abort> {
         if let Err(abort) = self.check_usable(stm) {
             self.rollback(stm, abort.reason());
             return Err(abort);
         }
         if self.solo {
-            let frees = std::mem::take(&mut self.frees);
-            self.finish(stm, Ok(()));
-            self.retire_frees(stm, frees);
+            self.finish_committed(stm);
             return Ok(());
         }
         if self.writes.is_empty() {
@@ -51,6 +67,10 @@ impl Core {
             self.finish(stm, Ok(()));
             return Ok(());
         }
+        self.commit_update_or_roll_back(stm)
+    }
+
+    fn commit_update_or_roll_back(&mut self, stm: &StmInner) -> Result<(), Abort> {
         match self.commit_update(stm) {
             Ok(()) => Ok(()),
             Err(abort) => {
@@ -81,6 +101,9 @@ impl Core {
             return Err(self.doom(AbortReason::Irrevocable));
         }
         let write_version = stm.clock.fetch_add(1, Ordering::SeqCst) + 1;
+        // Step 1 of the wait table's committer (`waiting.rs`): every written record is
+        // locked by now.
+        let waiters = stm.waits.has_waiters();
         if write_version != self.rv + 1 && !self.irrevocable && !self.validate(stm) {
             return Err(self.doom(AbortReason::Validation));
         }
@@ -90,26 +113,48 @@ impl Core {
                 .record(held.orec)
                 .store(LockWord::unlocked(write_version), Ordering::Release);
         }
-        stm.waits
-            .notify_writes(self.locks.held().iter().map(|held| held.orec));
-        let frees = std::mem::take(&mut self.frees);
-        self.finish(stm, Ok(()));
-        self.retire_frees(stm, frees);
+        if waiters {
+            stm.waits
+                .notify_writes(self.locks.held().iter().map(|held| held.orec));
+        }
+        self.finish_committed(stm);
         Ok(())
     }
 
-    /// Step 6's end: blocks freed by the committed attempt go to the limbo list, to be
-    /// released once no transaction can still read them.
-    fn retire_frees(&mut self, stm: &StmInner, frees: Vec<Block>) {
-        if !frees.is_empty() {
-            let epoch = stm.epochs.current_for_retire();
-            self.limbo.extend(frees.into_iter().map(|block| Retired {
-                epoch,
-                addr: block.addr,
-                size: block.size,
-                release: block.release,
-            }));
+    /// Step 6's end for a committed attempt that wrote: ends it; blocks it freed go to
+    /// the limbo list ([`Core::retire_frees`]).
+    #[inline]
+    fn finish_committed(&mut self, stm: &StmInner) {
+        if self.frees.is_empty() {
+            self.finish(stm, Ok(()));
+        } else {
+            let frees = std::mem::take(&mut self.frees);
+            self.finish(stm, Ok(()));
+            self.retire_frees(stm, frees);
         }
+        if self.limbo.len() >= COLLECT_THRESHOLD {
+            self.collect_limbo(stm);
+        }
+    }
+
+    /// Blocks freed by the committed attempt go to the limbo list, to be released once
+    /// no transaction can still read them.
+    #[cold]
+    fn retire_frees(&mut self, stm: &StmInner, frees: Vec<Block>) {
+        let epoch = stm.epochs.current_for_retire();
+        self.limbo.extend(frees.into_iter().map(|block| Retired {
+            epoch,
+            addr: block.addr,
+            size: block.size,
+            release: block.release,
+        }));
+    }
+
+    /// Releases what the limbo list may release: called where the list grows (at
+    /// commit), so that a lean attempt's end need not look at it.
+    #[cold]
+    fn collect_limbo(&mut self, stm: &StmInner) {
+        stm.epochs.collect(&stm.registry, &mut self.limbo);
     }
 
     /// Step 5: writes every buffered word to memory.

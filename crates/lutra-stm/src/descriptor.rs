@@ -21,7 +21,7 @@
 //! - Every entry of the read set records a version no newer than the snapshot `rv`.
 
 use crate::abort::{Abort, AbortReason};
-use crate::epoch::{self, Release, Retired};
+use crate::epoch::{Release, Retired};
 use crate::hooks::{Decision, TxEvent};
 use crate::registry::{SharedDescriptor, Status, TxState};
 use crate::sets::{Block, LockSet, ReadEntry, WordMap, WriteSet};
@@ -110,6 +110,13 @@ pub(crate) struct Core {
     /// no lock (so no kill can reach it: see `check_usable`). Cleared by `doom`,
     /// by the first lock taken and at the attempt's end.
     pub(crate) fast_access: bool,
+    /// The running attempt is *lean*: it began on the lean path (no hooks, no
+    /// statistics, nothing to wait for, not irrevocable, not solo) and nothing but
+    /// the inlined access paths and buffered writes has touched it since, so its end
+    /// has nothing to release but its sets and its status words (`finish`). Cleared
+    /// by [`Core::mark_not_lean`] wherever an attempt takes on more (a gate, an
+    /// allocation, a lent value, a doom…) and when the attempt ends.
+    pub(crate) lean: bool,
     /// Entries the read set may reach before the inlined read path hands over to the
     /// full one: at most its capacity and the engine's set limit, and 0 whenever
     /// `fast_access` is false (the read path tests this one field).
@@ -197,6 +204,7 @@ impl TxDescriptor {
             started_at: None,
             last_elapsed: Duration::ZERO,
             fast_access: false,
+            lean: false,
             read_room: 0,
             solo_allowed: false,
             solo: false,
@@ -269,19 +277,28 @@ impl TxDescriptor {
     #[inline]
     pub fn begin(&mut self, options: TxOptions) {
         self.prepare(options);
-        if self.stm.hooks_active
-            && let Some(priority) = self.stm.config.hooks.start_priority(&self.event(None))
-        {
-            self.core.options.priority = priority;
+        if self.stm.hooks_active {
+            self.ask_start_priority();
         }
-        self.core.age = self.stm.clock.load(Ordering::SeqCst);
-        // Fixed for every attempt of the transaction: published once, here.
-        let shared = self.stm.registry.get(self.core.slot);
+        let (stm, core) = (&*self.stm, &mut self.core);
+        core.start_attempt(stm);
+        // Fixed for every attempt of the transaction: published once, here. The age
+        // is the first attempt's snapshot. Contention managers read both only from an
+        // attempt that holds a record, which this one does not yet.
+        core.age = core.rv;
+        let shared = core.shared(stm);
         shared
             .priority
-            .store(self.core.options.priority as u64, Ordering::Relaxed);
-        shared.age.store(self.core.age, Ordering::Relaxed);
-        self.core.start_attempt(&self.stm);
+            .store(core.options.priority as u64, Ordering::Relaxed);
+        shared.age.store(core.age, Ordering::Relaxed);
+    }
+
+    /// Lets the start-priority hook set the transaction's priority.
+    #[cold]
+    fn ask_start_priority(&mut self) {
+        if let Some(priority) = self.stm.config.hooks.start_priority(&self.event(None)) {
+            self.core.options.priority = priority;
+        }
     }
 
     /// Begins the next attempt of the current transaction (after a rollback): keeps its
@@ -428,6 +445,7 @@ impl TxDescriptor {
         for at in (addr..addr + size.div_ceil(word) * word).step_by(word) {
             self.core.store(&self.stm, at, 0, 0, None)?;
         }
+        self.core.mark_not_lean();
         self.core.frees.push(Block {
             addr,
             size,
@@ -508,9 +526,14 @@ impl TxDescriptor {
     pub fn commit(&mut self) -> Result<(), Abort> {
         let result = self.core.commit(&self.stm);
         if result.is_ok() && self.stm.hooks_active {
-            self.stm.config.hooks.on_commit(&self.event(None));
+            self.report_commit();
         }
         result
+    }
+
+    #[cold]
+    fn report_commit(&self) {
+        self.stm.config.hooks.on_commit(&self.event(None));
     }
 
     /// Rolls the running attempt back (no effect if none is active): releases its locks
@@ -598,7 +621,7 @@ impl Drop for TxDescriptor {
 
 impl Core {
     #[inline]
-    fn shared<'s>(&self, _stm: &'s StmInner) -> &'s SharedDescriptor {
+    pub(crate) fn shared<'s>(&self, _stm: &'s StmInner) -> &'s SharedDescriptor {
         // SAFETY: the pointer came from `stm.registry.get(self.slot)` of the engine
         // this descriptor holds (an `Arc`), whose registry never moves or shrinks.
         unsafe { self.shared.as_ref() }
@@ -617,7 +640,28 @@ impl Core {
         }
     }
 
+    /// Begins an attempt. The common case (a first attempt, or one after a `retry`,
+    /// on an engine without hooks or statistics, neither irrevocable nor solo) is
+    /// inlined and lean; everything else goes through [`Core::start_special`].
+    #[inline]
     pub(crate) fn start_attempt(&mut self, stm: &StmInner) {
+        let special = self.active
+            | self.last_abort.is_some()
+            | self.options.irrevocable
+            | self.restart_irrevocable
+            | !stm.lean;
+        if special || (self.solo_allowed && stm.solo.may_enter(&stm.registry)) {
+            self.start_special(stm);
+            return;
+        }
+        self.announce(stm);
+        self.lean = true;
+    }
+
+    /// [`Core::start_attempt`] for every case but the lean one.
+    #[cold]
+    #[inline(never)]
+    fn start_special(&mut self, stm: &StmInner) {
         assert!(
             !self.active,
             "a transaction attempt is already active on this descriptor"
@@ -625,13 +669,6 @@ impl Core {
         if self.last_abort.is_some() {
             self.wait_after_abort(stm);
         }
-        let shared = self.shared(stm);
-        shared.size.store(0, Ordering::Relaxed);
-        self.status = Status {
-            state: TxState::Active,
-            irrevocable: false,
-            serial: self.status.serial + 1,
-        };
         let irrevocable = self.options.irrevocable || self.restart_irrevocable;
         if self.solo_allowed && !irrevocable && stm.solo.try_enter(&stm.registry, self.slot) {
             self.start_solo(stm);
@@ -642,6 +679,26 @@ impl Core {
             // every announced attempt to end.
             self.close_gate(stm);
         }
+        self.announce(stm);
+        if stm.config.stats {
+            self.started_at = Some(Stamp::now());
+        }
+        if irrevocable {
+            self.start_irrevocable(stm);
+        }
+    }
+
+    /// Makes the attempt active and visible: a new serial in the own status word, the
+    /// epoch announced, the snapshot taken.
+    #[inline(always)]
+    fn announce(&mut self, stm: &StmInner) {
+        let shared = self.shared(stm);
+        shared.size.store(0, Ordering::Relaxed);
+        self.status = Status {
+            state: TxState::Active,
+            irrevocable: false,
+            serial: self.status.serial + 1,
+        };
         // ORDERING: the full fence in `announce_in` orders this store before the
         // attempt's first read; killers find the attempt through a record it locked
         // later (a CAS), which publishes this store to them.
@@ -654,13 +711,7 @@ impl Core {
         self.active = true;
         self.fast_access = true;
         self.read_room = self.reads.capacity().min(stm.config.max_set_entries);
-        if stm.config.stats {
-            self.started_at = Some(Stamp::now());
-        }
         self.rv = stm.clock.load(Ordering::SeqCst);
-        if irrevocable {
-            self.start_irrevocable(stm);
-        }
     }
 
     /// Begins a solo attempt (`solo.rs`): no other descriptor exists, so there is no
@@ -668,6 +719,12 @@ impl Core {
     /// branches of `load_slow` and `store_slow`.
     #[cold]
     fn start_solo(&mut self, stm: &StmInner) {
+        self.status = Status {
+            state: TxState::Active,
+            irrevocable: false,
+            serial: self.status.serial + 1,
+        };
+        self.shared(stm).size.store(0, Ordering::Relaxed);
         self.shared(stm)
             .status
             .store(self.status.encode(), Ordering::Release);
@@ -705,6 +762,7 @@ impl Core {
     }
 
     pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
+        self.lean = false;
         self.fast_access = false;
         self.read_room = 0;
         if self.doomed.is_none() {
@@ -740,6 +798,7 @@ impl Core {
         release: Release,
         tvar_value: bool,
     ) {
+        self.mark_not_lean();
         self.allocations.push(Block {
             addr,
             size,
@@ -748,22 +807,16 @@ impl Core {
         });
     }
 
-    /// Ends the attempt: clears the sets, goes idle and quiescent, counts it.
+    /// Ends the attempt: clears the sets, goes idle and quiescent, counts it. A lean
+    /// attempt that committed has nothing else to do; any other goes on through
+    /// [`Core::finish_special`].
+    #[inline]
     pub(crate) fn finish(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
         self.fast_access = false;
         self.read_room = 0;
         self.reads.clear();
-        if self.reads.capacity() > READ_SET_KEPT {
-            self.reads = Vec::new();
-        }
         self.writes.clear();
         self.locks.clear();
-        self.allocations.clear();
-        self.frees.clear();
-        self.lent = 0;
-        if !self.private.is_empty() {
-            self.forget_private();
-        }
         let shared = self.shared(stm);
         self.status = Status {
             state: TxState::Idle,
@@ -772,6 +825,27 @@ impl Core {
         };
         shared.status.store(self.status.encode(), Ordering::Release);
         stm.epochs.quiesce_in(&shared.epoch);
+        if !self.lean || outcome.is_err() {
+            self.finish_special(stm, outcome);
+        }
+        self.lean = false;
+        self.active = false;
+    }
+
+    /// The rest of [`Core::finish`] for an attempt that was not lean or did not
+    /// commit: what it holds beyond its sets, its statistics and the hooks.
+    #[cold]
+    #[inline(never)]
+    fn finish_special(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
+        if self.reads.capacity() > READ_SET_KEPT {
+            self.reads = Vec::new();
+        }
+        self.allocations.clear();
+        self.frees.clear();
+        self.lent = 0;
+        if !self.private.is_empty() {
+            self.forget_private();
+        }
         // The gate is never kept between attempts, not even for an irrevocable restart
         // (which closes it again when it begins): kept through the backoff and the
         // hooks' decisions, it would hold back every update commit meanwhile.
@@ -784,7 +858,6 @@ impl Core {
             self.holds_gate = false;
         }
         let was_irrevocable = std::mem::replace(&mut self.irrevocable, false);
-        self.active = false;
         if self.solo {
             self.solo = false;
             self.solo_undo.clear();
@@ -794,9 +867,13 @@ impl Core {
         if stm.hooks_active {
             stm.config.hooks.on_attempt_end(&self.event(outcome.err()));
         }
-        if self.limbo.len() >= epoch::COLLECT_THRESHOLD {
-            stm.epochs.collect(&stm.registry, &mut self.limbo);
-        }
+    }
+
+    /// The attempt takes on something its end must release or report: it is no
+    /// longer lean (see [`Core::lean`]).
+    #[inline]
+    pub(crate) fn mark_not_lean(&mut self) {
+        self.lean = false;
     }
 
     fn record_outcome(

@@ -20,6 +20,7 @@ impl Core {
     /// Makes the running attempt irrevocable (see the module header).
     pub(crate) fn become_irrevocable(&mut self, stm: &StmInner) -> Result<(), Abort> {
         self.check_usable(stm)?;
+        self.mark_not_lean();
         if self.irrevocable {
             return Ok(());
         }

@@ -273,6 +273,19 @@ impl TxDescriptor {
         self.wait_for_start_slow()
     }
 
+    /// For a new transaction with `options`: announces them
+    /// ([`TxDescriptor::prepare`]) and waits for the start hook
+    /// ([`TxDescriptor::wait_for_start`]). Without hooks, returns `Proceed` at once
+    /// and leaves the announcing to [`TxDescriptor::begin`].
+    #[inline]
+    pub fn prepare_to_start(&mut self, options: TxOptions) -> Decision {
+        if !self.stm.hooks_active {
+            return Decision::Proceed;
+        }
+        self.prepare(options);
+        self.wait_for_start_slow()
+    }
+
     #[cold]
     fn wait_for_start_slow(&self) -> Decision {
         loop {

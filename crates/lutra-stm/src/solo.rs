@@ -46,17 +46,18 @@ impl SoloGate {
         }
     }
 
-    /// Step 1 for the descriptor in `slot`: whether its next attempt runs solo.
+    /// Whether an attempt may run solo now: the registry holds one descriptor. A
+    /// hint (step 1 decides): false means the next attempt runs instrumented.
     #[inline]
-    pub(crate) fn try_enter(&self, registry: &Registry, slot: usize) -> bool {
-        if registry.live() != 1 {
-            return false;
-        }
-        self.try_enter_slow(registry, slot)
+    pub(crate) fn may_enter(&self, registry: &Registry) -> bool {
+        registry.live() == 1
     }
 
-    #[cold]
-    fn try_enter_slow(&self, registry: &Registry, slot: usize) -> bool {
+    /// Step 1 for the descriptor in `slot`: whether its next attempt runs solo.
+    pub(crate) fn try_enter(&self, registry: &Registry, slot: usize) -> bool {
+        if !self.may_enter(registry) {
+            return false;
+        }
         if self
             .owner
             .compare_exchange(0, slot + 1, Ordering::SeqCst, Ordering::Relaxed)

@@ -30,6 +30,9 @@ pub(crate) struct StmInner {
     /// Whether hooks other than [`NoHooks`](crate::NoHooks) are installed: when not,
     /// the engine skips every hook call (one predictable branch each).
     pub(crate) hooks_active: bool,
+    /// Neither hooks nor statistics: attempts may begin and end on the lean paths
+    /// (`descriptor.rs`), which skip both.
+    pub(crate) lean: bool,
     /// How many first writes an attempt may buffer on the inlined write path before
     /// the full path (with its size check) takes over: none when the engine's set
     /// limit is small enough for the check to matter.
@@ -129,6 +132,7 @@ impl Stm {
         let inner = StmInner {
             design_kind: config.design,
             hooks_active: !config.hooks.is_noop(),
+            lean: config.hooks.is_noop() && !config.stats,
             fast_write_room: if config.max_set_entries >= 1 << 12 {
                 LINEAR_MAX
             } else {

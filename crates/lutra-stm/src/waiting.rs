@@ -4,20 +4,28 @@
 //! Waiters register in buckets hashed from the ownership records they read; a commit
 //! wakes the waiters of the buckets of the records it wrote.
 //!
-//! # Protocol (no lost wake-up)
+//! # Protocol (no lost wake-up; nothing to pay for a commit when nobody waits)
 //! Waiter:
-//! 1. Register in every bucket of its read set; bump the bucket and global counts.
-//! 2. Full fence, then re-read every record: if one no longer holds the version that
-//!    was read, it has already changed: unregister and run again.
+//! 1. Register in every bucket of its read set; bump the bucket and global counts
+//!    (sequentially consistent).
+//! 2. Re-read every record with a read-modify-write that changes nothing: if one no
+//!    longer holds the version that was read, or is locked (its owner may be
+//!    committing a change), consider it changed: unregister and run again.
 //! 3. Otherwise park until notified; then unregister.
 //!
-//! Committer (after releasing its records with the new version):
-//! 1. Full fence; if the global count is 0, stop.
-//! 2. For every written record whose bucket count is non-zero, notify that bucket's
-//!    waiters.
+//! Committer (an update commit, which has locked every record it writes):
+//! 1. Once all its records are locked, load the global count ([`WaitTable::has_waiters`]).
+//!    If it is 0, stop there: the commit costs nothing more.
+//! 2. Otherwise, after releasing its records with the new version, notify the waiters
+//!    of every written record's bucket whose count is non-zero.
 //!
-//! Either the waiter's step 2 sees the new version, or the committer's step 1 sees the
-//! waiter's registration: the two full fences forbid both from missing each other.
+//! Either the committer's step 1 sees the waiter's registration, or the waiter's step
+//! 2 sees the committer's lock or its new version: a read-modify-write reads the
+//! latest value of the record, so if it comes before the committer's lock in the
+//! record's modification order, the lock's CAS reads from it (a release sequence) and
+//! the waiter's registration happens before the committer's step 1. A lock seen in
+//! step 2 costs at most a spurious wake-up (the holder may abort): the transaction
+//! runs again and meets the record as any reader does.
 //!
 //! A driver that must not block its thread (a Lua process on a scheduler worker) uses
 //! steps 1 and 2 alone ([`WaitTable::register`], through
@@ -27,7 +35,7 @@
 
 use crate::orec::{LockWord, OrecTable};
 use crate::parking::Parking;
-use crate::sync::{AtomicBool, AtomicUsize, Mutex, Ordering, fence, lock};
+use crate::sync::{AtomicBool, AtomicUsize, Mutex, Ordering, lock};
 use std::sync::Arc;
 use std::task::Waker;
 
@@ -119,13 +127,15 @@ impl WaitTable {
             lock(&bucket.waiters).push(waiter.clone());
             bucket.count.fetch_add(1, Ordering::SeqCst);
         }
-        // ORDERING: pairs with the fence in `notify_writes`.
-        fence(Ordering::SeqCst);
         let changed = watched.iter().any(|w| {
-            match LockWord::decode(orecs.record(w.orec).load(Ordering::SeqCst)) {
+            // ORDERING: step 2 (see the module header): the read-modify-write reads the
+            // record's latest value and heads a release sequence that a committer's
+            // lock CAS (acquire) reads from, if it comes later.
+            match LockWord::decode(orecs.record(w.orec).fetch_add(0, Ordering::SeqCst)) {
                 LockWord::Unlocked { version } => version != w.version,
-                // Its owner notifies after releasing, if it commits at all.
-                LockWord::Locked { .. } => false,
+                // Its owner may be committing: the committer's step 1 may have run
+                // before this registration.
+                LockWord::Locked { .. } => true,
             }
         });
         if changed {
@@ -144,13 +154,18 @@ impl WaitTable {
         self.total.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Wakes the waiters of the records a commit wrote (the committer's side).
+    /// The committer's step 1: whether anybody waits. Call it once every record the
+    /// commit writes is locked, and notify (step 2) when it returns true.
+    #[inline]
+    pub(crate) fn has_waiters(&self) -> bool {
+        // ORDERING: see the module header; sequentially consistent with the waiter's
+        // increment.
+        self.total.load(Ordering::SeqCst) != 0
+    }
+
+    /// The committer's step 2: wakes the waiters of the records a commit wrote.
+    #[cold]
     pub(crate) fn notify_writes(&self, written: impl Iterator<Item = usize>) {
-        // ORDERING: pairs with the fence in `wait`.
-        fence(Ordering::SeqCst);
-        if self.total.load(Ordering::SeqCst) == 0 {
-            return;
-        }
         for orec in written {
             let bucket = &self.buckets[self.bucket_of(orec)];
             if bucket.count.load(Ordering::SeqCst) > 0 {
