@@ -26,13 +26,23 @@
 //!   from C only.
 //! - A panic on the fast path is a bug: the ABI functions are `extern "C"` (they
 //!   cannot unwind), so it aborts the process with the panic's message.
+//!
+//! A second initial-exec slot, `lutra_thread_undo_window`, serves the inline accesses
+//! of `stm.h` (`LUTRA_INLINE`): it points to the solo undo log
+//! ([`lutra_stm::UndoWindow`]) of the state in the first slot, or to a closed window;
+//! [`publish`] and [`withdraw`] set and reset both together. C code writes the log
+//! only between ABI calls, so never while Rust code borrows the state.
 
 use crate::thread::ThreadTx;
+use lutra_stm::UndoWindow;
 use std::ffi::c_void;
 
 unsafe extern "C" {
     /// Sets the calling thread's slot.
     fn lutra_shim_set_fast_state(state: *mut c_void);
+    /// Sets the calling thread's undo window (`lutra_thread_undo_window`); NULL
+    /// closes it.
+    fn lutra_shim_set_undo_window(window: *mut UndoWindow);
     /// The calling thread's slot (targets without an inline sequence).
     #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
     safe fn lutra_shim_get_fast_state() -> *mut c_void;
@@ -83,15 +93,23 @@ pub(crate) unsafe fn state<'a>() -> Option<&'a mut ThreadTx> {
 /// `state` must be the calling plain thread's registered state, at its final address,
 /// and [`withdraw`] must be called before it is dropped or moved.
 pub(crate) unsafe fn publish(state: *mut ThreadTx) {
-    // SAFETY: writes the calling thread's own slot.
-    unsafe { lutra_shim_set_fast_state(state.cast()) }
+    // SAFETY: writes the calling thread's own slots. The undo log lives inside the
+    // state, at a fixed address until the state is dropped, and `withdraw` resets the
+    // window before that.
+    unsafe {
+        lutra_shim_set_undo_window((*state).desc.solo_undo_window().as_ptr());
+        lutra_shim_set_fast_state(state.cast());
+    }
 }
 
 /// Empties the calling thread's slot if it holds `state` (a task's state, or one
 /// dropped on another thread, was never there).
 pub(crate) fn withdraw(state: *mut ThreadTx) {
     if slot() == state {
-        // SAFETY: writes the calling thread's own slot.
-        unsafe { lutra_shim_set_fast_state(std::ptr::null_mut()) }
+        // SAFETY: writes the calling thread's own slots.
+        unsafe {
+            lutra_shim_set_fast_state(std::ptr::null_mut());
+            lutra_shim_set_undo_window(std::ptr::null_mut());
+        }
     }
 }

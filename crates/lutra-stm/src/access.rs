@@ -300,7 +300,7 @@ impl Core {
         // engine, nobody else reads or writes the word meanwhile.
         let word = unsafe { word(addr) };
         let old = word.load(Ordering::Relaxed);
-        self.solo_undo.push((addr, old));
+        self.solo_undo.push(addr, old);
         word.store((old & !mask) | (value & mask), Ordering::Relaxed);
         Ok(())
     }

@@ -205,9 +205,10 @@ impl Core {
         if !self.active {
             return;
         }
-        for &(addr, old) in self.solo_undo.iter().rev() {
-            // SAFETY: a solo attempt's own write (`store_solo`), undone while it is
-            // still alone in the engine.
+        for &[addr, old] in self.solo_undo.entries().iter().rev() {
+            // SAFETY: a solo attempt's own write (`store_solo`, or a store logged in
+            // the window by the caller, whose address it vouched for), undone while it
+            // is still alone in the engine.
             unsafe { &*(addr as *const AtomicUsize) }.store(old, Ordering::Relaxed);
         }
         for held in self.locks.held() {

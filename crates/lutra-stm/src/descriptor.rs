@@ -29,6 +29,7 @@ use crate::stats::{Counters, Outcome};
 use crate::stm::{Stm, StmInner};
 use crate::sync::Ordering;
 use crate::ticks::Stamp;
+use crate::undo_log::{UndoLog, UndoWindow};
 use crate::waiting::Watched;
 use std::fmt;
 use std::ptr::NonNull;
@@ -110,10 +111,11 @@ pub(crate) struct Core {
     /// no lock (so no kill can reach it: see `check_usable`). Cleared by `doom`,
     /// by the first lock taken and at the attempt's end.
     pub(crate) fast_access: bool,
-    /// The running attempt is *lean*: it began on the lean path (no hooks, no
-    /// statistics, nothing to wait for, not irrevocable, not solo) and nothing but
-    /// the inlined access paths and buffered writes has touched it since, so its end
-    /// has nothing to release but its sets and its status words (`finish`). Cleared
+    /// The running attempt is *lean*: it began without hooks, statistics, anything to
+    /// wait for or irrevocability (on the inlined path, or solo) and nothing but the
+    /// inlined access paths, buffered writes and solo writes has touched it since, so
+    /// its end has nothing to release but its sets, its status words and the solo
+    /// gate (`finish`). Cleared
     /// by [`Core::mark_not_lean`] wherever an attempt takes on more (a gate, an
     /// allocation, a lent value, a doom…) and when the attempt ends.
     pub(crate) lean: bool,
@@ -126,7 +128,7 @@ pub(crate) struct Core {
     /// The running attempt is solo: its writes are in memory, their old words in
     /// `solo_undo`.
     pub(crate) solo: bool,
-    pub(crate) solo_undo: Vec<(usize, usize)>,
+    pub(crate) solo_undo: UndoLog,
     /// Values lent by reference ([`Transaction::read_with`](crate::Transaction::read_with))
     /// right now: while any is, nothing is changed in place (`inplace.rs`).
     pub(crate) lent: u32,
@@ -208,7 +210,7 @@ impl TxDescriptor {
             read_room: 0,
             solo_allowed: false,
             solo: false,
-            solo_undo: Vec::new(),
+            solo_undo: UndoLog::default(),
             lent: 0,
             private: WordMap::default(),
         };
@@ -324,6 +326,15 @@ impl TxDescriptor {
     /// attempt.
     pub fn allow_solo(&mut self, allow: bool) {
         self.core.solo_allowed = allow;
+    }
+
+    /// The window of this descriptor's solo undo log, at an address that stays valid
+    /// while the descriptor lives and is not moved. While a solo attempt runs the
+    /// window is open: code that writes a word in place may log it there itself (the
+    /// C ABI's inline stores do; see [`UndoWindow`]); otherwise it is closed (both
+    /// pointers null).
+    pub fn solo_undo_window(&mut self) -> NonNull<UndoWindow> {
+        NonNull::from(self.core.solo_undo.window())
     }
 
     /// Whether the running attempt runs solo (see [`TxDescriptor::allow_solo`]).
@@ -672,6 +683,9 @@ impl Core {
         let irrevocable = self.options.irrevocable || self.restart_irrevocable;
         if self.solo_allowed && !irrevocable && stm.solo.try_enter(&stm.registry, self.slot) {
             self.start_solo(stm);
+            // Nothing but the solo gate to give back at its end, which the lean end
+            // does too.
+            self.lean = stm.lean;
             return;
         }
         if irrevocable {
@@ -729,6 +743,7 @@ impl Core {
             .status
             .store(self.status.encode(), Ordering::Release);
         self.solo = true;
+        self.solo_undo.open();
         self.doomed = None;
         self.active = true;
         self.fast_access = false;
@@ -827,9 +842,19 @@ impl Core {
         stm.epochs.quiesce_in(&shared.epoch);
         if !self.lean || outcome.is_err() {
             self.finish_special(stm, outcome);
+        } else if self.solo {
+            self.end_solo(stm);
         }
         self.lean = false;
         self.active = false;
+    }
+
+    /// Ends a solo attempt: closes its undo window, then gives back the solo gate.
+    #[inline]
+    fn end_solo(&mut self, stm: &StmInner) {
+        self.solo = false;
+        self.solo_undo.close();
+        stm.solo.exit();
     }
 
     /// The rest of [`Core::finish`] for an attempt that was not lean or did not
@@ -859,9 +884,7 @@ impl Core {
         }
         let was_irrevocable = std::mem::replace(&mut self.irrevocable, false);
         if self.solo {
-            self.solo = false;
-            self.solo_undo.clear();
-            stm.solo.exit();
+            self.end_solo(stm);
         }
         self.record_outcome(stm, outcome, was_irrevocable);
         if stm.hooks_active {

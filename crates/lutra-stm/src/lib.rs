@@ -68,6 +68,7 @@ mod ticks;
 mod transaction;
 #[doc(hidden)]
 pub mod tvar;
+mod undo_log;
 mod waiting;
 
 pub use abort::{Abort, AbortReason};
@@ -82,3 +83,4 @@ pub use stats::{Counters, Stats};
 pub use stm::Stm;
 pub use transaction::Transaction;
 pub use tvar::{TVar, Transactable};
+pub use undo_log::UndoWindow;

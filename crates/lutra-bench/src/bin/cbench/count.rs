@@ -6,7 +6,8 @@
 //!    for each column: Lutra instrumented (`LUTRA_STM_SOLO=0`: the path every
 //!    thread takes once a second one is registered) with `LUTRA_STM_STATS=0` and
 //!    `=1`, Lutra solo (one thread alone with the engine runs uninstrumented, as
-//!    libitm's default method does), the `-fgnu-tm` build on Lutra's
+//!    libitm's default method does), solo again with `stm.h`'s inline accesses
+//!    (`LUTRA_INLINE`: no call per access), the `-fgnu-tm` build on Lutra's
 //!    `libitm.so.1` (instrumented and solo), libitm with its
 //!    default method and with `ITM_DEFAULT_METHOD=ml_wt` and `gl_wt`, and the
 //!    sequential build (the loop alone). The program switches collection on around
@@ -33,7 +34,7 @@ struct Column {
     on_lutra_itm: bool,
 }
 
-const COLUMNS: [Column; 9] = [
+const COLUMNS: [Column; 10] = [
     Column {
         name: "lutra",
         system: "lutra",
@@ -49,6 +50,12 @@ const COLUMNS: [Column; 9] = [
     Column {
         name: "lutra solo",
         system: "lutra",
+        env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "1")],
+        on_lutra_itm: false,
+    },
+    Column {
+        name: "lutra solo inline",
+        system: "lutra-inline",
         env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "1")],
         on_lutra_itm: false,
     },
@@ -196,7 +203,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     let cell = |column: usize, op: &str| per_op(&table[column], op, reps);
     print!("{:<26}", "instructions per op");
     for column in &COLUMNS {
-        print!("{:>15}", column.name);
+        print!("{:>19}", column.name);
     }
     println!("{:>8}", "target");
     for (op, label, target) in OPERATIONS.iter() {
@@ -204,7 +211,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
         for column in 0..COLUMNS.len() {
             let text =
                 cell(column, op).map_or("-".to_owned(), |value| format!("{:.1}", value + 0.0));
-            print!("{text:>15}");
+            print!("{text:>19}");
         }
         println!("{:>8}", target.map_or(String::new(), |t| format!("≤ {t}")));
     }
@@ -214,10 +221,18 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
          uninstrumented, and GCC drops an empty __transaction_atomic)",
         2 * reps
     );
-    for (op, label, target) in OPERATIONS.iter() {
-        if let (Some(target), Some(value)) = (target, cell(0, op)) {
-            let mark = if value <= *target { "met" } else { "NOT MET" };
-            println!("  target {label:<24} lutra {value:>8.1} ≤ {target:<5} {mark}");
+    // Instrumented (every thread once a second one is registered), and a thread alone
+    // with the engine through stm.h's inline accesses.
+    let solo_inline = COLUMNS
+        .iter()
+        .position(|column| column.name == "lutra solo inline")
+        .unwrap_or(0);
+    for (column, name) in [(0, "lutra"), (solo_inline, "solo inline")] {
+        for (op, label, target) in OPERATIONS.iter() {
+            if let (Some(target), Some(value)) = (target, cell(column, op)) {
+                let mark = if value <= *target { "met" } else { "NOT MET" };
+                println!("  target {label:<24} {name:<11} {value:>8.1} ≤ {target:<5} {mark}");
+            }
         }
     }
     let path = args

@@ -1,0 +1,201 @@
+//! The undo log of a solo attempt (`solo.rs`): the old word of every address the
+//! attempt wrote in place, to be put back if it rolls back.
+//!
+//! The log is a window `[next, end)` of free entries in a buffer, with a C layout, so
+//! that code outside the engine may append to it without a call: the C ABI's inline
+//! accesses (`LUTRA_INLINE` in `stm.h`) read `next` to learn whether a solo attempt
+//! runs, and store by writing `{address, old word}` at `next` and moving `next` on,
+//! while `next != end`; a full window goes back to the engine, which grows it.
+//!
+//! # Invariants
+//! - Outside solo attempts the window is closed: `next` and `end` are both null.
+//! - While open, `buffer`'s storage holds `capacity` entries, `next` and `end` point
+//!   into it (`end` one past its last entry), and the entries from its start up to
+//!   `next` are the logged writes, oldest first. The vector's own length stays 0: the
+//!   entries live in its spare capacity (plain `Copy` words), and it only reallocates
+//!   in [`UndoLog::grow`], which moves the window with it.
+
+use std::ptr;
+
+/// Entries a window opens with at least.
+const FIRST_CAPACITY: usize = 64;
+
+/// Buffers that grew past this many entries are given back when the window closes.
+const KEPT_CAPACITY: usize = 1 << 14;
+
+/// One logged write: the word's address and its value before the write.
+pub(crate) type UndoEntry = [usize; 2];
+
+/// The window of free entries of a descriptor's solo undo log
+/// ([`TxDescriptor::solo_undo_window`](crate::TxDescriptor::solo_undo_window)): each
+/// entry is `{address, old word}`, two machine words, and `stm.h` declares the same
+/// layout as `struct lutra_undo_window`. While a solo attempt runs the window is open:
+/// a caller that writes the word at `a` in place, inside the attempt, may first write
+/// `{a, old word}` at `next` and advance `next` by one entry, as long as `next !=
+/// end`. Out of solo attempts both pointers are null. The engine puts the logged
+/// words back, newest first, if the attempt rolls back.
+#[repr(C)]
+pub struct UndoWindow {
+    next: *mut UndoEntry,
+    end: *mut UndoEntry,
+}
+
+/// The undo log: its window, then the buffer behind it (see the module header).
+pub(crate) struct UndoLog {
+    window: UndoWindow,
+    buffer: Vec<UndoEntry>,
+}
+
+impl Default for UndoLog {
+    fn default() -> Self {
+        Self {
+            window: UndoWindow {
+                next: ptr::null_mut(),
+                end: ptr::null_mut(),
+            },
+            buffer: Vec::new(),
+        }
+    }
+}
+
+impl UndoLog {
+    /// Opens an empty window (a solo attempt begins).
+    pub(crate) fn open(&mut self) {
+        if self.buffer.capacity() < FIRST_CAPACITY {
+            self.buffer.reserve(FIRST_CAPACITY);
+        }
+        let start = self.buffer.as_mut_ptr();
+        self.window.next = start;
+        // SAFETY: `capacity` entries are allocated from `start` on; one past the last
+        // is a valid end pointer.
+        self.window.end = unsafe { start.add(self.buffer.capacity()) };
+    }
+
+    /// Closes the window, forgetting the entries (the attempt has ended).
+    pub(crate) fn close(&mut self) {
+        self.window.next = ptr::null_mut();
+        self.window.end = ptr::null_mut();
+        if self.buffer.capacity() > KEPT_CAPACITY {
+            self.buffer = Vec::new();
+        }
+    }
+
+    /// The window, for callers that log writes themselves.
+    pub(crate) fn window(&mut self) -> &mut UndoWindow {
+        &mut self.window
+    }
+
+    /// Whether the window is open (a solo attempt runs).
+    #[inline]
+    pub(crate) fn is_open(&self) -> bool {
+        !self.window.next.is_null()
+    }
+
+    /// Logs the write of the word at `addr`, which held `old`. The window must be open.
+    #[inline]
+    pub(crate) fn push(&mut self, addr: usize, old: usize) {
+        debug_assert!(self.is_open());
+        if self.window.next == self.window.end {
+            self.grow();
+        }
+        // SAFETY: the window is open and not full: `next` points to a free entry of
+        // the buffer (module invariants).
+        unsafe {
+            self.window.next.write([addr, old]);
+            self.window.next = self.window.next.add(1);
+        }
+    }
+
+    /// The logged writes, oldest first (none when the window is closed).
+    pub(crate) fn entries(&self) -> &[UndoEntry] {
+        if !self.is_open() {
+            return &[];
+        }
+        let start = self.buffer.as_ptr();
+        // SAFETY: the entries from the buffer's start to `next` were written by
+        // `push` or by the C ABI's inline store (module invariants); `next` points
+        // into the same allocation, at or after its start.
+        unsafe {
+            let len = self.window.next.offset_from(start) as usize;
+            std::slice::from_raw_parts(start, len)
+        }
+    }
+
+    /// Doubles the buffer of a full window, keeping its entries.
+    #[cold]
+    fn grow(&mut self) {
+        let len = self.entries().len();
+        // SAFETY: the first `len` entries are initialised (`entries`); the vector's
+        // length covers them only while it reallocates, then goes back to 0.
+        unsafe { self.buffer.set_len(len) };
+        self.buffer.reserve(len.max(FIRST_CAPACITY));
+        let start = self.buffer.as_mut_ptr();
+        // SAFETY: as above; `len <= capacity`.
+        unsafe {
+            self.buffer.set_len(0);
+            self.window.next = start.add(len);
+            self.window.end = start.add(self.buffer.capacity());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_log_has_no_entries_and_a_null_window() {
+        let mut log = UndoLog::default();
+        assert!(!log.is_open());
+        assert!(log.entries().is_empty());
+        log.open();
+        log.push(8, 1);
+        log.close();
+        assert!(!log.is_open());
+        assert!(log.window.next.is_null() && log.window.end.is_null());
+        assert!(log.entries().is_empty());
+    }
+
+    #[test]
+    fn entries_survive_growth_in_order() {
+        let mut log = UndoLog::default();
+        log.open();
+        for at in 0..1000 {
+            log.push(at * 8, at);
+        }
+        let entries = log.entries();
+        assert_eq!(entries.len(), 1000);
+        assert!(entries.iter().enumerate().all(|(at, e)| *e == [at * 8, at]));
+        log.close();
+        log.open();
+        assert!(log.entries().is_empty());
+    }
+
+    #[test]
+    fn a_huge_buffer_is_given_back_when_closed() {
+        let mut log = UndoLog::default();
+        log.open();
+        for at in 0..KEPT_CAPACITY + 1 {
+            log.push(at, at);
+        }
+        log.close();
+        assert!(log.buffer.capacity() <= KEPT_CAPACITY);
+    }
+
+    #[test]
+    fn writes_made_through_the_window_count_as_entries() {
+        // What the C ABI's inline store does: write at `next`, move `next` on.
+        let mut log = UndoLog::default();
+        log.open();
+        let window = log.window() as *mut UndoWindow as *mut *mut UndoEntry;
+        // SAFETY: `UndoWindow` is `repr(C)` with `next` first; the window is open and
+        // has room for one entry.
+        unsafe {
+            let next = *window;
+            next.write([16, 7]);
+            *window = next.add(1);
+        }
+        log.push(24, 9);
+        assert_eq!(log.entries(), &[[16, 7], [24, 9]]);
+    }
+}
