@@ -394,6 +394,45 @@ impl<T: Keyed> KeyedVec<T> {
     }
 }
 
+#[cfg(test)]
+impl<T: Keyed> KeyedVec<T> {
+    fn retains_large_table(&self) -> bool {
+        self.items.capacity() > KEPT_CAPACITY || self.index.slots.len() > KEPT_SLOTS
+    }
+
+    /// Checks the type's invariants and the index's.
+    fn check_invariants(&self) {
+        let index = &self.index;
+        let occupied = index.slots.iter().filter(|s| s.key != VACANT).count();
+        if !index.slots.is_empty() {
+            assert!(index.slots.len().is_power_of_two() && index.slots.len() >= MIN_SLOTS);
+            assert_eq!(1 << (u64::BITS - index.shift), index.slots.len());
+        }
+        if self.indexed {
+            assert_eq!(occupied, self.items.len());
+            assert!(occupied <= index.limit());
+            for (at, item) in self.items.iter().enumerate() {
+                assert_eq!(index.find(item.key()), Ok(at));
+            }
+            // The table is the one inserting the keys in position order builds.
+            let mut rebuilt = Index::with_slots(index.slots.len());
+            for (at, item) in self.items.iter().enumerate() {
+                rebuilt.insert(item.key(), at);
+            }
+            assert!(
+                rebuilt
+                    .slots
+                    .iter()
+                    .zip(index.slots.iter())
+                    .all(|(a, b)| a.key == b.key)
+            );
+        } else {
+            assert_eq!(occupied, 0);
+            assert!(self.items.len() <= LINEAR_MAX);
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Undo {
     entry: usize,
@@ -678,7 +717,25 @@ impl WriteSet {
     /// Whether clearing would have to give back a large table (for tests).
     #[cfg(test)]
     fn retains_large_table(&self) -> bool {
-        self.entries.items.capacity() > KEPT_CAPACITY || self.entries.index.slots.len() > KEPT_SLOTS
+        self.entries.retains_large_table()
+    }
+
+    /// Checks the type's invariants (for tests).
+    #[cfg(test)]
+    fn check_invariants(&self) {
+        self.entries.check_invariants();
+        let entries = &self.entries;
+        assert!(self.room <= entries.items.capacity());
+        if entries.indexed {
+            assert!(self.room <= entries.index.limit());
+        } else {
+            assert!(self.room <= LINEAR_MAX);
+        }
+        let newest = self.checkpoints.last().map_or(0, |c| c.entries);
+        assert_eq!(self.protected, newest);
+        for entry in &entries.items {
+            assert!(self.may_contain(entry.addr));
+        }
     }
 }
 
@@ -836,5 +893,213 @@ mod tests {
         set.keep(inner);
         set.roll_back_to(outer);
         assert_eq!(set.get(8).unwrap().value, 1);
+    }
+
+    #[test]
+    fn a_huge_attempt_leaves_later_small_ones_as_cheap_as_before() {
+        // 200,000 writes the way the engine makes them: inlined while there is room,
+        // otherwise inserted and granted room up to the next power of two.
+        let mut set = WriteSet::default();
+        let mut locks = LockSet::default();
+        for at in 0..200_000usize {
+            let addr = 8 * (at + 1);
+            if !set.write(addr, at, usize::MAX) && !set.write_probing(addr, at, usize::MAX) {
+                set.insert(entry(addr, at));
+                set.allow((set.len() + 1).next_power_of_two().max(LINEAR_MAX));
+            }
+            locks.push(at, at as u64);
+        }
+        assert_eq!(set.len(), 200_000);
+        assert_eq!(set.get(8 * 123_457).map(|e| e.value), Some(123_456));
+        assert_eq!(locks.version_before(123_456), Some(123_456));
+        assert!(set.retains_large_table() && locks.held.retains_large_table());
+        set.clear();
+        locks.clear();
+        // By construction, what a later small attempt pays no longer depends on the
+        // huge one: the memory is given back, the sets are searched linearly again
+        // and the inlined path's room is back to at most `LINEAR_MAX`.
+        assert!(!set.retains_large_table() && !locks.held.retains_large_table());
+        assert!(!set.entries.indexed && !locks.held.indexed);
+        assert!(set.room <= LINEAR_MAX);
+        set.check_invariants();
+        locks.held.check_invariants();
+        set.allow(LINEAR_MAX);
+        assert!(set.write(8, 1, usize::MAX));
+        assert_eq!(set.get(8).map(|e| e.value), Some(1));
+        assert!(set.get(16).is_none());
+    }
+
+    #[test]
+    fn clearing_a_small_indexed_set_keeps_its_table_and_empties_it() {
+        let mut set = WriteSet::default();
+        for round in 0..3 {
+            set.allow(KEPT_CAPACITY);
+            for at in 0..(LINEAR_MAX * 2) {
+                assert!(set.write(8 * (at + 1) + round * 4096, at, usize::MAX));
+            }
+            assert!(set.entries.indexed);
+            set.check_invariants();
+            let slots = set.entries.index.slots.len();
+            set.clear();
+            // Kept for the next attempt (no allocation), and emptied key by key.
+            assert_eq!(set.entries.index.slots.len(), slots);
+            set.check_invariants();
+        }
+    }
+
+    /// A step of the write-set model test.
+    #[derive(Clone, Debug)]
+    enum Step {
+        /// A write as `Core::store` makes it.
+        Write {
+            addr: usize,
+            value: usize,
+            mask: usize,
+        },
+        /// `count` first writes of consecutive or strided words (to grow the index).
+        Many {
+            first: usize,
+            count: usize,
+            stride: usize,
+        },
+        Checkpoint,
+        RollBack,
+        Keep,
+        Clear,
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        let masks = prop_oneof![Just(usize::MAX), Just(0xff), Just(0xff00), any::<usize>()];
+        prop_oneof![
+            8 => (0..96usize, any::<usize>(), masks).prop_map(|(word, value, mask)| {
+                // Words 0..64 at one stride, the rest 4 KiB apart: both share filter
+                // bits and home slots.
+                let addr = if word < 64 { 8 * (word + 1) } else { 4096 * word };
+                Step::Write { addr, value, mask }
+            }),
+            1 => (0..2000usize, 1..300usize, prop_oneof![Just(1usize), Just(8), Just(512)])
+                .prop_map(|(first, count, stride)| Step::Many { first, count, stride }),
+            1 => Just(Step::Checkpoint),
+            1 => Just(Step::RollBack),
+            1 => Just(Step::Keep),
+            1 => Just(Step::Clear),
+        ]
+    }
+
+    /// Writes as `Core::store` does: the inlined path, then the full one (which grants
+    /// room up to the next power of two when `grant` is set, as under commit-time
+    /// locking with a large set limit).
+    fn store(set: &mut WriteSet, grant: bool, addr: usize, value: usize, mask: usize) {
+        if set.write(addr, value, mask) || set.write_probing(addr, value, mask) {
+            return;
+        }
+        if !set.update(addr, value, mask) {
+            set.insert(WriteEntry::new(addr, value, mask, None));
+            if grant {
+                set.allow((set.len() + 1).next_power_of_two().max(LINEAR_MAX));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// The write set against a sequential model (address -> value and mask), with
+        /// a stack of snapshots for the checkpoints.
+        #[test]
+        fn write_set_matches_a_model(
+            grant in proptest::prelude::any::<bool>(),
+            steps in proptest::collection::vec(step(), 1..120),
+        ) {
+            use std::collections::BTreeMap;
+            type Model = BTreeMap<usize, (usize, usize)>;
+            fn apply(model: &mut Model, addr: usize, value: usize, mask: usize) {
+                let entry = model.entry(addr).or_insert((0, 0));
+                entry.0 = (entry.0 & !mask) | (value & mask);
+                entry.1 |= mask;
+            }
+            let mut set = WriteSet::default();
+            let mut model = Model::new();
+            let mut open: Vec<(Checkpoint, Model)> = Vec::new();
+            for step in steps {
+                match step {
+                    Step::Write { addr, value, mask } => {
+                        store(&mut set, grant, addr, value, mask);
+                        apply(&mut model, addr, value, mask);
+                    }
+                    Step::Many { first, count, stride } => {
+                        for at in first..first + count {
+                            let addr = 8 * stride * (at + 1);
+                            store(&mut set, grant, addr, at, usize::MAX);
+                            apply(&mut model, addr, at, usize::MAX);
+                        }
+                    }
+                    Step::Checkpoint => {
+                        open.push((set.checkpoint(open.len()), model.clone()));
+                    }
+                    Step::RollBack => {
+                        if let Some((checkpoint, before)) = open.pop() {
+                            set.roll_back_to(checkpoint);
+                            model = before;
+                        }
+                    }
+                    Step::Keep => {
+                        if let Some((checkpoint, _)) = open.pop() {
+                            set.keep(checkpoint);
+                        }
+                    }
+                    Step::Clear => {
+                        set.clear();
+                        model.clear();
+                        open.clear();
+                    }
+                }
+                set.check_invariants();
+                proptest::prop_assert_eq!(set.len(), model.len());
+                proptest::prop_assert_eq!(set.allocations_at_checkpoint(), open.len().saturating_sub(1));
+                let mut seen = BTreeMap::new();
+                for entry in set.entries() {
+                    let (value, mask) = (entry.value & entry.mask, entry.mask);
+                    proptest::prop_assert!(seen.insert(entry.addr, (value, mask)).is_none());
+                }
+                proptest::prop_assert_eq!(&seen, &model);
+                for (&addr, &(value, mask)) in &model {
+                    let found = set.get(addr).map(|e| (e.value & e.mask, e.mask));
+                    proptest::prop_assert_eq!(found, Some((value, mask)));
+                }
+                for absent in [8 * 97, 4096 * 97, 8 * 8 * 100_000] {
+                    proptest::prop_assert!(model.contains_key(&absent) || set.get(absent).is_none());
+                }
+            }
+        }
+
+        /// The lock set against a map, across clears.
+        #[test]
+        fn lock_set_matches_a_model(
+            rounds in proptest::collection::vec(proptest::collection::vec(0..5000usize, 0..200), 1..6),
+        ) {
+            let mut locks = LockSet::default();
+            for orecs in rounds {
+                let mut model = std::collections::BTreeMap::new();
+                for orec in orecs {
+                    if let std::collections::btree_map::Entry::Vacant(slot) = model.entry(orec) {
+                        slot.insert(orec as u64 * 3);
+                        locks.push(orec, orec as u64 * 3);
+                    }
+                }
+                locks.held.check_invariants();
+                for orec in 0..5000 {
+                    proptest::prop_assert_eq!(locks.version_before(orec), model.get(&orec).copied());
+                }
+                locks.clear();
+                locks.held.check_invariants();
+                proptest::prop_assert!(locks.is_empty());
+            }
+        }
     }
 }
