@@ -234,8 +234,10 @@ impl Core {
     /// The write barrier. The common case under commit-time locking (a write to an
     /// address already written, or a first write while the write set is below the
     /// room [`Core::store_slow`] granted it) only buffers, inline; everything else is
-    /// [`Core::store_slow`].
-    #[inline]
+    /// [`Core::store_slow`]. Always inlined: at its callers the mask is often a
+    /// constant and the address known to be aligned, which folds the merging and
+    /// the hashing down (the C ABI's `stm_store` saves a call and 15 instructions).
+    #[inline(always)]
     pub(crate) fn store(
         &mut self,
         stm: &StmInner,

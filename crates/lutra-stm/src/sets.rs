@@ -518,10 +518,6 @@ impl WriteSet {
     #[inline]
     pub(crate) fn write(&mut self, addr: usize, value: usize, mask: usize) -> bool {
         let len = self.entries.items.len();
-        // The filter takes the bit first (a bit too many is allowed), so that the bit
-        // is not kept in a register until the append.
-        let filter = self.filter;
-        self.filter = filter | filter_bit(addr);
         if self.entries.indexed {
             let index = &mut self.entries.index;
             let home = index.home(addr);
@@ -542,7 +538,12 @@ impl WriteSet {
                 return false;
             }
             index.fill(home, addr, len);
+            self.filter |= filter_bit(addr);
         } else {
+            // The filter takes the bit first (a bit too many is allowed), so that the
+            // bit is not kept in a register through the search.
+            let filter = self.filter;
+            self.filter = filter | filter_bit(addr);
             if filter & filter_bit(addr) != 0 {
                 let protected = self.protected;
                 let items = self.entries.items.iter_mut().enumerate().rev();
