@@ -204,12 +204,15 @@ impl Index {
         ((key as u64).rotate_right(3).wrapping_mul(GOLDEN) >> self.shift) as usize
     }
 
-    /// The slot at `at`, a home slot or one returned by [`Index::find`].
+    /// The slot at `at`, without a bounds check.
+    ///
+    /// # Safety
+    /// `at < self.slots.len()`, as for a home slot (type invariant), a masked index, or
+    /// a slot [`Index::find`] returned (the table not replaced since).
     #[inline]
-    fn slot(&self, at: usize) -> Slot {
+    unsafe fn slot(&self, at: usize) -> Slot {
         debug_assert!(at < self.slots.len());
-        // SAFETY: home slots are inside the table (type invariant), and so are the
-        // slots `find` returns; the table's size only changes when it is replaced.
+        // SAFETY: the caller guarantees `at` is inside the table.
         unsafe { *self.slots.get_unchecked(at) }
     }
 
@@ -221,8 +224,8 @@ impl Index {
         let mask = self.slots.len() - 1;
         let mut at = self.home(key);
         loop {
-            // Every `at` is the home slot or masked.
-            let slot = self.slot(at);
+            // SAFETY: `at` is the home slot or masked (and the table not empty).
+            let slot = unsafe { self.slot(at) };
             if slot.key == key {
                 return Ok(slot.at as usize);
             }
@@ -242,10 +245,13 @@ impl Index {
     /// Puts `key`, whose entry is at `at`, in the vacant slot `slot` where its probe
     /// ended (its home slot, or the `Err` of [`Index::find`], the table unchanged
     /// since).
+    ///
+    /// # Safety
+    /// `slot < self.slots.len()`, as for [`Index::slot`].
     #[inline]
-    fn fill(&mut self, slot: usize, key: usize, at: usize) {
+    unsafe fn fill(&mut self, slot: usize, key: usize, at: usize) {
         debug_assert!(self.slots[slot].key == VACANT && at <= u32::MAX as usize);
-        // SAFETY: as in `slot`.
+        // SAFETY: the caller guarantees `slot` is inside the table.
         *unsafe { self.slots.get_unchecked_mut(slot) } = Slot { key, at: at as u32 };
     }
 
@@ -254,7 +260,8 @@ impl Index {
     fn insert(&mut self, key: usize, at: usize) {
         match self.find(key) {
             Ok(_) => debug_assert!(false, "key {key:#x} indexed twice"),
-            Err(slot) => self.fill(slot, key, at),
+            // SAFETY: `find` returned the slot, in this very table.
+            Err(slot) => unsafe { self.fill(slot, key, at) },
         }
     }
 
@@ -521,7 +528,9 @@ impl WriteSet {
         if self.entries.indexed {
             let index = &mut self.entries.index;
             let home = index.home(addr);
-            let slot = index.slot(home);
+            // SAFETY: home slots are inside the table (`Index`'s invariants; an
+            // indexed set's table is not empty).
+            let slot = unsafe { index.slot(home) };
             if slot.key == addr {
                 let at = slot.at as usize;
                 // The index maps only to items (type invariant), so `get_mut` never
@@ -537,7 +546,8 @@ impl WriteSet {
             if slot.key != VACANT || len >= self.room {
                 return false;
             }
-            index.fill(home, addr, len);
+            // SAFETY: as above.
+            unsafe { index.fill(home, addr, len) };
             self.filter |= filter_bit(addr);
         } else {
             // The filter takes the bit first (a bit too many is allowed), so that the
@@ -588,7 +598,8 @@ impl WriteSet {
             return false;
         }
         if let Some(slot) = vacant {
-            self.entries.index.fill(slot, addr, len);
+            // SAFETY: `find` returned the slot, and the table has not changed since.
+            unsafe { self.entries.index.fill(slot, addr, len) };
         }
         self.filter |= filter_bit(addr);
         self.append(addr, value, mask);
