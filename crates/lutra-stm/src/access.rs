@@ -215,9 +215,12 @@ impl Core {
     }
 
     /// Tells contention managers how large this attempt is (read set plus write set):
-    /// done when the read set grows, on every new buffered write, and before a
-    /// conflict is settled, so a published size lags the truth by at most a factor of
-    /// two. Fails when the sets outgrew the engine's limit.
+    /// done when the read set grows, when a new buffered write takes the full path
+    /// ([`Core::store_slow`]: under commit-time locking, each time the write set's
+    /// length passes a power of two), and before a conflict is settled, so a published
+    /// size lags the truth by at most a factor of two (the write set's share once it
+    /// is past its first `fast_write_room` entries). Fails when the sets outgrew the
+    /// engine's limit.
     pub(crate) fn publish_size(&mut self, stm: &StmInner) -> Result<(), Abort> {
         let size = self.reads.len() + self.writes.len();
         if size > stm.config.max_set_entries {
@@ -230,10 +233,13 @@ impl Core {
         Ok(())
     }
 
-    /// The write barrier. The common case under commit-time locking (a first write to
-    /// `addr` while the write set is small, or a write to an address already written)
-    /// only buffers, inline; everything else is [`Core::store_slow`].
-    #[inline]
+    /// The write barrier. The common case under commit-time locking (a write to an
+    /// address already written, or a first write while the write set is below the
+    /// room [`Core::store_slow`] granted it) only buffers, inline; everything else is
+    /// [`Core::store_slow`]. Always inlined: at its callers the mask is often a
+    /// constant and the address known to be aligned, which folds the merging and
+    /// the hashing down (the C ABI's `stm_store` saves a call and 15 instructions).
+    #[inline(always)]
     pub(crate) fn store(
         &mut self,
         stm: &StmInner,
@@ -243,13 +249,7 @@ impl Core {
         retire_old: Option<Release>,
     ) -> Result<(), Abort> {
         if self.fast_access && retire_old.is_none() {
-            if self.writes.update(addr, value, mask) {
-                return Ok(());
-            }
-            if stm.design_kind == DesignKind::WriteBackCtl
-                && self.writes.has_linear_room(stm.fast_write_room)
-            {
-                self.writes.insert(WriteEntry::new(addr, value, mask, None));
+            if self.writes.write(addr, value, mask) {
                 return Ok(());
             }
         } else if self.solo {
@@ -258,6 +258,12 @@ impl Core {
         self.store_slow(stm, addr, value, mask, retire_old)
     }
 
+    /// The write protocol in full. A first write buffered here, under commit-time
+    /// locking, also grants the inlined path room up to the next power of two of the
+    /// write set's length (at least `fast_write_room`, at most the engine's set limit),
+    /// after shrinking the read set's room so that the two sets together stay within
+    /// that limit; so the inlined path comes here, and publishes the attempt's size,
+    /// each time the write set's length passes a power of two.
     #[cold]
     #[inline(never)]
     fn store_slow(
@@ -268,6 +274,11 @@ impl Core {
         mask: usize,
         retire_old: Option<Release>,
     ) -> Result<(), Abort> {
+        if self.fast_access && retire_old.is_none() && self.writes.write_probing(addr, value, mask)
+        {
+            // The inlined path's write, past a home slot that another address holds.
+            return Ok(());
+        }
         self.check_usable(stm)?;
         if self.writes.update(addr, value, mask) {
             return Ok(());
@@ -276,13 +287,28 @@ impl Core {
         stm.before_first_write(self, orec)?;
         self.writes
             .insert(WriteEntry::new(addr, value, mask, retire_old));
-        let room_left = stm.config.max_set_entries.saturating_sub(self.writes.len());
-        self.read_room = self.read_room.min(room_left);
+        let limit = stm.config.max_set_entries;
+        let len = self.writes.len();
+        let mut room = len;
+        if stm.fast_write_room > 0
+            && self.fast_access
+            && stm.design_kind == DesignKind::WriteBackCtl
+        {
+            room = (len + 1)
+                .next_power_of_two()
+                .max(stm.fast_write_room)
+                .min(limit)
+                .max(len);
+            self.writes.allow(room);
+        }
+        self.read_room = self.read_room.min(limit.saturating_sub(room));
         self.publish_size(stm)
     }
 
     /// A write of a solo attempt (`solo.rs`): straight to memory, the old word logged.
-    #[inline]
+    /// Out of line, so that its growth path does not cost [`Core::store`]'s inlined
+    /// path a register save.
+    #[inline(never)]
     fn store_solo(
         &mut self,
         addr: usize,

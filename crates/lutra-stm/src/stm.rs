@@ -34,8 +34,9 @@ pub(crate) struct StmInner {
     /// (`descriptor.rs`), which skip both.
     pub(crate) lean: bool,
     /// How many first writes an attempt may buffer on the inlined write path before
-    /// the full path (with its size check) takes over: none when the engine's set
-    /// limit is small enough for the check to matter.
+    /// the full path (with its size check) takes over; the full path then grants it
+    /// room up to the next power of two each time (`Core::store_slow`). None when the
+    /// engine's set limit is small enough for the check to matter on every write.
     pub(crate) fast_write_room: usize,
     pub(crate) clock: CachePadded<AtomicU64>,
     pub(crate) orecs: OrecTable,
