@@ -21,10 +21,15 @@ fn files(dir: &Path, extension: &str) -> Vec<String> {
 }
 
 /// The identifier just before the first `(` of `line`, if `line` declares a function
-/// of the API (`stm_`, `mod_`, `lutra_`, `sched_` prefixes).
+/// of the API (`stm_`, `mod_`, `lutra_`, `sched_` prefixes) that the library exports
+/// (not a `static inline` function the header defines itself).
 fn declared_name(line: &str) -> Option<&str> {
     let line = line.trim_start();
-    if line.starts_with("typedef") || line.starts_with('#') || line.starts_with('*') {
+    if line.starts_with("typedef")
+        || line.starts_with('#')
+        || line.starts_with('*')
+        || line.starts_with("static ")
+    {
         return None;
     }
     let head = &line[..line.find('(')?];

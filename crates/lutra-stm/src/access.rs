@@ -106,37 +106,47 @@ unsafe fn push_at(reads: &mut Vec<ReadEntry>, len: usize, entry: ReadEntry) {
 }
 
 impl Core {
-    /// The read barrier. The common case (no write to `addr` buffered, its record
-    /// unlocked at a version inside the snapshot, room in the read set) is inlined
-    /// into the caller: a few loads, one compare, one append. Everything else is
-    /// [`Core::load_slow`].
+    /// The read barrier. The common case ([`Core::try_load`]) is inlined into the
+    /// caller; everything else is [`Core::load_slow`].
     #[inline]
     pub(crate) fn load(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
+        match self.try_load(stm, addr) {
+            Some(value) => Ok(value),
+            None => self.load_slow(stm, addr),
+        }
+    }
+
+    /// The read barrier's common case, or `None` (nothing done) when
+    /// [`Core::load_slow`] must run: no write to `addr` buffered, its record unlocked
+    /// at a version inside the snapshot, room in the read set (a few loads, one
+    /// compare, one append), or a solo attempt's plain load.
+    #[inline(always)]
+    pub(crate) fn try_load(&mut self, stm: &StmInner, addr: usize) -> Option<usize> {
         let len = self.reads.len();
         // `read_room` is 0 whenever the inlined paths may not run (see `fast_access`).
         if len < self.read_room && !self.writes.may_contain(addr) {
             let orec = stm.orecs.index_of(addr);
-            let record = stm.orecs.record_of(orec);
+            let record = stm.orecs.record(orec);
             let before = record.load(Ordering::Acquire);
-            if let LockWord::Unlocked { version } = LockWord::decode(before)
-                && version <= self.rv
-            {
+            if LockWord::readable_at(before, self.rv) {
                 // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`.
                 let value = unsafe { word(addr) }.load(Ordering::Relaxed);
                 // ORDERING: as in `load_slow` (the seqlock read of step 3).
                 fence(Ordering::Acquire);
                 if record.load(Ordering::Relaxed) == before {
+                    // An unlocked word is its version.
+                    let version = before as u64;
                     // SAFETY: `len == reads.len() < read_room <= reads.capacity()`.
                     unsafe { push_at(&mut self.reads, len, ReadEntry { orec, version }) };
-                    return Ok(value);
+                    return Some(value);
                 }
             }
         } else if self.solo && self.doomed.is_none() {
             // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`; alone in
             // the engine (`solo.rs`), nobody else writes the word.
-            return Ok(unsafe { word(addr) }.load(Ordering::Relaxed));
+            return Some(unsafe { word(addr) }.load(Ordering::Relaxed));
         }
-        self.load_slow(stm, addr)
+        None
     }
 
     /// The read protocol in full (see the module header), for every case the inlined
@@ -283,6 +293,10 @@ impl Core {
         if self.writes.update(addr, value, mask) {
             return Ok(());
         }
+        if retire_old.is_some() {
+            // The commit must retire the value this write replaces.
+            self.mark_not_lean();
+        }
         let orec = stm.orecs.index_of(addr);
         stm.before_first_write(self, orec)?;
         self.writes
@@ -334,6 +348,7 @@ impl Core {
     /// Locks record `orec` for this attempt (waiting or aborting as the contention
     /// manager decides when another holds it). Returns the version the record had
     /// when this attempt locked it.
+    #[inline]
     pub(crate) fn acquire(&mut self, stm: &StmInner, orec: usize) -> Result<u64, Abort> {
         let record = stm.orecs.record(orec);
         loop {

@@ -82,7 +82,7 @@ impl Core {
 
     fn commit_update(&mut self, stm: &StmInner) -> Result<(), Abort> {
         stm.lock_write_set(self)?;
-        let shared = stm.registry.get(self.slot);
+        let shared = self.shared(stm);
         let committing = self.status.with_state(TxState::Committing);
         if shared
             .status
@@ -158,10 +158,32 @@ impl Core {
     }
 
     /// Step 5: writes every buffered word to memory.
+    #[inline]
     fn write_back(&mut self, stm: &StmInner) {
         // ORDERING: pairs with the acquire fence of the read protocol in `access.rs`:
         // a reader that loads a written value also sees this attempt's lock.
         fence(Ordering::Release);
+        if !self.lean {
+            self.write_back_replacing(stm);
+            return;
+        }
+        // Lean: no write replaces a boxed value, nothing was allocated.
+        for entry in self.writes.entries() {
+            // SAFETY: the program vouched for every written address when it stored to
+            // it, and this attempt holds the record guarding it.
+            let word = unsafe { &*(entry.addr as *const AtomicUsize) };
+            word.store(
+                entry.merged_with(word.load(Ordering::Relaxed)),
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    /// [`Core::write_back`] of an attempt that may replace boxed values (retired once
+    /// no transaction can read them) or hold values it allocated and did not publish.
+    #[cold]
+    #[inline(never)]
+    fn write_back_replacing(&mut self, stm: &StmInner) {
         let mut published = WordMap::default();
         let mut replaced = Vec::new();
         for entry in self.writes.entries() {

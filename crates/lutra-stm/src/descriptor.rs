@@ -111,11 +111,11 @@ pub(crate) struct Core {
     /// no lock (so no kill can reach it: see `check_usable`). Cleared by `doom`,
     /// by the first lock taken and at the attempt's end.
     pub(crate) fast_access: bool,
-    /// The running attempt is *lean*: it began without hooks, statistics, anything to
-    /// wait for or irrevocability (on the inlined path, or solo) and nothing but the
-    /// inlined access paths, buffered writes and solo writes has touched it since, so
-    /// its end has nothing to release but its sets, its status words and the solo
-    /// gate (`finish`). Cleared
+    /// The running attempt is *lean*: it began without hooks, anything to wait for or
+    /// irrevocability (on the inlined path, or solo) and nothing but the inlined
+    /// access paths, buffered writes and solo writes has touched it since, so its end
+    /// has nothing to release but its sets, its status words and the solo gate, and
+    /// nothing to report but its statistics (`finish`). Cleared
     /// by [`Core::mark_not_lean`] wherever an attempt takes on more (a gate, an
     /// allocation, a lent value, a doom…) and when the attempt ends.
     pub(crate) lean: bool,
@@ -396,6 +396,17 @@ impl TxDescriptor {
         self.core.load(&self.stm, addr as usize)
     }
 
+    /// The common case of [`TxDescriptor::load`], inlined into the caller: the word
+    /// at `addr`, or `None` when the full [`TxDescriptor::load`] must run (it has
+    /// done nothing then). For a caller that keeps its own slow path out of line.
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::load`].
+    #[inline(always)]
+    pub unsafe fn try_load(&mut self, addr: *const usize) -> Option<usize> {
+        self.core.try_load(&self.stm, addr as usize)
+    }
+
     /// Buffers a write of the bits of `value` selected by `mask` to the word at `addr`
     /// (`usize::MAX` writes the whole word).
     ///
@@ -652,7 +663,7 @@ impl Core {
     }
 
     /// Begins an attempt. The common case (a first attempt, or one after a `retry`,
-    /// on an engine without hooks or statistics, neither irrevocable nor solo) is
+    /// on an engine without hooks, neither irrevocable nor solo) is
     /// inlined and lean; everything else goes through [`Core::start_special`].
     #[inline]
     pub(crate) fn start_attempt(&mut self, stm: &StmInner) {
@@ -666,6 +677,9 @@ impl Core {
             return;
         }
         self.announce(stm);
+        if stm.config.stats {
+            self.started_at = Some(Stamp::now());
+        }
         self.lean = true;
     }
 
@@ -842,8 +856,13 @@ impl Core {
         stm.epochs.quiesce_in(&shared.epoch);
         if !self.lean || outcome.is_err() {
             self.finish_special(stm, outcome);
-        } else if self.solo {
-            self.end_solo(stm);
+        } else {
+            if self.solo {
+                self.end_solo(stm);
+            }
+            if self.started_at.is_some() {
+                self.record_outcome(stm, outcome, false);
+            }
         }
         self.lean = false;
         self.active = false;
@@ -899,6 +918,8 @@ impl Core {
         self.lean = false;
     }
 
+    #[cold]
+    #[inline(never)]
     fn record_outcome(
         &mut self,
         stm: &StmInner,

@@ -5,10 +5,15 @@
 //!
 //! # Lock word
 //!
-//! | bit 0 | bits 1..64 | meaning |
-//! |-------|------------|---------|
+//! | bit 63 | bits 0..63 | meaning |
+//! |--------|------------|---------|
 //! | 0 | version | unlocked; the last commit that wrote a word mapped here had this timestamp |
 //! | 1 | owner slot | locked by the transaction descriptor in registry slot `owner` |
+//!
+//! An unlocked word is its version, and a locked one is larger than any version (the
+//! clock never reaches 2^63), so one unsigned comparison with a snapshot tells the
+//! read path's common case: unlocked and no newer than the snapshot
+//! ([`LockWord::readable_at`]).
 //!
 //! # Invariants
 //! - A version only grows while the record is unlocked, except that an aborting owner
@@ -28,23 +33,35 @@ pub(crate) enum LockWord {
     Locked { owner: usize },
 }
 
+/// The lock bit of a record's word.
+const LOCKED: usize = 1 << (usize::BITS - 1);
+
 impl LockWord {
     pub(crate) fn decode(word: usize) -> Self {
-        if word & 1 == 0 {
+        if word & LOCKED == 0 {
             Self::Unlocked {
-                version: (word >> 1) as u64,
+                version: word as u64,
             }
         } else {
-            Self::Locked { owner: word >> 1 }
+            Self::Locked {
+                owner: word & !LOCKED,
+            }
         }
     }
 
     pub(crate) fn unlocked(version: u64) -> usize {
-        (version as usize) << 1
+        debug_assert!((version as usize) & LOCKED == 0);
+        version as usize
     }
 
     pub(crate) fn locked(owner: usize) -> usize {
-        (owner << 1) | 1
+        owner | LOCKED
+    }
+
+    /// Whether `word` is unlocked at a version no newer than `snapshot`.
+    #[inline(always)]
+    pub(crate) fn readable_at(word: usize, snapshot: u64) -> bool {
+        word as u64 <= snapshot
     }
 }
 
@@ -71,18 +88,13 @@ impl OrecTable {
         (addr / std::mem::size_of::<usize>()) & self.mask
     }
 
+    /// The record at `index` (an index from [`OrecTable::index_of`]; any index is
+    /// taken modulo the table's size).
     #[inline]
     pub(crate) fn record(&self, index: usize) -> &AtomicUsize {
-        &self.records[index]
-    }
-
-    /// The record at `index`, an index from [`OrecTable::index_of`], without the
-    /// bounds check (the read barrier's common case).
-    #[inline]
-    pub(crate) fn record_of(&self, index: usize) -> &AtomicUsize {
         debug_assert!(index <= self.mask);
-        // SAFETY: `index_of` masks with `mask = records.len() - 1`, so the index is
-        // in bounds.
+        // SAFETY: masked with `mask = records.len() - 1` (a power of two minus one),
+        // the index is in bounds.
         unsafe { self.records.get_unchecked(index & self.mask) }
     }
 
@@ -106,6 +118,15 @@ mod tests {
             LockWord::Locked { owner: 7 }
         );
         assert_ne!(LockWord::locked(0), LockWord::unlocked(0));
+    }
+
+    #[test]
+    fn only_unlocked_words_no_newer_than_the_snapshot_are_readable() {
+        assert!(LockWord::readable_at(LockWord::unlocked(5), 5));
+        assert!(LockWord::readable_at(LockWord::unlocked(0), 5));
+        assert!(!LockWord::readable_at(LockWord::unlocked(6), 5));
+        assert!(!LockWord::readable_at(LockWord::locked(0), 5));
+        assert!(!LockWord::readable_at(LockWord::locked(3), u64::MAX >> 1));
     }
 
     #[test]

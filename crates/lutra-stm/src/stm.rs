@@ -30,8 +30,8 @@ pub(crate) struct StmInner {
     /// Whether hooks other than [`NoHooks`](crate::NoHooks) are installed: when not,
     /// the engine skips every hook call (one predictable branch each).
     pub(crate) hooks_active: bool,
-    /// Neither hooks nor statistics: attempts may begin and end on the lean paths
-    /// (`descriptor.rs`), which skip both.
+    /// No hooks: attempts may begin and end on the lean paths (`descriptor.rs`),
+    /// which skip them.
     pub(crate) lean: bool,
     /// How many first writes an attempt may buffer on the inlined write path before
     /// the full path (with its size check) takes over; the full path then grants it
@@ -133,7 +133,7 @@ impl Stm {
         let inner = StmInner {
             design_kind: config.design,
             hooks_active: !config.hooks.is_noop(),
-            lean: config.hooks.is_noop() && !config.stats,
+            lean: config.hooks.is_noop(),
             fast_write_room: if config.max_set_entries >= 1 << 12 {
                 LINEAR_MAX
             } else {
