@@ -672,11 +672,18 @@ impl Core {
             | self.options.irrevocable
             | self.restart_irrevocable
             | !stm.lean;
-        if special || (self.solo_allowed && stm.solo.may_enter(&stm.registry)) {
+        if special {
             self.start_special(stm);
             return;
         }
-        self.announce(stm);
+        if self.solo_allowed
+            && stm.solo.may_enter(&stm.registry)
+            && stm.solo.try_enter(&stm.registry, self.slot)
+        {
+            self.start_solo(stm);
+        } else {
+            self.announce(stm);
+        }
         if stm.config.stats {
             self.started_at = Some(Stamp::now());
         }
@@ -697,6 +704,9 @@ impl Core {
         let irrevocable = self.options.irrevocable || self.restart_irrevocable;
         if self.solo_allowed && !irrevocable && stm.solo.try_enter(&stm.registry, self.slot) {
             self.start_solo(stm);
+            if stm.config.stats {
+                self.started_at = Some(Stamp::now());
+            }
             // Nothing but the solo gate to give back at its end, which the lean end
             // does too.
             self.lean = stm.lean;
@@ -745,7 +755,7 @@ impl Core {
     /// Begins a solo attempt (`solo.rs`): no other descriptor exists, so there is no
     /// one to announce an epoch or a snapshot to; the access paths go to the solo
     /// branches of `load_slow` and `store_slow`.
-    #[cold]
+    #[inline]
     fn start_solo(&mut self, stm: &StmInner) {
         self.status = Status {
             state: TxState::Active,
@@ -762,9 +772,6 @@ impl Core {
         self.active = true;
         self.fast_access = false;
         self.read_room = 0;
-        if stm.config.stats {
-            self.started_at = Some(Stamp::now());
-        }
     }
 
     /// Before an attempt that follows an abort: gives way to the irrevocable

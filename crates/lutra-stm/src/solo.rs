@@ -54,6 +54,7 @@ impl SoloGate {
     }
 
     /// Step 1 for the descriptor in `slot`: whether its next attempt runs solo.
+    #[inline]
     pub(crate) fn try_enter(&self, registry: &Registry, slot: usize) -> bool {
         if !self.may_enter(registry) {
             return false;

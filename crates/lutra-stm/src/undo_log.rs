@@ -60,9 +60,10 @@ impl Default for UndoLog {
 
 impl UndoLog {
     /// Opens an empty window (a solo attempt begins).
+    #[inline]
     pub(crate) fn open(&mut self) {
         if self.buffer.capacity() < FIRST_CAPACITY {
-            self.buffer.reserve(FIRST_CAPACITY);
+            self.allocate();
         }
         let start = self.buffer.as_mut_ptr();
         self.window.next = start;
@@ -71,7 +72,14 @@ impl UndoLog {
         self.window.end = unsafe { start.add(self.buffer.capacity()) };
     }
 
+    /// The buffer's first allocation (or a new one after `close` gave it back).
+    #[cold]
+    fn allocate(&mut self) {
+        self.buffer.reserve(FIRST_CAPACITY);
+    }
+
     /// Closes the window, forgetting the entries (the attempt has ended).
+    #[inline]
     pub(crate) fn close(&mut self) {
         self.window.next = ptr::null_mut();
         self.window.end = ptr::null_mut();
