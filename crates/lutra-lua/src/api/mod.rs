@@ -14,6 +14,7 @@
 mod channel;
 mod host;
 mod luaproc;
+mod native;
 mod process;
 mod shared;
 mod transfer;
@@ -99,12 +100,21 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     static PRELUDE: OnceLock<Vec<u8>> = OnceLock::new();
     let prelude = precompiled(lua, &PRELUDE, include_str!("../prelude.lua"), "=lutra")?;
     let exports: Table = prelude.call((&raw, LightUserData(PARK), host))?;
-    lua.set_named_registry_value(CHANNEL_METHODS_KEY, exports.get::<Table>("channel")?)?;
+    let channel_methods: Table = exports.get("channel")?;
+    lua.set_named_registry_value(CHANNEL_METHODS_KEY, &channel_methods)?;
     lua.set_named_registry_value(PROCESS_METHODS_KEY, exports.get::<Table>("process")?)?;
     lua.set_named_registry_value(RUN_KEY, exports.get::<Function>("run")?)?;
     let lutra: Table = exports.get("lutra")?;
     transfer::install(lua, &lutra)?;
     install_shared(lua, &raw, &exports, host)?;
+    // After `shared.lua`, whose wrappers (irrevocable inside `atomic`) become the
+    // fallbacks of the native fast paths.
+    native::install(
+        lua,
+        &raw,
+        &channel_methods,
+        &exports.get::<Table>("internal")?,
+    )?;
     if !host {
         lua.globals().set("lutra", &lutra)?;
     }

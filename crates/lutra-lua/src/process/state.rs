@@ -3,7 +3,7 @@
 
 use crate::process::ProcessCore;
 use crate::runtime::RuntimeShared;
-use mlua::{Lua, LuaOptions, StdLib};
+use mlua::{Lua, LuaOptions, StdLib, ffi};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +22,25 @@ pub(crate) struct ProcessContext {
     pub(crate) no_preempt: AtomicBool,
     /// What the process last waited on, with its text (see `api::host::note_wait`).
     pub(crate) last_wait: RefCell<Option<LastWait>>,
+    /// The label of the last wait of a native blocking call (`api/native`), by what
+    /// it was and the channel's id: built once per run of waits on one channel.
+    pub(crate) native_wait: RefCell<Option<NativeWait>>,
+    /// The wait of the native blocking call the process is parked in, if any (at most
+    /// one: the whole process parks, and is resumed down to that call first).
+    pub(crate) parked: RefCell<Option<(Arc<crate::channel::Channel>, NativeWait)>>,
+    /// A message a native receive took whose values are not all scalars: imported by
+    /// `raw.take_pending`, which the native call runs next.
+    pub(crate) pending: RefCell<Option<crate::transfer::Message>>,
+}
+
+/// What a native blocking call waits on: how (`what`), the channel's id, its luaproc
+/// name if it has one, and the label deadlock reports show.
+#[derive(Clone)]
+pub(crate) struct NativeWait {
+    pub(crate) what: &'static str,
+    pub(crate) channel_id: u64,
+    pub(crate) name: Option<Arc<str>>,
+    pub(crate) label: Arc<str>,
 }
 
 /// A wait's `what` and `object` (kept alive here, so that they compare by identity)
@@ -41,6 +60,9 @@ impl ProcessContext {
             preempted: AtomicBool::new(false),
             no_preempt: AtomicBool::new(false),
             last_wait: RefCell::new(None),
+            native_wait: RefCell::new(None),
+            parked: RefCell::new(None),
+            pending: RefCell::new(None),
         }
     }
 
@@ -84,9 +106,43 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     Ok(lua)
 }
 
-/// Makes `lua` the state of `process`.
+/// Makes `lua` the state of `process`, and notes the context's address in the
+/// registry for the native functions ([`context_of`]).
 fn bind(lua: &Lua, runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) {
     lua.set_app_data(ProcessContext::new(runtime.clone(), process.clone()));
+    let context = context_ptr(lua);
+    // SAFETY: two pushes and a raw set on the registry of `lua`'s own main state, in
+    // mlua's protected call.
+    let _ = unsafe {
+        lua.exec_raw::<()>((), |state| {
+            ffi::lua_pushlightuserdata(state, context.cast_mut().cast());
+            ffi::lua_rawsetp(state, ffi::LUA_REGISTRYINDEX, context_key());
+        })
+    };
+}
+
+/// The registry key of the context's address (the address of a static).
+fn context_key() -> *const std::ffi::c_void {
+    static KEY: u8 = 0;
+    (&raw const KEY).cast()
+}
+
+/// The context of the process state that `state` (any of its threads) belongs to, as
+/// `bind` noted it; `None` for a state that is no process's (a host's).
+///
+/// # Safety
+/// `state` is a running thread with a free stack slot; the reference is used only
+/// while the state's app data stays set (not across a `bind`, which never happens
+/// while the state's Lua code runs).
+pub(crate) unsafe fn context_of<'a>(state: *mut ffi::lua_State) -> Option<&'a ProcessContext> {
+    // SAFETY: a raw get from the registry and a pop; the address, if set, is that of
+    // the app data `bind` set, alive while the caller uses it (see above).
+    unsafe {
+        ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, context_key());
+        let context = ffi::lua_touserdata(state, -1) as *const ProcessContext;
+        ffi::lua_pop(state, 1);
+        context.as_ref()
+    }
 }
 
 /// The address of `lua`'s process context (null for a state that is not Lutra's),
