@@ -3,7 +3,8 @@
 //!
 //! # Protocol (one slice)
 //! 1. First slice only: create the Lua state, load the code, import the arguments.
-//! 2. Resume the main coroutine.
+//! 2. Resume the main coroutine: through mlua the first time (with the function and
+//!    its arguments), straight through `lua_resume` after that (`resume.rs`).
 //! 3. It yielded `PARK` (a blocking call left a waker): `Step::Park`. It yielded
 //!    anything else (preemption, a bare `coroutine.yield()` at top level):
 //!    `Step::Yield`. It returned: export the results, finish. It raised: finish as
@@ -13,6 +14,7 @@
 
 use crate::api::PARK;
 use crate::process::preempt::Slice;
+use crate::process::resume::{self, Resumed};
 use crate::process::{Outcome, ProcessCore, new_state, state};
 use crate::runtime::RuntimeShared;
 use crate::transfer::{self, IsolatedFunction, Message};
@@ -64,12 +66,12 @@ impl ProcessTask {
     }
 
     fn slice(&mut self) -> Step {
-        let args = match self.start.take() {
+        let first = match self.start.take() {
             Some((code, message)) => match self.boot(code, &message) {
-                Ok(args) => args,
+                Ok(args) => Some(args),
                 Err(error) => return self.finish(Outcome::Failed(error_text(&error))),
             },
-            None => MultiValue::new(),
+            None => None,
         };
         let (Some(lua), Some(thread)) = (&self.lua, &self.thread) else {
             return Step::Done;
@@ -79,17 +81,19 @@ impl ProcessTask {
             // SAFETY: `thread` and `lua` (whose app data `context` points to) are held
             // by this task for the whole slice, and the app data is not replaced in it.
             let _slice = unsafe { Slice::enter(&self.runtime.preemptor, thread.state(), context) };
-            thread.resume::<MultiValue>(args)
+            match first {
+                Some(args) => first_resume(thread, args),
+                // SAFETY: after its first slice the coroutine is suspended (a slice
+                // that ends it ends the process), and only this task resumes it.
+                None => unsafe { resume::resume(lua, thread) },
+            }
         };
         match resumed {
-            Ok(values) if thread.status() == ThreadStatus::Resumable => {
+            Resumed::Yielded { park } => {
                 state::take_preempted(lua);
-                match values.front() {
-                    Some(mlua::Value::LightUserData(mark)) if mark.0 == PARK => Step::Park,
-                    _ => Step::Yield,
-                }
+                if park { Step::Park } else { Step::Yield }
             }
-            Ok(values) => {
+            Resumed::Returned(values) => {
                 let mut values: Vec<mlua::Value> = values.into_iter().collect();
                 if !matches!(values.first(), Some(mlua::Value::Boolean(true))) {
                     let error = match values.get(1) {
@@ -109,7 +113,7 @@ impl ProcessTask {
                 };
                 self.finish_as(outcome, true)
             }
-            Err(error) => self.finish(Outcome::Failed(error_text(&error))),
+            Resumed::Failed(error) => self.finish(Outcome::Failed(error_text(&error))),
         }
     }
 
@@ -180,6 +184,18 @@ impl Resumable for ProcessTask {
             self.runtime.note_parked();
         }
         step
+    }
+}
+
+/// The first resume of a process's main coroutine (with its function and arguments),
+/// through mlua.
+fn first_resume(thread: &Thread, args: MultiValue) -> Resumed {
+    match thread.resume::<MultiValue>(args) {
+        Ok(values) if thread.status() == ThreadStatus::Resumable => Resumed::Yielded {
+            park: matches!(values.front(), Some(mlua::Value::LightUserData(mark)) if mark.0 == PARK),
+        },
+        Ok(values) => Resumed::Returned(values),
+        Err(error) => Resumed::Failed(error),
     }
 }
 
