@@ -114,6 +114,7 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
         &raw,
         &channel_methods,
         &exports.get::<Table>("internal")?,
+        host,
     )?;
     if !host {
         lua.globals().set("lutra", &lutra)?;

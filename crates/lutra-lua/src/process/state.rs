@@ -3,8 +3,8 @@
 
 use crate::process::ProcessCore;
 use crate::runtime::RuntimeShared;
-use mlua::{Lua, LuaOptions, StdLib, ffi};
-use std::cell::RefCell;
+use mlua::{Lua, LuaOptions, StdLib};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -31,6 +31,8 @@ pub(crate) struct ProcessContext {
     /// A message a native receive took whose values are not all scalars: imported by
     /// `raw.take_pending`, which the native call runs next.
     pub(crate) pending: RefCell<Option<crate::transfer::Message>>,
+    /// The process's waker (`wakers::current_waker`), made at its first wait.
+    pub(crate) waker: OnceCell<std::task::Waker>,
 }
 
 /// What a native blocking call waits on: how (`what`), the channel's id, its luaproc
@@ -63,6 +65,7 @@ impl ProcessContext {
             native_wait: RefCell::new(None),
             parked: RefCell::new(None),
             pending: RefCell::new(None),
+            waker: OnceCell::new(),
         }
     }
 
@@ -106,43 +109,49 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     Ok(lua)
 }
 
-/// Makes `lua` the state of `process`, and notes the context's address in the
-/// registry for the native functions ([`context_of`]).
+/// Makes `lua` the state of `process`.
 fn bind(lua: &Lua, runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) {
     lua.set_app_data(ProcessContext::new(runtime.clone(), process.clone()));
-    let context = context_ptr(lua);
-    // SAFETY: two pushes and a raw set on the registry of `lua`'s own main state, in
-    // mlua's protected call.
-    let _ = unsafe {
-        lua.exec_raw::<()>((), |state| {
-            ffi::lua_pushlightuserdata(state, context.cast_mut().cast());
-            ffi::lua_rawsetp(state, ffi::LUA_REGISTRYINDEX, context_key());
-        })
-    };
 }
 
-/// The registry key of the context's address (the address of a static).
-fn context_key() -> *const std::ffi::c_void {
-    static KEY: u8 = 0;
-    (&raw const KEY).cast()
+thread_local! {
+    /// The context of the process whose slice this worker runs (null outside one).
+    static CURRENT: Cell<*const ProcessContext> = const { Cell::new(std::ptr::null()) };
 }
 
-/// The context of the process state that `state` (any of its threads) belongs to, as
-/// `bind` noted it; `None` for a state that is no process's (a host's).
+/// While it lives, [`current`] is the context of the process in the slice.
+pub(crate) struct Current {
+    outer: *const ProcessContext,
+}
+
+impl Current {
+    /// Enters the slice of the process whose context is `context`.
+    ///
+    /// # Safety
+    /// `context` (or null) stays alive, and its state runs on this thread only within
+    /// this slice, until the value is dropped.
+    pub(crate) unsafe fn enter(context: *const ProcessContext) -> Self {
+        Self {
+            outer: CURRENT.replace(context),
+        }
+    }
+}
+
+impl Drop for Current {
+    fn drop(&mut self) {
+        CURRENT.set(self.outer);
+    }
+}
+
+/// The context of the process whose slice this worker runs: the state of any Lua
+/// code running on this thread inside a task (a process runs only in its slices, and
+/// no other state runs inside one); `None` outside slices (host threads).
 ///
 /// # Safety
-/// `state` is a running thread with a free stack slot; the reference is used only
-/// while the state's app data stays set (not across a `bind`, which never happens
-/// while the state's Lua code runs).
-pub(crate) unsafe fn context_of<'a>(state: *mut ffi::lua_State) -> Option<&'a ProcessContext> {
-    // SAFETY: a raw get from the registry and a pop; the address, if set, is that of
-    // the app data `bind` set, alive while the caller uses it (see above).
-    unsafe {
-        ffi::lua_rawgetp(state, ffi::LUA_REGISTRYINDEX, context_key());
-        let context = ffi::lua_touserdata(state, -1) as *const ProcessContext;
-        ffi::lua_pop(state, 1);
-        context.as_ref()
-    }
+/// The reference is used within the running native call only.
+pub(crate) unsafe fn current<'a>() -> Option<&'a ProcessContext> {
+    // SAFETY: a non-null CURRENT is alive for the slice (`Current::enter`).
+    unsafe { CURRENT.get().as_ref() }
 }
 
 /// The address of `lua`'s process context (null for a state that is not Lutra's),

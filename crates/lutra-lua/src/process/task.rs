@@ -76,11 +76,13 @@ impl ProcessTask {
         let (Some(lua), Some(thread)) = (&self.lua, &self.thread) else {
             return Step::Done;
         };
+        let context = state::context_ptr(lua);
         let resumed = {
-            let context = state::context_ptr(lua);
             // SAFETY: `thread` and `lua` (whose app data `context` points to) are held
             // by this task for the whole slice, and the app data is not replaced in it.
             let _slice = unsafe { Slice::enter(&self.runtime.preemptor, thread.state(), context) };
+            // SAFETY: as above; the state runs on this worker only within the slice.
+            let _current = unsafe { state::Current::enter(context) };
             match first {
                 Some(args) => first_resume(thread, args),
                 // SAFETY: after its first slice the coroutine is suspended (a slice
@@ -90,7 +92,11 @@ impl ProcessTask {
         };
         match resumed {
             Resumed::Yielded { park } => {
-                state::take_preempted(lua);
+                // The preemption mark is consumed (a yield is a yield either way).
+                // SAFETY: `context` is the app data of `lua`, alive (see above).
+                if let Some(context) = unsafe { context.as_ref() } {
+                    context.preempted.store(false, Ordering::Relaxed);
+                }
                 if park { Step::Park } else { Step::Yield }
             }
             Resumed::Returned(values) => {

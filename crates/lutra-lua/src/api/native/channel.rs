@@ -3,8 +3,8 @@
 
 use super::{
     Action, Answer, cannot_wait, channel_at, lost, park, parkable, perform, resumed, scalar, took,
+    waiter,
 };
-use crate::api::current_waiter;
 use crate::channel::{Channel, ReceivePoll, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
@@ -30,10 +30,10 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
     unsafe {
         let args = ffi::lua_gettop(state);
         let fallback = Action::Fallback { args };
-        let Some(channel) = channel_at(state, 1) else {
+        let Some(context) = parkable(state) else {
             return fallback;
         };
-        let Some(context) = parkable(state) else {
+        let Some(channel) = channel_at(state, 1) else {
             return fallback;
         };
         let Some(message) = scalar::export(state, 2, args) else {
@@ -49,7 +49,7 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
 
 /// Polls the send of message `sequence` (registering the caller if it must wait).
 fn send_poll(context: &ProcessContext, channel: &Arc<Channel>, sequence: u64) -> Action {
-    match channel.poll_send(sequence, Some(current_waiter(context))) {
+    match channel.poll_send(sequence, Some(waiter(context))) {
         SendPoll::Sent => Action::Return(Answer::Nothing),
         SendPoll::Closed => Action::Raise(format!(
             "send on channel#{}: the channel was closed before the message was received",
@@ -103,7 +103,10 @@ unsafe fn start_receive(state: *mut lua_State) -> Action {
         let fallback = Action::Fallback {
             args: ffi::lua_gettop(state),
         };
-        let (Some(channel), Some(context)) = (channel_at(state, 1), parkable(state)) else {
+        let Some(context) = parkable(state) else {
+            return fallback;
+        };
+        let Some(channel) = channel_at(state, 1) else {
             return fallback;
         };
         receive_poll(context, &channel).unwrap_or(fallback)
@@ -112,7 +115,7 @@ unsafe fn start_receive(state: *mut lua_State) -> Action {
 
 /// One receive attempt; `None` when the channel is closed and drained.
 fn receive_poll(context: &ProcessContext, channel: &Arc<Channel>) -> Option<Action> {
-    Some(match channel.poll_receive(Some(current_waiter(context))) {
+    Some(match channel.poll_receive(Some(waiter(context))) {
         ReceivePoll::Message(message) => took(context, message),
         ReceivePoll::Closed => return None,
         ReceivePoll::Empty => {

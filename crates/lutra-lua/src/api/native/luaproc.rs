@@ -1,14 +1,13 @@
 //! `luaproc.send(name, ...)` and `luaproc.receive(name)` natively (see the module's
 //! protocol); their fallbacks are the functions of `luaproc.lua`, which also fill the
-//! cache of named channels (upvalue 5: name → handle) whenever they look a name up.
+//! cache of named channels (upvalue 4: name → handle) whenever they look a name up.
 //! A cached channel that was deleted is closed: the native call then falls back, and
 //! the fallback finds what the name means now.
 
 use super::{
     Action, Answer, NAMED, cannot_wait, channel_at, lost, park, parkable, perform, resumed, scalar,
-    took,
+    took, waiter,
 };
-use crate::api::current_waiter;
 use crate::channel::{Channel, ReceivePoll, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
@@ -22,7 +21,7 @@ use std::sync::Arc;
 /// `state` runs a native closure of this module with at least one argument.
 unsafe fn named_channel(state: *mut lua_State) -> Option<Arc<Channel>> {
     // SAFETY: stack operations on the running thread (balanced); the cache is
-    // upvalue 5.
+    // upvalue 4.
     unsafe {
         if ffi::lua_type(state, 1) != ffi::LUA_TSTRING {
             return None;
@@ -73,10 +72,10 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
         if args < 1 {
             return fallback;
         }
-        let Some(channel) = named_channel(state) else {
+        let Some(context) = parkable(state) else {
             return fallback;
         };
-        let Some(context) = parkable(state) else {
+        let Some(channel) = named_channel(state) else {
             return fallback;
         };
         let Some(message) = scalar::export(state, 2, args) else {
@@ -105,7 +104,7 @@ fn send_poll(
     name: impl Fn() -> Arc<str>,
     closed: &str,
 ) -> Action {
-    match channel.poll_send(sequence, Some(current_waiter(context))) {
+    match channel.poll_send(sequence, Some(waiter(context))) {
         SendPoll::Sent => Action::Return(Answer::True),
         SendPoll::Closed => {
             Action::Return(Answer::NilAnd(format!("channel '{}' {closed}", name())))
@@ -165,10 +164,10 @@ unsafe fn start_receive(state: *mut lua_State) -> Action {
         if args < 1 || (args >= 2 && ffi::lua_toboolean(state, 2) != 0) {
             return fallback;
         }
-        let Some(channel) = named_channel(state) else {
+        let Some(context) = parkable(state) else {
             return fallback;
         };
-        let Some(context) = parkable(state) else {
+        let Some(channel) = named_channel(state) else {
             return fallback;
         };
         receive_poll(context, &channel, || name(state)).unwrap_or(fallback)
@@ -181,7 +180,7 @@ fn receive_poll(
     channel: &Arc<Channel>,
     name: impl FnOnce() -> Arc<str>,
 ) -> Option<Action> {
-    Some(match channel.poll_receive(Some(current_waiter(context))) {
+    Some(match channel.poll_receive(Some(waiter(context))) {
         ReceivePoll::Message(message) => took(context, message),
         ReceivePoll::Closed => return None,
         ReceivePoll::Empty => {

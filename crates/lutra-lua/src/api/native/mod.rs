@@ -4,8 +4,8 @@
 //! conversion, no Lua loop and no label built per call.
 //!
 //! # Protocol
-//! 1. A native call handles the common case itself: a process task (not a host
-//!    thread) whose coroutine can yield, outside `lutra.atomic`, a live channel, scalar
+//! 1. A native call handles the common case itself: a process in its slice (not a
+//!    host thread) whose coroutine can yield, outside `lutra.atomic`, a live channel, scalar
 //!    values (`scalar.rs`). In any other case, before any side effect, it calls the
 //!    Lua function it stands in front of (its *fallback*) with the same arguments and
 //!    answers what that answers (errors included).
@@ -22,8 +22,11 @@
 //! - Nothing Rust owns is alive when a native function leaves by `lua_error` or
 //!   `lua_yieldk` (both longjmp): each step decides in safe code what to do (an
 //!   [`Action`]) and [`perform`] does it with plain values only.
-//! - Upvalues of every native closure: 1 the fallback, 2 `CANNOT`, 3 the interning
-//!   cache (`intern.rs`), 4 `raw.take_pending`, 5 (luaproc) the named-channel cache.
+//! - Upvalues of every native closure: 1 the fallback, 2 `CANNOT`, 3
+//!   `raw.take_pending`, 4 (luaproc) the named-channel cache.
+//! - A light userdata as the user value of a full userdata is a channel handle's
+//!   address (`channel/handle.rs`): Lua code cannot set one, nor change a handle's
+//!   (`debug.setuservalue` is guarded, see [`guard_setuservalue`]).
 //! - A native call keeps nothing on its stack across a wait (mlua's `Thread::resume`
 //!   empties it when the main coroutine yielded): what the continuation needs is in
 //!   the context's `parked` (the channel, kept alive there, and the wait) and in the
@@ -36,9 +39,10 @@ mod scalar;
 
 use crate::api::PARK;
 use crate::channel::Channel;
+use crate::channel::Waiter;
 use crate::process::ProcessContext;
 use crate::process::state::NativeWait;
-use crate::process::state::context_of;
+use crate::process::state::current;
 use crate::transfer::Message;
 use mlua::ffi::{self, lua_State};
 use mlua::{Function, Lua, MultiValue, Table};
@@ -49,9 +53,8 @@ use std::sync::atomic::Ordering;
 /// Upvalue positions (module invariants).
 const FALLBACK: c_int = 1;
 const CANNOT: c_int = 2;
-const HANDLES: c_int = 3;
-const TAKE_PENDING: c_int = 4;
-const NAMED: c_int = 5;
+const TAKE_PENDING: c_int = 3;
+const NAMED: c_int = 4;
 
 /// What a native call does next.
 enum Action {
@@ -157,48 +160,91 @@ unsafe extern "C-unwind" fn returned(
     unsafe { ffi::lua_gettop(state) }
 }
 
-/// The context of the caller when it may park natively: a process task, outside
-/// `lutra.atomic`, in a coroutine that can yield (protocol, step 1).
+/// The context of the caller when it may park natively: a process in its slice (not
+/// a host thread), outside `lutra.atomic`, in a coroutine that can yield (protocol,
+/// step 1).
 ///
 /// # Safety
-/// As [`context_of`].
+/// As [`current`]; `state` is the running thread.
 unsafe fn parkable<'a>(state: *mut lua_State) -> Option<&'a ProcessContext> {
-    // SAFETY: see `context_of`; lua_isyieldable reads the running thread.
+    // SAFETY: see `current`; lua_isyieldable reads the running thread.
     unsafe {
-        if lutra_sched::current_task().is_none() || ffi::lua_isyieldable(state) == 0 {
-            return None;
-        }
-        let context = context_of(state)?;
-        (!context.no_preempt.load(Ordering::Relaxed)).then_some(context)
+        let context = current()?;
+        let parkable =
+            ffi::lua_isyieldable(state) != 0 && !context.no_preempt.load(Ordering::Relaxed);
+        parkable.then_some(context)
     }
 }
 
-/// The channel whose handle is at stack position `index` (absolute), if it is one
-/// (its user value names it and the interning cache agrees, `channel/handle.rs`).
+/// The caller as a waiter, with the process's waker made once.
+fn waiter(context: &ProcessContext) -> Waiter {
+    Waiter {
+        id: context.process.id(),
+        waker: context
+            .waker
+            .get_or_init(crate::wakers::current_waker)
+            .clone(),
+    }
+}
+
+/// The address of the channel whose handle is at stack position `index` (absolute),
+/// if it is one: a full userdata whose user value is a light userdata.
 ///
 /// # Safety
-/// `state` runs a native closure of this module; `index` is a valid position.
-unsafe fn channel_at(state: *mut lua_State, index: c_int) -> Option<Arc<Channel>> {
-    // SAFETY: reads of the stack and of the interning cache (upvalue 3); the address
-    // is trusted only when the cache maps it to this very userdata, which holds an Arc
-    // of that channel (alive while the handle is on the stack): the clone is sound.
+/// `state` is the running thread; `index` is a valid position.
+unsafe fn channel_address(state: *mut lua_State, index: c_int) -> Option<*const Channel> {
+    // SAFETY: reads of the stack, balanced.
     unsafe {
         if ffi::lua_type(state, index) != ffi::LUA_TUSERDATA {
             return None;
         }
-        if ffi::lua_getiuservalue(state, index, 1) != ffi::LUA_TLIGHTUSERDATA {
-            ffi::lua_pop(state, 1);
-            return None;
-        }
+        let light = ffi::lua_getiuservalue(state, index, 1) == ffi::LUA_TLIGHTUSERDATA;
         let address = ffi::lua_touserdata(state, -1) as *const Channel;
-        ffi::lua_rawget(state, ffi::lua_upvalueindex(HANDLES));
-        let known = ffi::lua_rawequal(state, -1, index) != 0;
         ffi::lua_pop(state, 1);
-        if !known {
-            return None;
-        }
+        light.then_some(address)
+    }
+}
+
+/// The channel whose handle is at stack position `index` (absolute), if it is one.
+///
+/// # Safety
+/// As [`channel_address`], in a process's state (whose user values are guarded,
+/// module invariants): found only after [`parkable`].
+unsafe fn channel_at(state: *mut lua_State, index: c_int) -> Option<Arc<Channel>> {
+    // SAFETY: the address is that of the channel whose Arc the handle holds (module
+    // invariants), alive while the handle is on the stack: the clone is sound.
+    unsafe {
+        let address = channel_address(state, index)?;
         Arc::increment_strong_count(address);
         Some(Arc::from_raw(address))
+    }
+}
+
+/// `debug.setuservalue(u, value [, n])` that refuses a light userdata as the value
+/// and a change of a channel handle's address (module invariants); the stock
+/// function (its upvalue) does the rest.
+///
+/// # Safety
+/// Called by Lua as a C closure whose upvalue 1 is the stock `debug.setuservalue`.
+unsafe extern "C-unwind" fn guard_setuservalue(state: *mut lua_State) -> c_int {
+    // SAFETY: reads of the arguments; an argument error longjmps with nothing owned;
+    // the stock function is called with the same arguments and its results returned.
+    unsafe {
+        if ffi::lua_type(state, 2) == ffi::LUA_TLIGHTUSERDATA {
+            return ffi::luaL_argerror(
+                state,
+                2,
+                c"a light userdata cannot be a user value".as_ptr(),
+            );
+        }
+        if ffi::luaL_optinteger(state, 3, 1) == 1 && channel_address(state, 1).is_some() {
+            return ffi::luaL_argerror(state, 1, c"a channel's user value cannot change".as_ptr());
+        }
+        let args = ffi::lua_gettop(state);
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+        ffi::lua_rotate(state, 1, 1);
+        ffi::lua_call(state, args, ffi::LUA_MULTRET);
+        ffi::lua_gettop(state)
     }
 }
 
@@ -244,10 +290,10 @@ fn park(
 unsafe fn resumed<'a>(
     state: *mut lua_State,
 ) -> Option<(&'a ProcessContext, Arc<Channel>, NativeWait, bool)> {
-    // SAFETY: see `context_of`; reads of the stack (the resume values alone, see
+    // SAFETY: see `current`; reads of the stack (the resume values alone, see
     // `perform`) and of upvalue 2.
     unsafe {
-        let context = context_of(state)?;
+        let context = current()?;
         let (channel, wait) = context.parked.borrow_mut().take()?;
         let cannot = ffi::lua_gettop(state) >= 1
             && ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(CANNOT)) != 0;
@@ -317,7 +363,6 @@ fn native(
     let mut upvalues = MultiValue::new();
     upvalues.push_back(mlua::Value::Function(fallback));
     upvalues.push_back(shared.get("cannot")?);
-    upvalues.push_back(mlua::Value::Table(crate::intern::handles(lua)?));
     upvalues.push_back(shared.get("take_pending")?);
     if named {
         upvalues.push_back(shared.get("named")?);
@@ -334,7 +379,15 @@ pub(crate) fn install(
     raw: &Table,
     methods: &Table,
     internal: &Table,
+    host: bool,
 ) -> mlua::Result<()> {
+    if !host {
+        let debug: Table = lua.globals().get("debug")?;
+        let stock: mlua::Value = debug.get("setuservalue")?;
+        let mut upvalues = MultiValue::new();
+        upvalues.push_back(stock);
+        debug.set("setuservalue", closure(lua, guard_setuservalue, upvalues)?)?;
+    }
     let named = lua.create_table()?;
     let weak_values = lua.create_table()?;
     weak_values.set("__mode", "v")?;
