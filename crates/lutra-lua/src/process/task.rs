@@ -15,7 +15,7 @@
 use crate::api::PARK;
 use crate::process::preempt::Slice;
 use crate::process::resume::{self, Resumed};
-use crate::process::{Outcome, ProcessCore, new_state, state};
+use crate::process::{Outcome, ProcessContext, ProcessCore, new_state, state};
 use crate::runtime::RuntimeShared;
 use crate::transfer::{self, IsolatedFunction, Message};
 use lutra_sched::{Resumable, Step};
@@ -44,9 +44,18 @@ pub(crate) struct ProcessTask {
     core: Arc<ProcessCore>,
     start: Option<(Code, Message)>,
     lua: Option<Lua>,
+    /// The address of `lua`'s process context (null until `lua` is set).
+    context: ContextAddress,
     thread: Option<Thread>,
     parked: bool,
 }
+
+/// The address of a task's own state's process context.
+struct ContextAddress(*const ProcessContext);
+
+// SAFETY: the context is the app data of the task's own Lua state, which moves with
+// the task and is used only by the worker running it.
+unsafe impl Send for ContextAddress {}
 
 impl ProcessTask {
     pub(crate) fn new(
@@ -60,6 +69,7 @@ impl ProcessTask {
             core,
             start: Some((code, args)),
             lua: None,
+            context: ContextAddress(std::ptr::null()),
             thread: None,
             parked: false,
         }
@@ -76,7 +86,7 @@ impl ProcessTask {
         let (Some(lua), Some(thread)) = (&self.lua, &self.thread) else {
             return Step::Done;
         };
-        let context = state::context_ptr(lua);
+        let context = self.context.0;
         let resumed = {
             // SAFETY: `thread` and `lua` (whose app data `context` points to) are held
             // by this task for the whole slice, and the app data is not replaced in it.
@@ -140,6 +150,7 @@ impl ProcessTask {
         let mut args = transfer::import(&lua, message)?;
         args.push_front(mlua::Value::Function(function));
         self.thread = Some(thread);
+        self.context = ContextAddress(state::context_ptr(&lua));
         self.lua = Some(lua);
         Ok(args)
     }
@@ -149,6 +160,7 @@ impl ProcessTask {
     /// error), before joiners are woken.
     fn finish_as(&mut self, outcome: Outcome, recyclable: bool) -> Step {
         self.thread = None;
+        self.context = ContextAddress(std::ptr::null());
         if let Some(lua) = self.lua.take() {
             let limit = self.runtime.recycle_limit.load(Ordering::Relaxed);
             if recyclable && limit > 0 {
