@@ -13,6 +13,7 @@
 //! A panic inside a slice (a bug in Lutra) fails the process, never the worker.
 
 use crate::api::PARK;
+use crate::liveness::WakeState;
 use crate::process::preempt::Slice;
 use crate::process::resume::{self, Resumed};
 use crate::process::{Outcome, ProcessContext, ProcessCore, new_state, state};
@@ -48,6 +49,8 @@ pub(crate) struct ProcessTask {
     context: ContextAddress,
     thread: Option<Thread>,
     parked: bool,
+    /// Its place in the wake-up protocol (`wakers.rs`), from its first slice.
+    wake: Option<Arc<WakeState>>,
 }
 
 /// The address of a task's own state's process context.
@@ -72,6 +75,7 @@ impl ProcessTask {
             context: ContextAddress(std::ptr::null()),
             thread: None,
             parked: false,
+            wake: None,
         }
     }
 
@@ -185,7 +189,7 @@ impl Resumable for ProcessTask {
             // What it waited on (noted by `prepare_park`) is over.
             self.core.set_waiting_on(None);
         }
-        self.runtime.note_resumed(was_parked);
+        self.runtime.note_resumed(was_parked, &mut self.wake);
         let step = match catch_unwind(AssertUnwindSafe(|| self.slice())) {
             Ok(step) => step,
             Err(panic) => {
@@ -199,7 +203,7 @@ impl Resumable for ProcessTask {
         };
         if step == Step::Park {
             self.parked = true;
-            self.runtime.note_parked();
+            self.runtime.note_parked(self.wake.as_ref());
         }
         step
     }
