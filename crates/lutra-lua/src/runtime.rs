@@ -356,7 +356,7 @@ impl LuaRuntime {
             text: source,
             args: args.clone(),
         };
-        let values = args
+        let values: crate::transfer::Values = args
             .into_iter()
             .map(|a| crate::transfer::Value::String(Arc::from(a.into_bytes())))
             .collect();

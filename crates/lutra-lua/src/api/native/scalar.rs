@@ -2,7 +2,7 @@
 //! between: nil, booleans, integers, floats and strings (the same values the exporter
 //! copies for them, `transfer/export.rs`). Anything else is not handled here.
 
-use crate::transfer::{Message, Value};
+use crate::transfer::{Message, Value, Values};
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use std::sync::Arc;
 pub(super) unsafe fn export(state: *mut lua_State, first: c_int, last: c_int) -> Option<Message> {
     // SAFETY: positions within the stack of the running thread.
     unsafe {
-        let mut values = Vec::with_capacity((last - first + 1).max(0) as usize);
+        let mut values = Values::new();
         for index in first..=last {
             values.push(scalar_at(state, index)?);
         }
