@@ -1,5 +1,6 @@
-//! The `lutra` library: Rust functions that never block (the "raw" table), and the
-//! Lua functions of `prelude.lua` that loop over them and park.
+//! The `lutra` library: Rust functions that never block (the "raw" table), the Lua
+//! functions of `prelude.lua` that loop over them and park, and (`native/`) the
+//! native fast paths of the channel calls that carry messages, in front of those.
 //!
 //! # Protocol (a blocking call)
 //! 1. The Lua function calls a raw poll, which either completes or registers the
@@ -9,7 +10,9 @@
 //!    host thread (the stock `lua` program's main thread) it parks the OS thread.
 //! 3. When woken it polls again. Wake-ups may be spurious; every poll re-checks.
 //!
-//! Blocking never jumps across Rust frames: the yield is Lua's, from a Lua function.
+//! Blocking never jumps across Rust frames that own anything: the yield is Lua's,
+//! from a Lua function, or a native call's `lua_yieldk` made with nothing Rust owns
+//! alive (its continuation polls again, `native/mod.rs`).
 
 mod channel;
 mod host;

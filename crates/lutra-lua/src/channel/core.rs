@@ -1,6 +1,6 @@
 //! One channel's state and its operations, none of which blocks: a blocking operation
-//! is a loop in Lua (`prelude.lua`) that polls, and parks its process when told to
-//! wait, having left a waker here.
+//! is a loop that polls (in Lua, `prelude.lua`, or natively, `api/native`), and parks
+//! its process when told to wait, having left a waker here.
 //!
 //! # Invariants
 //! - Messages carry consecutive sequence numbers from `next_sequence`; the queue holds
