@@ -3,7 +3,7 @@
 //! as table keys. The cache is a weak-valued registry table keyed by the object's
 //! address.
 
-use mlua::{LightUserData, Lua, Table, UserData};
+use mlua::{AnyUserData, LightUserData, Lua, Table, UserData};
 use std::ffi::c_void;
 
 const HANDLES_KEY: &str = "lutra.handles";
@@ -14,18 +14,31 @@ pub(crate) fn push_interned<T: UserData + Send + Sync + 'static>(
     address: *const c_void,
     make: impl FnOnce() -> T,
 ) -> mlua::Result<mlua::Value> {
+    push_interned_with(lua, address, make, |_| Ok(()))
+}
+
+/// As [`push_interned`], and `created` runs on the userdata when it is new.
+pub(crate) fn push_interned_with<T: UserData + Send + Sync + 'static>(
+    lua: &Lua,
+    address: *const c_void,
+    make: impl FnOnce() -> T,
+    created: impl FnOnce(&AnyUserData) -> mlua::Result<()>,
+) -> mlua::Result<mlua::Value> {
     let cache = handles(lua)?;
     let key = LightUserData(address.cast_mut());
     let existing: mlua::Value = cache.raw_get(key)?;
     if !existing.is_nil() {
         return Ok(existing);
     }
-    let handle = mlua::Value::UserData(lua.create_userdata(make())?);
+    let userdata = lua.create_userdata(make())?;
+    created(&userdata)?;
+    let handle = mlua::Value::UserData(userdata);
     cache.raw_set(key, &handle)?;
     Ok(handle)
 }
 
-fn handles(lua: &Lua) -> mlua::Result<Table> {
+/// The cache itself (a weak-valued table: object address → userdata).
+pub(crate) fn handles(lua: &Lua) -> mlua::Result<Table> {
     if let Ok(table) = lua.named_registry_value::<Table>(HANDLES_KEY) {
         return Ok(table);
     }

@@ -57,12 +57,24 @@ local function upvalues_of(f)
   return upvalues
 end
 
-local function check_name(name, position, fname)
+-- `extra`: more levels up (1 for `send` and `receive`, which their native fast paths
+-- call, see below).
+local function check_name(name, position, fname, extra)
   if type(name) ~= "string" and type(name) ~= "number" then
     error("bad argument #" .. position .. " to '" .. fname .. "' (string expected, got "
-      .. (name == nil and "no value" or type(name)) .. ")", 3)
+      .. (name == nil and "no value" or type(name)) .. ")", 3 + (extra or 0))
   end
   return tostring(name)
+end
+
+-- The named-channel cache of the native fast paths: every lookup here fills it.
+local named = raw.lp_named
+
+-- The channel called `name`: its handle, or nil and why not.
+local function lookup(name)
+  local ch, problem = raw.lp_channel(name)
+  if ch then named[name] = ch end
+  return ch, problem
 end
 
 function luaproc.newproc(code)
@@ -93,13 +105,14 @@ function luaproc.delchannel(name)
 end
 
 -- Waits until the message `sequence` on `ch` (named `name`) has been received: true,
--- or nil and why not.
+-- or nil and why not. `send` and `receive` below are the fallbacks of their native
+-- fast paths (api/native), which call them: errors are raised one level further up.
 local function delivered(ch, name, sequence)
   if sequence == true then return true end -- taken at once
   while true do
     -- raw.channel_send registered the caller: it is woken once the message is taken.
     local problem = wait("luaproc.send on channel ", name)
-    if problem then error(problem, 3) end
+    if problem then error(problem, 4) end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return true end
     if status == "closed" then
@@ -109,8 +122,8 @@ local function delivered(ch, name, sequence)
 end
 
 function luaproc.send(name, ...)
-  name = check_name(name, 1, "send")
-  local ch, problem = raw.lp_channel(name)
+  name = check_name(name, 1, "send", 1)
+  local ch, problem = lookup(name)
   if not ch then return nil, problem end
   local sequence
   sequence, problem = raw.channel_send(ch, ...)
@@ -128,20 +141,21 @@ end
 
 -- What one blocking receive attempt on `ch` (named `name`) answered (`status,
 -- ...values`): the values, nil and why not, or (after waiting) the next attempt; tail
--- calls, so that error level 2 is the caller of luaproc.receive.
+-- calls, so that error level 2 is the caller of luaproc.receive (3: the caller of the
+-- native receive).
 local function received(ch, name, status, ...)
   if status == "ok" then return ... end
   if status == "closed" then
     return nil, "channel '" .. name .. "' destroyed while waiting for sender"
   end
   local problem = wait("luaproc.receive on channel ", name)
-  if problem then error(problem, 2) end
+  if problem then error(problem, 3) end
   return received(ch, name, raw.channel_poll(ch, nil, true))
 end
 
 function luaproc.receive(name, async)
-  name = check_name(name, 1, "receive")
-  local ch, problem = raw.lp_channel(name)
+  name = check_name(name, 1, "receive", 1)
+  local ch, problem = lookup(name)
   if not ch then return nil, problem end
   if async then
     local r = pack(raw.channel_poll(ch, nil, false))
@@ -192,5 +206,8 @@ function luaproc.recycle(n)
   raw.set_recycle(n)
   return true
 end
+
+luaproc.send = raw.lp_native("send", luaproc.send)
+luaproc.receive = raw.lp_native("receive", luaproc.receive)
 
 return luaproc

@@ -244,46 +244,53 @@ function lutra.channel(capacity)
   return raw.channel(capacity)
 end
 
--- A channel method called on something else: a bad-argument error at the caller's line.
-local function check_channel(ch, name)
+-- A channel method called on something else: a bad-argument error at the caller's line
+-- (`extra` more levels up: 1 for a method the native fast path calls, see below).
+local function check_channel(ch, name, extra)
   if not raw.is_channel(ch) then
-    error("bad argument #1 to '" .. name .. "' (channel expected, got " .. type(ch) .. ")", 3)
+    error("bad argument #1 to '" .. name .. "' (channel expected, got " .. type(ch) .. ")",
+      3 + (extra or 0))
   end
 end
 
+-- `Channel.send` and `Channel.receive` are the fallbacks of their native fast paths
+-- (api/native), which call them (through `shared.lua`'s wrappers, by tail calls) with
+-- the method's arguments: their errors are raised one level further up (the native
+-- function's caller).
 function Channel.send(ch, ...)
   -- true: sent; a number: queued as that sequence, the caller registered to be woken
   -- when it is received; nil and why not (`false` for a `ch` that is no channel).
   local sequence, problem = raw.channel_send(ch, ...)
   if sequence == true then return end
   if sequence == nil then
-    if problem == false then check_channel(ch, "send") end
-    error(problem, 2)
+    if problem == false then check_channel(ch, "send", 1) end
+    error(problem, 3)
   end
   while true do
     local problem = wait("send on ", ch)
-    if problem then error(problem, 2) end
+    if problem then error(problem, 3) end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return end
     if status == "closed" then
-      error("send on " .. tostring(ch) .. ": the channel was closed before the message was received", 2)
+      error("send on " .. tostring(ch) .. ": the channel was closed before the message was received", 3)
     end
   end
 end
 
 -- What one receive attempt on `ch` answered (`status, ...values`): the values, or an
 -- error, or (after waiting) the next attempt. Tail calls all the way, so that the
--- error level 2 is the caller of Channel.receive, and no table holds the values.
+-- error level 2 is the caller of Channel.receive (3: the native receive's caller), and
+-- no table holds the values.
 local function receive_answer(ch, status, ...)
   if status == "ok" then return ... end
-  if status == "closed" then error("receive on " .. tostring(ch) .. ": the channel is closed", 2) end
+  if status == "closed" then error("receive on " .. tostring(ch) .. ": the channel is closed", 3) end
   local problem = wait("receive on ", ch)
-  if problem then error(problem, 2) end
+  if problem then error(problem, 3) end
   return receive_answer(ch, raw.channel_poll(ch, nil, true))
 end
 
 function Channel.receive(ch)
-  check_channel(ch, "receive")
+  check_channel(ch, "receive", 1)
   return receive_answer(ch, raw.channel_poll(ch, nil, true))
 end
 
@@ -431,5 +438,5 @@ end
 return {
   lutra = lutra, channel = Channel, process = Process, run = run,
   -- for luaproc.lua
-  internal = { wait = wait, where = where },
+  internal = { wait = wait, where = where, cannot = CANNOT },
 }

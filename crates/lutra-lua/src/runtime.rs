@@ -17,7 +17,7 @@
 //! the OS has not run yet counts as awake). The report lists each process and what it
 //! waits on.
 
-use crate::liveness::Liveness;
+use crate::liveness::{Liveness, WakeState};
 use crate::options::Options;
 use crate::process::{Code, ProcessCore, ProcessTask};
 use crate::timer::Timer;
@@ -96,14 +96,15 @@ impl RuntimeShared {
     }
 
     /// Called by a process task at the start of every slice (`was_parked`: its last
-    /// slice ended in `Park`).
-    pub(crate) fn note_resumed(&self, was_parked: bool) {
-        wakers::process_resumed(&self.liveness, was_parked);
+    /// slice ended in `Park`), with its place in the wake-up protocol (see
+    /// `wakers::process_resumed`).
+    pub(crate) fn note_resumed(&self, was_parked: bool, place: &mut Option<Arc<WakeState>>) {
+        wakers::process_resumed(&self.liveness, was_parked, place);
     }
 
     /// Called by a process task whose slice ended in `Park`, after its registrations.
-    pub(crate) fn note_parked(&self) {
-        wakers::process_parked();
+    pub(crate) fn note_parked(&self, place: Option<&Arc<WakeState>>) {
+        wakers::process_parked(place);
         #[cfg(test)]
         if let Some(stall) = self.stall_after_park {
             std::thread::sleep(stall);
@@ -355,7 +356,7 @@ impl LuaRuntime {
             text: source,
             args: args.clone(),
         };
-        let values = args
+        let values: crate::transfer::Values = args
             .into_iter()
             .map(|a| crate::transfer::Value::String(Arc::from(a.into_bytes())))
             .collect();

@@ -1,6 +1,7 @@
 //! Who holds which place in the deadlock detector's wake-up protocol
 //! (`liveness.rs`): each process task one [`WakeState`], kept in its task-local slot
-//! from its first slice; each host thread (module mode) one, kept in a thread-local
+//! (for [`current_waker`]) and by the task itself (for its slices) from its first
+//! slice; each host thread (module mode) one, kept in a thread-local
 //! while host states are open on it. [`current_waker`] hands out the caller's counted
 //! waker.
 //!
@@ -43,28 +44,35 @@ fn process_state() -> Option<Arc<WakeState>> {
     unsafe { slot.as_ref() }.get().cloned()
 }
 
-/// A process slice starts (`was_parked`: the last one ended in `Park`).
-pub(crate) fn process_resumed(liveness: &Arc<Liveness>, was_parked: bool) {
+/// A process slice starts (`was_parked`: the last one ended in `Park`). `place` is
+/// the process's place as its task keeps it (no task-local lookup per slice): made
+/// at the first slice, and put in the task-local slot for [`current_waker`] then.
+pub(crate) fn process_resumed(
+    liveness: &Arc<Liveness>,
+    was_parked: bool,
+    place: &mut Option<Arc<WakeState>>,
+) {
+    if let Some(state) = place {
+        if was_parked {
+            state.resumed();
+        }
+        return;
+    }
     let Some(slot) = lutra_sched::task_local(ProcessSlot::new) else {
         return;
     };
     // SAFETY: the current task's own value, used by the task itself in this call.
     let slot = unsafe { slot.as_ref() };
-    match slot.get() {
-        Some(state) if was_parked => state.resumed(),
-        Some(_) => {}
-        None => {
-            let _ = slot.set(WakeState::new(
-                liveness.clone(),
-                lutra_sched::current_waker(),
-            ));
-        }
-    }
+    let state = slot
+        .get_or_init(|| WakeState::new(liveness.clone(), lutra_sched::current_waker()))
+        .clone();
+    *place = Some(state);
 }
 
-/// A process slice ended in `Park`, after the process registered its wakers.
-pub(crate) fn process_parked() {
-    if let Some(state) = process_state() {
+/// A process slice ended in `Park`, after the process registered its wakers (`place`:
+/// as [`process_resumed`] left it).
+pub(crate) fn process_parked(place: Option<&Arc<WakeState>>) {
+    if let Some(state) = place {
         state.park();
     }
 }

@@ -1,5 +1,6 @@
-//! The `lutra` library: Rust functions that never block (the "raw" table), and the
-//! Lua functions of `prelude.lua` that loop over them and park.
+//! The `lutra` library: Rust functions that never block (the "raw" table), the Lua
+//! functions of `prelude.lua` that loop over them and park, and (`native/`) the
+//! native fast paths of the channel calls that carry messages, in front of those.
 //!
 //! # Protocol (a blocking call)
 //! 1. The Lua function calls a raw poll, which either completes or registers the
@@ -9,11 +10,14 @@
 //!    host thread (the stock `lua` program's main thread) it parks the OS thread.
 //! 3. When woken it polls again. Wake-ups may be spurious; every poll re-checks.
 //!
-//! Blocking never jumps across Rust frames: the yield is Lua's, from a Lua function.
+//! Blocking never jumps across Rust frames that own anything: the yield is Lua's,
+//! from a Lua function, or a native call's `lua_yieldk` made with nothing Rust owns
+//! alive (its continuation polls again, `native/mod.rs`).
 
 mod channel;
 mod host;
 mod luaproc;
+mod native;
 mod process;
 mod shared;
 mod transfer;
@@ -99,12 +103,22 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     static PRELUDE: OnceLock<Vec<u8>> = OnceLock::new();
     let prelude = precompiled(lua, &PRELUDE, include_str!("../prelude.lua"), "=lutra")?;
     let exports: Table = prelude.call((&raw, LightUserData(PARK), host))?;
-    lua.set_named_registry_value(CHANNEL_METHODS_KEY, exports.get::<Table>("channel")?)?;
+    let channel_methods: Table = exports.get("channel")?;
+    lua.set_named_registry_value(CHANNEL_METHODS_KEY, &channel_methods)?;
     lua.set_named_registry_value(PROCESS_METHODS_KEY, exports.get::<Table>("process")?)?;
     lua.set_named_registry_value(RUN_KEY, exports.get::<Function>("run")?)?;
     let lutra: Table = exports.get("lutra")?;
     transfer::install(lua, &lutra)?;
     install_shared(lua, &raw, &exports, host)?;
+    // After `shared.lua`, whose wrappers (irrevocable inside `atomic`) become the
+    // fallbacks of the native fast paths.
+    native::install(
+        lua,
+        &raw,
+        &channel_methods,
+        &exports.get::<Table>("internal")?,
+        host,
+    )?;
     if !host {
         lua.globals().set("lutra", &lutra)?;
     }

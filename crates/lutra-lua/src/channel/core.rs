@@ -1,6 +1,6 @@
 //! One channel's state and its operations, none of which blocks: a blocking operation
-//! is a loop in Lua (`prelude.lua`) that polls, and parks its process when told to
-//! wait, having left a waker here.
+//! is a loop that polls (in Lua, `prelude.lua`, or natively, `api/native`), and parks
+//! its process when told to wait, having left a waker here.
 //!
 //! # Invariants
 //! - Messages carry consecutive sequence numbers from `next_sequence`; the queue holds
@@ -12,8 +12,9 @@
 //!   senders still wait; they are removed and those sends fail with "closed", whatever
 //!   `received` becomes later. Messages below `cut` (their sends returned) stay and are
 //!   delivered.
-//! - `senders` holds each waiting sender under the sequence it waits for; a receive
-//!   wakes exactly the senders it completes (no herd of senders per message).
+//! - `senders` holds each waiting sender under the sequence it waits for, in
+//!   increasing order (a queue that keeps its room: no allocation per wait); a
+//!   receive wakes exactly the senders it completes (no herd of senders per message).
 //! - **One wake per message**: while receivers wait, at least as many of them are
 //!   woken (and not yet back) as messages are queued: `receivers.woken() >=
 //!   queue.len()` or no receiver waits. A message wakes one receiver, not all of
@@ -46,7 +47,7 @@ use crate::channel::wait_list::{Waiter, WakeQueue};
 use crate::transfer::Message;
 #[cfg(feature = "shuttle")]
 use shuttle::sync::{Mutex, MutexGuard};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 #[cfg(not(feature = "shuttle"))]
 use std::sync::{Mutex, MutexGuard};
@@ -70,8 +71,8 @@ struct State {
     /// `Some(cut)` once closed: sends of sequence `>= cut` failed.
     cut: Option<u64>,
     receivers: WakeQueue,
-    /// Waiting senders, by the sequence each waits for.
-    senders: BTreeMap<u64, Waker>,
+    /// Waiting senders, by the sequence each waits for, in increasing order.
+    senders: VecDeque<(u64, Waker)>,
 }
 
 impl State {
@@ -83,14 +84,26 @@ impl State {
         }
     }
 
+    /// Registers the sender of message `sequence` (replacing its earlier waker).
+    /// Senders mostly register in sequence order: the insertion is then at the back.
+    fn register_sender(&mut self, sequence: u64, waker: Waker) {
+        match self.senders.binary_search_by_key(&sequence, |(s, _)| *s) {
+            Ok(at) => self.senders[at].1 = waker,
+            Err(at) => self.senders.insert(at, (sequence, waker)),
+        }
+    }
+
     /// Wakes the waiting senders whose sends are now complete.
     fn wake_completed_senders(&mut self, capacity: usize) {
         let limit = self.received + capacity as u64;
-        while let Some(entry) = self.senders.first_entry() {
-            if *entry.key() >= limit {
-                break;
+        while self
+            .senders
+            .front()
+            .is_some_and(|(sequence, _)| *sequence < limit)
+        {
+            if let Some((_, waker)) = self.senders.pop_front() {
+                waker.wake();
             }
-            entry.remove().wake();
         }
     }
 
@@ -178,7 +191,7 @@ impl Channel {
             return SendPoll::Closed;
         }
         if let Some(waiter) = waiter {
-            state.senders.insert(sequence, waiter.waker);
+            state.register_sender(sequence, waiter.waker);
         }
         SendPoll::Wait
     }
@@ -391,6 +404,42 @@ mod tests {
             .map(|c| c.0.load(Ordering::SeqCst))
             .collect();
         assert_eq!(woken, vec![1, 1, 1, 1]);
+    }
+
+    /// Senders that register out of sequence order (two workers), or again (a
+    /// spurious wake-up), are each woken once, when their own message is taken.
+    #[test]
+    fn senders_registering_out_of_order_are_woken_in_sequence() {
+        let channel = Channel::new(0);
+        let sequences: Vec<u64> = (0..3)
+            .map(|i| channel.start_send(message(i, 0)).unwrap())
+            .collect();
+        let counters: Vec<Arc<Count>> = (0..3)
+            .map(|_| Arc::new(Count(AtomicUsize::new(0))))
+            .collect();
+        for &index in &[2usize, 0, 1, 0] {
+            let waiter = Waiter {
+                id: index as u64,
+                waker: Waker::from(counters[index].clone()),
+            };
+            assert_eq!(
+                channel.poll_send(sequences[index], Some(waiter)),
+                SendPoll::Wait
+            );
+        }
+        let woken = || -> Vec<usize> {
+            counters
+                .iter()
+                .map(|c| c.0.load(Ordering::SeqCst))
+                .collect()
+        };
+        for expected in [vec![1, 0, 0], vec![1, 1, 0], vec![1, 1, 1]] {
+            assert!(matches!(
+                channel.poll_receive(None),
+                ReceivePoll::Message(_)
+            ));
+            assert_eq!(woken(), expected);
+        }
     }
 
     /// A waker that counts its wake-ups.

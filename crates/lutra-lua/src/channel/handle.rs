@@ -1,9 +1,17 @@
 //! The Lua face of a channel: a userdata whose methods (`send`, `receive`,
-//! `try_receive`, `close`, `values`) are the Lua functions of `prelude.lua`.
+//! `try_receive`, `close`, `values`) are the Lua functions of `prelude.lua` (`send`
+//! and `receive` with their native fast paths in front, `api/native`).
+//!
+//! # Invariants
+//! - A channel's userdata carries the channel's address as its user value (a light
+//!   userdata), and the interning cache maps that address to the userdata: the
+//!   native functions find the channel with no typed borrow, and trust the address
+//!   only when the cache agrees (`api::native::channel_at`), since `debug.setuservalue`
+//!   can change a user value.
 
 use crate::channel::Channel;
-use crate::intern::push_interned;
-use mlua::{Lua, UserData, UserDataFields, UserDataMethods};
+use crate::intern::push_interned_with;
+use mlua::{Lua, UserData, UserDataFields, UserDataMethods, ffi};
 use std::sync::Arc;
 
 /// Registry key of the method table that `prelude.lua` returns for channels.
@@ -15,8 +23,22 @@ pub(crate) struct ChannelHandle(pub(crate) Arc<Channel>);
 impl ChannelHandle {
     /// The (interned) userdata for this channel in `lua`.
     pub(crate) fn push(self, lua: &Lua) -> mlua::Result<mlua::Value> {
-        let address = Arc::as_ptr(&self.0).cast();
-        push_interned(lua, address, || self)
+        let address: *const std::ffi::c_void = Arc::as_ptr(&self.0).cast();
+        push_interned_with(
+            lua,
+            address,
+            || self,
+            |userdata| {
+                // SAFETY: pushes the address and sets it as the user value of the
+                // userdata mlua pushed (a full userdata with one user value slot).
+                unsafe {
+                    lua.exec_raw::<()>(userdata, |state| {
+                        ffi::lua_pushlightuserdata(state, address.cast_mut());
+                        ffi::lua_setiuservalue(state, -2, 1);
+                    })
+                }
+            },
+        )
     }
 }
 

@@ -4,14 +4,16 @@
 //!
 //! # Invariants
 //! - Each holds at most one entry per waiter id; registering, unregistering and
-//!   waking one cost O(1) (amortised), whatever the number of waiters.
+//!   waking one cost O(1) (amortised), whatever the number of waiters. Ids are the
+//!   runtime's own numbers, so the maps use a cheap hash (Fx), not SipHash.
 //! - [`WakeQueue`]: an entry is `Waiting` (in `order`, its ticket current) or `Woken`
 //!   (taken out of `order` by [`WakeQueue::wake_one`], counted in `woken`, until its
 //!   waiter resolves it with [`WakeQueue::remove`] or registers again). `order` may
 //!   also hold stale tickets (entries removed or re-registered since), skipped when
 //!   met and dropped in a sweep once they outnumber the live ones.
 
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 use std::task::Waker;
 
 /// Who waits: a process id (or a host thread's id) and how to wake it.

@@ -13,7 +13,7 @@
 
 use crate::channel::{Channel, WaitList, Waiter};
 use crate::transfer::Message;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// How a process ended, if it has.
@@ -66,7 +66,7 @@ impl ProcessCore {
                 failed_unattended: false,
                 reported: false,
             }),
-            receiving: Mutex::new(HashMap::new()),
+            receiving: Mutex::new(HashMap::default()),
         }
     }
 

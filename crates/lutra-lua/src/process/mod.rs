@@ -5,6 +5,7 @@ mod core;
 pub(crate) mod handle;
 mod pool;
 pub(crate) mod preempt;
+mod resume;
 pub(crate) mod state;
 mod task;
 

@@ -4,7 +4,7 @@
 use crate::process::ProcessCore;
 use crate::runtime::RuntimeShared;
 use mlua::{Lua, LuaOptions, StdLib};
-use std::cell::RefCell;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -22,6 +22,27 @@ pub(crate) struct ProcessContext {
     pub(crate) no_preempt: AtomicBool,
     /// What the process last waited on, with its text (see `api::host::note_wait`).
     pub(crate) last_wait: RefCell<Option<LastWait>>,
+    /// The label of the last wait of a native blocking call (`api/native`), by what
+    /// it was and the channel's id: built once per run of waits on one channel.
+    pub(crate) native_wait: RefCell<Option<NativeWait>>,
+    /// The wait of the native blocking call the process is parked in, if any (at most
+    /// one: the whole process parks, and is resumed down to that call first).
+    pub(crate) parked: RefCell<Option<(Arc<crate::channel::Channel>, NativeWait)>>,
+    /// A message a native receive took whose values are not all scalars: imported by
+    /// `raw.take_pending`, which the native call runs next.
+    pub(crate) pending: RefCell<Option<crate::transfer::Message>>,
+    /// The process's waker (`wakers::current_waker`), made at its first wait.
+    pub(crate) waker: OnceCell<std::task::Waker>,
+}
+
+/// What a native blocking call waits on: how (`what`), the channel's id, its luaproc
+/// name if it has one, and the label deadlock reports show.
+#[derive(Clone)]
+pub(crate) struct NativeWait {
+    pub(crate) what: &'static str,
+    pub(crate) channel_id: u64,
+    pub(crate) name: Option<Arc<str>>,
+    pub(crate) label: Arc<str>,
 }
 
 /// A wait's `what` and `object` (kept alive here, so that they compare by identity)
@@ -41,6 +62,10 @@ impl ProcessContext {
             preempted: AtomicBool::new(false),
             no_preempt: AtomicBool::new(false),
             last_wait: RefCell::new(None),
+            native_wait: RefCell::new(None),
+            parked: RefCell::new(None),
+            pending: RefCell::new(None),
+            waker: OnceCell::new(),
         }
     }
 
@@ -87,6 +112,46 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
 /// Makes `lua` the state of `process`.
 fn bind(lua: &Lua, runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) {
     lua.set_app_data(ProcessContext::new(runtime.clone(), process.clone()));
+}
+
+thread_local! {
+    /// The context of the process whose slice this worker runs (null outside one).
+    static CURRENT: Cell<*const ProcessContext> = const { Cell::new(std::ptr::null()) };
+}
+
+/// While it lives, [`current`] is the context of the process in the slice.
+pub(crate) struct Current {
+    outer: *const ProcessContext,
+}
+
+impl Current {
+    /// Enters the slice of the process whose context is `context`.
+    ///
+    /// # Safety
+    /// `context` (or null) stays alive, and its state runs on this thread only within
+    /// this slice, until the value is dropped.
+    pub(crate) unsafe fn enter(context: *const ProcessContext) -> Self {
+        Self {
+            outer: CURRENT.replace(context),
+        }
+    }
+}
+
+impl Drop for Current {
+    fn drop(&mut self) {
+        CURRENT.set(self.outer);
+    }
+}
+
+/// The context of the process whose slice this worker runs: the state of any Lua
+/// code running on this thread inside a task (a process runs only in its slices, and
+/// no other state runs inside one); `None` outside slices (host threads).
+///
+/// # Safety
+/// The reference is used within the running native call only.
+pub(crate) unsafe fn current<'a>() -> Option<&'a ProcessContext> {
+    // SAFETY: a non-null CURRENT is alive for the slice (`Current::enter`).
+    unsafe { CURRENT.get().as_ref() }
 }
 
 /// The address of `lua`'s process context (null for a state that is not Lutra's),

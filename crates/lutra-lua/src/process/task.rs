@@ -3,7 +3,8 @@
 //!
 //! # Protocol (one slice)
 //! 1. First slice only: create the Lua state, load the code, import the arguments.
-//! 2. Resume the main coroutine.
+//! 2. Resume the main coroutine: through mlua the first time (with the function and
+//!    its arguments), straight through `lua_resume` after that (`resume.rs`).
 //! 3. It yielded `PARK` (a blocking call left a waker): `Step::Park`. It yielded
 //!    anything else (preemption, a bare `coroutine.yield()` at top level):
 //!    `Step::Yield`. It returned: export the results, finish. It raised: finish as
@@ -12,8 +13,10 @@
 //! A panic inside a slice (a bug in Lutra) fails the process, never the worker.
 
 use crate::api::PARK;
+use crate::liveness::WakeState;
 use crate::process::preempt::Slice;
-use crate::process::{Outcome, ProcessCore, new_state, state};
+use crate::process::resume::{self, Resumed};
+use crate::process::{Outcome, ProcessContext, ProcessCore, new_state, state};
 use crate::runtime::RuntimeShared;
 use crate::transfer::{self, IsolatedFunction, Message};
 use lutra_sched::{Resumable, Step};
@@ -42,9 +45,20 @@ pub(crate) struct ProcessTask {
     core: Arc<ProcessCore>,
     start: Option<(Code, Message)>,
     lua: Option<Lua>,
+    /// The address of `lua`'s process context (null until `lua` is set).
+    context: ContextAddress,
     thread: Option<Thread>,
     parked: bool,
+    /// Its place in the wake-up protocol (`wakers.rs`), from its first slice.
+    wake: Option<Arc<WakeState>>,
 }
+
+/// The address of a task's own state's process context.
+struct ContextAddress(*const ProcessContext);
+
+// SAFETY: the context is the app data of the task's own Lua state, which moves with
+// the task and is used only by the worker running it.
+unsafe impl Send for ContextAddress {}
 
 impl ProcessTask {
     pub(crate) fn new(
@@ -58,38 +72,48 @@ impl ProcessTask {
             core,
             start: Some((code, args)),
             lua: None,
+            context: ContextAddress(std::ptr::null()),
             thread: None,
             parked: false,
+            wake: None,
         }
     }
 
     fn slice(&mut self) -> Step {
-        let args = match self.start.take() {
+        let first = match self.start.take() {
             Some((code, message)) => match self.boot(code, &message) {
-                Ok(args) => args,
+                Ok(args) => Some(args),
                 Err(error) => return self.finish(Outcome::Failed(error_text(&error))),
             },
-            None => MultiValue::new(),
+            None => None,
         };
         let (Some(lua), Some(thread)) = (&self.lua, &self.thread) else {
             return Step::Done;
         };
+        let context = self.context.0;
         let resumed = {
-            let context = state::context_ptr(lua);
             // SAFETY: `thread` and `lua` (whose app data `context` points to) are held
             // by this task for the whole slice, and the app data is not replaced in it.
             let _slice = unsafe { Slice::enter(&self.runtime.preemptor, thread.state(), context) };
-            thread.resume::<MultiValue>(args)
+            // SAFETY: as above; the state runs on this worker only within the slice.
+            let _current = unsafe { state::Current::enter(context) };
+            match first {
+                Some(args) => first_resume(thread, args),
+                // SAFETY: after its first slice the coroutine is suspended (a slice
+                // that ends it ends the process), and only this task resumes it.
+                None => unsafe { resume::resume(lua, thread) },
+            }
         };
         match resumed {
-            Ok(values) if thread.status() == ThreadStatus::Resumable => {
-                state::take_preempted(lua);
-                match values.front() {
-                    Some(mlua::Value::LightUserData(mark)) if mark.0 == PARK => Step::Park,
-                    _ => Step::Yield,
+            Resumed::Yielded { park } => {
+                // The preemption mark is consumed (a yield is a yield either way).
+                // SAFETY: `context` is the app data of `lua`, alive (see above).
+                if let Some(context) = unsafe { context.as_ref() } {
+                    context.preempted.store(false, Ordering::Relaxed);
                 }
+                if park { Step::Park } else { Step::Yield }
             }
-            Ok(values) => {
+            Resumed::Returned(values) => {
                 let mut values: Vec<mlua::Value> = values.into_iter().collect();
                 if !matches!(values.first(), Some(mlua::Value::Boolean(true))) {
                     let error = match values.get(1) {
@@ -109,7 +133,7 @@ impl ProcessTask {
                 };
                 self.finish_as(outcome, true)
             }
-            Err(error) => self.finish(Outcome::Failed(error_text(&error))),
+            Resumed::Failed(error) => self.finish(Outcome::Failed(error_text(&error))),
         }
     }
 
@@ -130,6 +154,7 @@ impl ProcessTask {
         let mut args = transfer::import(&lua, message)?;
         args.push_front(mlua::Value::Function(function));
         self.thread = Some(thread);
+        self.context = ContextAddress(state::context_ptr(&lua));
         self.lua = Some(lua);
         Ok(args)
     }
@@ -139,6 +164,7 @@ impl ProcessTask {
     /// error), before joiners are woken.
     fn finish_as(&mut self, outcome: Outcome, recyclable: bool) -> Step {
         self.thread = None;
+        self.context = ContextAddress(std::ptr::null());
         if let Some(lua) = self.lua.take() {
             let limit = self.runtime.recycle_limit.load(Ordering::Relaxed);
             if recyclable && limit > 0 {
@@ -163,7 +189,7 @@ impl Resumable for ProcessTask {
             // What it waited on (noted by `prepare_park`) is over.
             self.core.set_waiting_on(None);
         }
-        self.runtime.note_resumed(was_parked);
+        self.runtime.note_resumed(was_parked, &mut self.wake);
         let step = match catch_unwind(AssertUnwindSafe(|| self.slice())) {
             Ok(step) => step,
             Err(panic) => {
@@ -177,9 +203,21 @@ impl Resumable for ProcessTask {
         };
         if step == Step::Park {
             self.parked = true;
-            self.runtime.note_parked();
+            self.runtime.note_parked(self.wake.as_ref());
         }
         step
+    }
+}
+
+/// The first resume of a process's main coroutine (with its function and arguments),
+/// through mlua.
+fn first_resume(thread: &Thread, args: MultiValue) -> Resumed {
+    match thread.resume::<MultiValue>(args) {
+        Ok(values) if thread.status() == ThreadStatus::Resumable => Resumed::Yielded {
+            park: matches!(values.front(), Some(mlua::Value::LightUserData(mark)) if mark.0 == PARK),
+        },
+        Ok(values) => Resumed::Returned(values),
+        Err(error) => Resumed::Failed(error),
     }
 }
 

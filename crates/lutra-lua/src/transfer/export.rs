@@ -61,7 +61,7 @@ pub(crate) fn export_pending(
     let mut exporter = Exporter::new(lua, &describe, true);
     let values = exporter.run(values)?;
     let message = Message {
-        values,
+        values: values.into(),
         tables: exporter.tables,
     };
     Ok((message, exporter.moves))
@@ -73,7 +73,7 @@ pub(crate) fn export_for_freeze(lua: &Lua, value: &mlua::Value) -> Result<Messag
     let mut exporter = Exporter::new(lua, &describe, false);
     let values = exporter.run(std::slice::from_ref(value))?;
     Ok(Message {
-        values,
+        values: values.into(),
         tables: exporter.tables,
     })
 }

@@ -32,7 +32,7 @@ pub use freeze::{FrozenGraph, FrozenRef};
 pub(crate) use function::load_isolated;
 pub use function::{IsolatedFunction, Upvalue};
 pub(crate) use import::import;
-pub use value::{Message, Value};
+pub use value::{Message, Value, Values};
 
 /// Why a value cannot cross between processes.
 #[derive(Debug, Clone, PartialEq, Eq)]

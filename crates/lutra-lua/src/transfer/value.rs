@@ -34,20 +34,23 @@ pub enum Value {
     Shared(Arc<crate::shared::SharedTable>),
 }
 
+/// A message's values: up to two inline (most messages), more on the heap.
+pub type Values = smallvec::SmallVec<[Value; 2]>;
+
 /// A list of values sent as one message, with the tables they contain.
 #[derive(Debug, Clone, Default)]
 pub struct Message {
     /// The values, in order.
-    pub values: Vec<Value>,
+    pub values: Values,
     /// The copied tables: each a list of key/value pairs.
     pub tables: Vec<Vec<(Value, Value)>>,
 }
 
 impl Message {
     /// A message of plain values (no tables).
-    pub fn of(values: Vec<Value>) -> Self {
+    pub fn of(values: impl Into<Values>) -> Self {
         Self {
-            values,
+            values: values.into(),
             tables: Vec::new(),
         }
     }

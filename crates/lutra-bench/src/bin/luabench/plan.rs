@@ -324,10 +324,16 @@ pub(crate) fn build(
         for &c in &sizes.exp2_channels {
             let group = format!("C={c}");
             let s = script("channels.lua", &strings(&[&c, &sizes.messages, &50]));
+            // The same work through luaproc's API (`require "luaproc"`, named channels).
+            let lp = script(
+                "luaproc_channels.lua",
+                &strings(&[&c, &sizes.messages, &50]),
+            );
             b.lua("exp2", &group, "", true, s.clone());
             for sync in b.syncs() {
                 for &w in &sizes.exp2_workers {
                     b.lutra("exp2", &group, "", w, sync, s.clone());
+                    b.lutra("exp2", &group, "luaproc", w, sync, lp.clone());
                 }
             }
             for w in [1, 2] {

@@ -1,0 +1,158 @@
+//! `ch:send(...)` and `ch:receive()` natively (see the module's protocol); their
+//! fallbacks are `Channel.send` and `Channel.receive` of `prelude.lua`.
+
+use super::{
+    Action, Answer, cannot_wait, channel_at, lost, park, parkable, perform, resumed, scalar, took,
+    waiter,
+};
+use crate::channel::{Channel, ReceivePoll, SendPoll};
+use crate::process::ProcessContext;
+use mlua::ffi::{self, lua_State};
+use std::ffi::c_int;
+use std::sync::Arc;
+
+/// `ch:send(...)`.
+///
+/// # Safety
+/// Called by Lua as a native closure of this module.
+pub(super) unsafe extern "C-unwind" fn send(state: *mut lua_State) -> c_int {
+    // SAFETY: the running thread; `perform` is the last act.
+    unsafe {
+        let action = start_send(state);
+        perform(state, action, send_continued)
+    }
+}
+
+/// # Safety
+/// As [`send`].
+unsafe fn start_send(state: *mut lua_State) -> Action {
+    // SAFETY: reads of the running thread's stack (see the helpers).
+    unsafe {
+        let args = ffi::lua_gettop(state);
+        let fallback = Action::Fallback { args };
+        let Some(context) = parkable(state) else {
+            return fallback;
+        };
+        let Some(channel) = channel_at(state, 1) else {
+            return fallback;
+        };
+        let Some(message) = scalar::export(state, 2, args) else {
+            return fallback;
+        };
+        let Ok(sequence) = channel.start_send(message) else {
+            return fallback;
+        };
+        context.runtime.counters.note_sent();
+        send_poll(context, &channel, sequence)
+    }
+}
+
+/// Polls the send of message `sequence` (registering the caller if it must wait).
+fn send_poll(context: &ProcessContext, channel: &Arc<Channel>, sequence: u64) -> Action {
+    match channel.poll_send(sequence, Some(waiter(context))) {
+        SendPoll::Sent => Action::Return(Answer::Nothing),
+        SendPoll::Closed => Action::Raise(format!(
+            "send on channel#{}: the channel was closed before the message was received",
+            channel.id()
+        )),
+        SendPoll::Wait => park(
+            context,
+            "send on ",
+            channel,
+            || None,
+            |_| format!("send on channel#{}", channel.id()),
+            sequence as ffi::lua_KContext,
+        ),
+    }
+}
+
+/// `ch:send` resumed after waiting for message `ctx` to be received.
+unsafe extern "C-unwind" fn send_continued(
+    state: *mut lua_State,
+    _status: c_int,
+    ctx: ffi::lua_KContext,
+) -> c_int {
+    // SAFETY: the running thread; `perform` is the last act.
+    unsafe {
+        let action = match resumed(state) {
+            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
+            Some((context, channel, _, false)) => send_poll(context, &channel, ctx as u64),
+            None => lost("send"),
+        };
+        perform(state, action, send_continued)
+    }
+}
+
+/// `ch:receive()`.
+///
+/// # Safety
+/// Called by Lua as a native closure of this module.
+pub(super) unsafe extern "C-unwind" fn receive(state: *mut lua_State) -> c_int {
+    // SAFETY: the running thread; `perform` is the last act.
+    unsafe {
+        let action = start_receive(state);
+        perform(state, action, receive_continued)
+    }
+}
+
+/// # Safety
+/// As [`receive`].
+unsafe fn start_receive(state: *mut lua_State) -> Action {
+    // SAFETY: reads of the running thread's stack (see the helpers).
+    unsafe {
+        let fallback = Action::Fallback {
+            args: ffi::lua_gettop(state),
+        };
+        let Some(context) = parkable(state) else {
+            return fallback;
+        };
+        let Some(channel) = channel_at(state, 1) else {
+            return fallback;
+        };
+        receive_poll(context, &channel).unwrap_or(fallback)
+    }
+}
+
+/// One receive attempt; `None` when the channel is closed and drained.
+fn receive_poll(context: &ProcessContext, channel: &Arc<Channel>) -> Option<Action> {
+    Some(match channel.poll_receive(Some(waiter(context))) {
+        ReceivePoll::Message(message) => took(context, message),
+        ReceivePoll::Closed => return None,
+        ReceivePoll::Empty => {
+            context.process.note_receiving(channel);
+            park(
+                context,
+                "receive on ",
+                channel,
+                || None,
+                |_| format!("receive on channel#{}", channel.id()),
+                0,
+            )
+        }
+    })
+}
+
+/// `ch:receive` resumed after waiting.
+unsafe extern "C-unwind" fn receive_continued(
+    state: *mut lua_State,
+    _status: c_int,
+    _ctx: ffi::lua_KContext,
+) -> c_int {
+    // SAFETY: the running thread; `perform` is the last act.
+    unsafe {
+        let action = match resumed(state) {
+            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
+            Some((context, channel, _, false)) => {
+                receive_poll(context, &channel).unwrap_or_else(|| {
+                    context.process.leave_channels();
+                    Action::Raise(format!(
+                        "receive on channel#{}: the channel is closed",
+                        channel.id()
+                    ))
+                })
+            }
+            None => lost("receive"),
+        };
+        perform(state, action, receive_continued)
+    }
+}

@@ -1,0 +1,223 @@
+//! `luaproc.send(name, ...)` and `luaproc.receive(name)` natively (see the module's
+//! protocol); their fallbacks are the functions of `luaproc.lua`, which also fill the
+//! cache of named channels (upvalue 4: name → handle) whenever they look a name up.
+//! A cached channel that was deleted is closed: the native call then falls back, and
+//! the fallback finds what the name means now.
+
+use super::{
+    Action, Answer, NAMED, cannot_wait, channel_at, lost, park, parkable, perform, resumed, scalar,
+    took, waiter,
+};
+use crate::channel::{Channel, ReceivePoll, SendPoll};
+use crate::process::ProcessContext;
+use mlua::ffi::{self, lua_State};
+use std::ffi::c_int;
+use std::sync::Arc;
+
+/// The channel cached for the name at position 1; `None` if the name is not a string
+/// or not cached.
+///
+/// # Safety
+/// `state` runs a native closure of this module with at least one argument.
+unsafe fn named_channel(state: *mut lua_State) -> Option<Arc<Channel>> {
+    // SAFETY: stack operations on the running thread (balanced); the cache is
+    // upvalue 4.
+    unsafe {
+        if ffi::lua_type(state, 1) != ffi::LUA_TSTRING {
+            return None;
+        }
+        ffi::lua_pushvalue(state, 1);
+        ffi::lua_rawget(state, ffi::lua_upvalueindex(NAMED));
+        let channel = channel_at(state, ffi::lua_gettop(state));
+        ffi::lua_pop(state, 1);
+        channel
+    }
+}
+
+/// The name at position 1 (a string, checked when the call started).
+///
+/// # Safety
+/// As [`named_channel`], before anything was pushed or popped.
+unsafe fn name(state: *mut lua_State) -> Arc<str> {
+    // SAFETY: the string at position 1, copied at once.
+    unsafe {
+        let mut length = 0;
+        let bytes = ffi::lua_tolstring(state, 1, &mut length);
+        if bytes.is_null() {
+            return "".into();
+        }
+        String::from_utf8_lossy(std::slice::from_raw_parts(bytes.cast::<u8>(), length)).into()
+    }
+}
+
+/// `luaproc.send(name, ...)`.
+///
+/// # Safety
+/// Called by Lua as a native closure of this module.
+pub(super) unsafe extern "C-unwind" fn send(state: *mut lua_State) -> c_int {
+    // SAFETY: the running thread; `perform` is the last act.
+    unsafe {
+        let action = start_send(state);
+        perform(state, action, send_continued)
+    }
+}
+
+/// # Safety
+/// As [`send`].
+unsafe fn start_send(state: *mut lua_State) -> Action {
+    // SAFETY: reads of the running thread's stack (see the helpers).
+    unsafe {
+        let args = ffi::lua_gettop(state);
+        let fallback = Action::Fallback { args };
+        if args < 1 {
+            return fallback;
+        }
+        let Some(context) = parkable(state) else {
+            return fallback;
+        };
+        let Some(channel) = named_channel(state) else {
+            return fallback;
+        };
+        let Some(message) = scalar::export(state, 2, args) else {
+            return fallback;
+        };
+        let Ok(sequence) = channel.start_send(message) else {
+            return fallback;
+        };
+        context.runtime.counters.note_sent();
+        send_poll(
+            context,
+            &channel,
+            sequence,
+            || name(state),
+            "does not exist",
+        )
+    }
+}
+
+/// Polls the send of message `sequence` on the channel called `name()`; a closed
+/// channel answers `nil, "channel 'name' <closed>"`.
+fn send_poll(
+    context: &ProcessContext,
+    channel: &Arc<Channel>,
+    sequence: u64,
+    name: impl Fn() -> Arc<str>,
+    closed: &str,
+) -> Action {
+    match channel.poll_send(sequence, Some(waiter(context))) {
+        SendPoll::Sent => Action::Return(Answer::True),
+        SendPoll::Closed => {
+            Action::Return(Answer::NilAnd(format!("channel '{}' {closed}", name())))
+        }
+        SendPoll::Wait => park(
+            context,
+            "luaproc.send",
+            channel,
+            || Some(name()),
+            |name| format!("luaproc.send on channel '{}'", name.unwrap_or_default()),
+            sequence as ffi::lua_KContext,
+        ),
+    }
+}
+
+/// `luaproc.send` resumed after waiting for message `ctx` to be received.
+unsafe extern "C-unwind" fn send_continued(
+    state: *mut lua_State,
+    _status: c_int,
+    ctx: ffi::lua_KContext,
+) -> c_int {
+    // SAFETY: the running thread; `perform` is the last act.
+    unsafe {
+        let action = match resumed(state) {
+            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
+            Some((context, channel, wait, false)) => {
+                let name = wait.name.unwrap_or_else(|| "".into());
+                let closed = "destroyed while waiting for receiver";
+                send_poll(context, &channel, ctx as u64, || name.clone(), closed)
+            }
+            None => lost("luaproc.send"),
+        };
+        perform(state, action, send_continued)
+    }
+}
+
+/// `luaproc.receive(name [, async])`.
+///
+/// # Safety
+/// Called by Lua as a native closure of this module.
+pub(super) unsafe extern "C-unwind" fn receive(state: *mut lua_State) -> c_int {
+    // SAFETY: the running thread; `perform` is the last act.
+    unsafe {
+        let action = start_receive(state);
+        perform(state, action, receive_continued)
+    }
+}
+
+/// # Safety
+/// As [`receive`].
+unsafe fn start_receive(state: *mut lua_State) -> Action {
+    // SAFETY: reads of the running thread's stack (see the helpers).
+    unsafe {
+        let args = ffi::lua_gettop(state);
+        let fallback = Action::Fallback { args };
+        // The asynchronous form (a true second argument) is the fallback's.
+        if args < 1 || (args >= 2 && ffi::lua_toboolean(state, 2) != 0) {
+            return fallback;
+        }
+        let Some(context) = parkable(state) else {
+            return fallback;
+        };
+        let Some(channel) = named_channel(state) else {
+            return fallback;
+        };
+        receive_poll(context, &channel, || name(state)).unwrap_or(fallback)
+    }
+}
+
+/// One receive attempt on the channel called `name()`; `None` when it is closed.
+fn receive_poll(
+    context: &ProcessContext,
+    channel: &Arc<Channel>,
+    name: impl FnOnce() -> Arc<str>,
+) -> Option<Action> {
+    Some(match channel.poll_receive(Some(waiter(context))) {
+        ReceivePoll::Message(message) => took(context, message),
+        ReceivePoll::Closed => return None,
+        ReceivePoll::Empty => {
+            context.process.note_receiving(channel);
+            park(
+                context,
+                "luaproc.receive",
+                channel,
+                || Some(name()),
+                |name| format!("luaproc.receive on channel '{}'", name.unwrap_or_default()),
+                0,
+            )
+        }
+    })
+}
+
+/// `luaproc.receive` resumed after waiting.
+unsafe extern "C-unwind" fn receive_continued(
+    state: *mut lua_State,
+    _status: c_int,
+    _ctx: ffi::lua_KContext,
+) -> c_int {
+    // SAFETY: the running thread; `perform` is the last act.
+    unsafe {
+        let action = match resumed(state) {
+            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
+            Some((context, channel, wait, false)) => {
+                let name = wait.name.unwrap_or_else(|| "".into());
+                receive_poll(context, &channel, || name.clone()).unwrap_or_else(|| {
+                    context.process.leave_channels();
+                    Action::Return(Answer::NilAnd(format!(
+                        "channel '{name}' destroyed while waiting for sender"
+                    )))
+                })
+            }
+            None => lost("luaproc.receive"),
+        };
+        perform(state, action, receive_continued)
+    }
+}

@@ -1,0 +1,430 @@
+//! Native fast paths of the blocking channel calls — `ch:send`, `ch:receive`,
+//! `luaproc.send`, `luaproc.receive` — as `lua_CFunction`s standing in front of the
+//! Lua functions of `prelude.lua` and `luaproc.lua`, so that a message costs no mlua
+//! conversion, no Lua loop and no label built per call.
+//!
+//! # Protocol
+//! 1. A native call handles the common case itself: a process in its slice (not a
+//!    host thread) whose coroutine can yield, outside `lutra.atomic`, a live channel, scalar
+//!    values (`scalar.rs`). In any other case, before any side effect, it calls the
+//!    Lua function it stands in front of (its *fallback*) with the same arguments and
+//!    answers what that answers (errors included).
+//! 2. To wait, it registers its waker and notes what it waits on as the Lua loop does
+//!    (`channel/core.rs`'s protocol), then yields [`PARK`] with `lua_yieldk`: the
+//!    yield travels up as the Lua loop's yield does (the prelude's relay, the task),
+//!    and the continuation polls again once the process is resumed. Resumed with
+//!    `CANNOT` (a coroutine resumed from a C function that cannot yield), the call
+//!    stops waiting and raises the Lua loop's error.
+//! 3. Errors are raised at the caller's position (`luaL_where(L, 1)`), with the Lua
+//!    loop's wording; answers have the Lua functions' shapes.
+//!
+//! # Invariants
+//! - Nothing Rust owns is alive when a native function leaves by `lua_error` or
+//!   `lua_yieldk` (both longjmp): each step decides in safe code what to do (an
+//!   [`Action`]) and [`perform`] does it with plain values only.
+//! - Upvalues of every native closure: 1 the fallback, 2 `CANNOT`, 3
+//!   `raw.take_pending`, 4 (luaproc) the named-channel cache.
+//! - A light userdata as the user value of a full userdata is a channel handle's
+//!   address (`channel/handle.rs`): Lua code cannot set one, nor change a handle's
+//!   (`debug.setuservalue` is guarded, see [`guard_setuservalue`]).
+//! - A native call keeps nothing on its stack across a wait (mlua's `Thread::resume`
+//!   empties it when the main coroutine yielded): what the continuation needs is in
+//!   the context's `parked` (the channel, kept alive there, and the wait) and in the
+//!   continuation's `ctx` (a send's sequence). A process parks in at most one native
+//!   call at a time; its continuation takes `parked` back.
+
+mod channel;
+mod luaproc;
+mod scalar;
+
+use crate::api::PARK;
+use crate::channel::Channel;
+use crate::channel::Waiter;
+use crate::process::ProcessContext;
+use crate::process::state::NativeWait;
+use crate::process::state::current;
+use crate::transfer::Message;
+use mlua::ffi::{self, lua_State};
+use mlua::{Function, Lua, MultiValue, Table};
+use std::ffi::c_int;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// Upvalue positions (module invariants).
+const FALLBACK: c_int = 1;
+const CANNOT: c_int = 2;
+const TAKE_PENDING: c_int = 3;
+const NAMED: c_int = 4;
+
+/// What a native call does next.
+enum Action {
+    /// Returns this answer.
+    Return(Answer),
+    /// Waits (the wait noted in the context's `parked`): yields `PARK`, and goes on
+    /// in the continuation, given `ctx`.
+    Park { ctx: ffi::lua_KContext },
+    /// Raises this error at the caller's position.
+    Raise(String),
+    /// Calls the fallback with the first `args` arguments.
+    Fallback { args: c_int },
+}
+
+/// What a native call answers.
+enum Answer {
+    /// No values (`ch:send`).
+    Nothing,
+    /// `true` (`luaproc.send`).
+    True,
+    /// `nil, message` (luaproc's expected failures).
+    NilAnd(String),
+    /// A message of scalars.
+    Values(Message),
+    /// The message stashed in the context's `pending` (imported by `take_pending`).
+    Pending,
+}
+
+/// Does `action` for the native call running on `state`, continuing with `k` if it
+/// waits; returns the number of results.
+///
+/// # Safety
+/// `state` runs a native closure of this module (its upvalues as the module says);
+/// called as its last act (it may longjmp).
+unsafe fn perform(state: *mut lua_State, action: Action, k: ffi::lua_KFunction) -> c_int {
+    // SAFETY: stack operations on the running thread; every Rust value is moved out
+    // (or dropped) before a call that may longjmp (module invariants).
+    unsafe {
+        match action {
+            Action::Return(answer) => answer_with(state, answer),
+            Action::Park { ctx } => {
+                // Nothing stays on the stack: mlua's `Thread::resume` empties the
+                // frame of a C function that yielded the main coroutine.
+                ffi::lua_settop(state, 0);
+                ffi::lua_pushlightuserdata(state, PARK);
+                ffi::lua_yieldk(state, 1, ctx, Some(k))
+            }
+            Action::Raise(message) => {
+                ffi::luaL_where(state, 1);
+                ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
+                drop(message);
+                ffi::lua_concat(state, 2);
+                ffi::lua_error(state)
+            }
+            Action::Fallback { args } => {
+                ffi::lua_settop(state, args);
+                ffi::lua_pushvalue(state, ffi::lua_upvalueindex(FALLBACK));
+                ffi::lua_rotate(state, 1, 1);
+                ffi::lua_callk(state, args, ffi::LUA_MULTRET, 0, Some(returned));
+                ffi::lua_gettop(state)
+            }
+        }
+    }
+}
+
+/// Pushes `answer`; returns how many values.
+///
+/// # Safety
+/// As [`perform`].
+unsafe fn answer_with(state: *mut lua_State, answer: Answer) -> c_int {
+    // SAFETY: as in `perform`; the message is dropped before the call that imports a
+    // pending one.
+    unsafe {
+        match answer {
+            Answer::Nothing => 0,
+            Answer::True => {
+                ffi::lua_pushboolean(state, 1);
+                1
+            }
+            Answer::NilAnd(message) => {
+                ffi::lua_pushnil(state);
+                ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
+                2
+            }
+            Answer::Values(message) => scalar::push(state, &message),
+            Answer::Pending => {
+                let base = ffi::lua_gettop(state);
+                ffi::lua_pushvalue(state, ffi::lua_upvalueindex(TAKE_PENDING));
+                ffi::lua_call(state, 0, ffi::LUA_MULTRET);
+                ffi::lua_gettop(state) - base
+            }
+        }
+    }
+}
+
+/// The continuation of a fallback: its results are the call's.
+unsafe extern "C-unwind" fn returned(
+    state: *mut lua_State,
+    _status: c_int,
+    _ctx: ffi::lua_KContext,
+) -> c_int {
+    // SAFETY: the running thread.
+    unsafe { ffi::lua_gettop(state) }
+}
+
+/// The context of the caller when it may park natively: a process in its slice (not
+/// a host thread), outside `lutra.atomic`, in a coroutine that can yield (protocol,
+/// step 1).
+///
+/// # Safety
+/// As [`current`]; `state` is the running thread.
+unsafe fn parkable<'a>(state: *mut lua_State) -> Option<&'a ProcessContext> {
+    // SAFETY: see `current`; lua_isyieldable reads the running thread.
+    unsafe {
+        let context = current()?;
+        let parkable =
+            ffi::lua_isyieldable(state) != 0 && !context.no_preempt.load(Ordering::Relaxed);
+        parkable.then_some(context)
+    }
+}
+
+/// The caller as a waiter, with the process's waker made once.
+fn waiter(context: &ProcessContext) -> Waiter {
+    Waiter {
+        id: context.process.id(),
+        waker: context
+            .waker
+            .get_or_init(crate::wakers::current_waker)
+            .clone(),
+    }
+}
+
+/// The address of the channel whose handle is at stack position `index` (absolute),
+/// if it is one: a full userdata whose user value is a light userdata.
+///
+/// # Safety
+/// `state` is the running thread; `index` is a valid position.
+unsafe fn channel_address(state: *mut lua_State, index: c_int) -> Option<*const Channel> {
+    // SAFETY: reads of the stack, balanced.
+    unsafe {
+        if ffi::lua_type(state, index) != ffi::LUA_TUSERDATA {
+            return None;
+        }
+        let light = ffi::lua_getiuservalue(state, index, 1) == ffi::LUA_TLIGHTUSERDATA;
+        let address = ffi::lua_touserdata(state, -1) as *const Channel;
+        ffi::lua_pop(state, 1);
+        light.then_some(address)
+    }
+}
+
+/// The channel whose handle is at stack position `index` (absolute), if it is one.
+///
+/// # Safety
+/// As [`channel_address`], in a process's state (whose user values are guarded,
+/// module invariants): found only after [`parkable`].
+unsafe fn channel_at(state: *mut lua_State, index: c_int) -> Option<Arc<Channel>> {
+    // SAFETY: the address is that of the channel whose Arc the handle holds (module
+    // invariants), alive while the handle is on the stack: the clone is sound.
+    unsafe {
+        let address = channel_address(state, index)?;
+        Arc::increment_strong_count(address);
+        Some(Arc::from_raw(address))
+    }
+}
+
+/// `debug.setuservalue(u, value [, n])` that refuses a light userdata as the value
+/// and a change of a channel handle's address (module invariants); the stock
+/// function (its upvalue) does the rest.
+///
+/// # Safety
+/// Called by Lua as a C closure whose upvalue 1 is the stock `debug.setuservalue`.
+unsafe extern "C-unwind" fn guard_setuservalue(state: *mut lua_State) -> c_int {
+    // SAFETY: reads of the arguments; an argument error longjmps with nothing owned;
+    // the stock function is called with the same arguments and its results returned.
+    unsafe {
+        if ffi::lua_type(state, 2) == ffi::LUA_TLIGHTUSERDATA {
+            return ffi::luaL_argerror(
+                state,
+                2,
+                c"a light userdata cannot be a user value".as_ptr(),
+            );
+        }
+        if ffi::luaL_optinteger(state, 3, 1) == 1 && channel_address(state, 1).is_some() {
+            return ffi::luaL_argerror(state, 1, c"a channel's user value cannot change".as_ptr());
+        }
+        let args = ffi::lua_gettop(state);
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+        ffi::lua_rotate(state, 1, 1);
+        ffi::lua_call(state, args, ffi::LUA_MULTRET);
+        ffi::lua_gettop(state)
+    }
+}
+
+/// Parks the caller on `channel` (`what` says how; `name` is its luaproc name, if
+/// any): notes the wait, with its label built by `label` only when the last wait was
+/// not the same, and keeps the channel in the context for the continuation.
+fn park(
+    context: &ProcessContext,
+    what: &'static str,
+    channel: &Arc<Channel>,
+    name: impl FnOnce() -> Option<Arc<str>>,
+    label: impl FnOnce(Option<&str>) -> String,
+    ctx: ffi::lua_KContext,
+) -> Action {
+    let wait = {
+        let mut last = context.native_wait.borrow_mut();
+        match &*last {
+            Some(wait) if wait.what == what && wait.channel_id == channel.id() => wait.clone(),
+            _ => {
+                let name = name();
+                let wait = NativeWait {
+                    what,
+                    channel_id: channel.id(),
+                    label: label(name.as_deref()).into(),
+                    name,
+                };
+                *last = Some(wait.clone());
+                wait
+            }
+        }
+    };
+    context.process.set_waiting_on(Some(wait.label.clone()));
+    *context.parked.borrow_mut() = Some((channel.clone(), wait));
+    Action::Park { ctx }
+}
+
+/// The context, channel and wait of the native call resumed on `state`, and whether
+/// it was resumed with `CANNOT`; `None` if nothing was parked (never: see
+/// `ProcessContext::parked`).
+///
+/// # Safety
+/// `state` runs the continuation of a native closure of this module.
+unsafe fn resumed<'a>(
+    state: *mut lua_State,
+) -> Option<(&'a ProcessContext, Arc<Channel>, NativeWait, bool)> {
+    // SAFETY: see `current`; reads of the stack (the resume values alone, see
+    // `perform`) and of upvalue 2.
+    unsafe {
+        let context = current()?;
+        let (channel, wait) = context.parked.borrow_mut().take()?;
+        let cannot = ffi::lua_gettop(state) >= 1
+            && ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(CANNOT)) != 0;
+        Some((context, channel, wait, cannot))
+    }
+}
+
+/// The error of a continuation that found nothing parked (a bug in Lutra).
+fn lost(what: &str) -> Action {
+    Action::Raise(format!(
+        "internal error in Lutra: {what} resumed with no wait noted"
+    ))
+}
+
+/// The error of a wait resumed with `CANNOT` (the Lua loop's `park`): the process no
+/// longer waits, and leaves the channels it registered on.
+fn cannot_wait(context: &ProcessContext, label: &str) -> Action {
+    context.process.set_waiting_on(None);
+    context.process.leave_channels();
+    Action::Raise(format!(
+        "cannot block on {label} here: this coroutine was resumed from a C function that \
+         cannot yield, so the scheduler cannot be reached"
+    ))
+}
+
+/// A receive took `message`: the process leaves the channels it waited on, and the
+/// message is answered (its values pushed, or imported by `take_pending`).
+fn took(context: &ProcessContext, message: Message) -> Action {
+    context.process.leave_channels();
+    context.runtime.counters.note_received();
+    if scalar::fits(&message) {
+        return Action::Return(Answer::Values(message));
+    }
+    *context.pending.borrow_mut() = Some(message);
+    Action::Return(Answer::Pending)
+}
+
+/// A native closure of `function` with the module's upvalues.
+fn closure(
+    lua: &Lua,
+    function: ffi::lua_CFunction,
+    upvalues: MultiValue,
+) -> mlua::Result<Function> {
+    let count = upvalues.len() as c_int;
+    // SAFETY: mlua pushes the upvalues onto a protected call's stack; the closure
+    // takes them.
+    unsafe {
+        lua.exec_raw(upvalues, |state| {
+            ffi::lua_pushcclosure(state, function, count);
+        })
+    }
+}
+
+/// Registry key of the table of what every native closure shares: `cannot`,
+/// `take_pending` and `named` (the cache of named channels).
+const SHARED_KEY: &str = "lutra.native";
+
+/// The upvalues of a native closure of `function` in front of `fallback`; with the
+/// named-channel cache when `named`.
+fn native(
+    lua: &Lua,
+    function: ffi::lua_CFunction,
+    fallback: Function,
+    named: bool,
+) -> mlua::Result<Function> {
+    let shared: Table = lua.named_registry_value(SHARED_KEY)?;
+    let mut upvalues = MultiValue::new();
+    upvalues.push_back(mlua::Value::Function(fallback));
+    upvalues.push_back(shared.get("cannot")?);
+    upvalues.push_back(shared.get("take_pending")?);
+    if named {
+        upvalues.push_back(shared.get("named")?);
+    }
+    closure(lua, function, upvalues)
+}
+
+/// Puts the native `send` and `receive` in front of the channel methods `methods`,
+/// and gives `raw` what `luaproc.lua` needs for its own: `raw.lp_named`, the cache of
+/// named channels (name → handle, weak values), and `raw.lp_native(kind, fallback)`;
+/// `internal` is the prelude's (its `cannot`).
+pub(crate) fn install(
+    lua: &Lua,
+    raw: &Table,
+    methods: &Table,
+    internal: &Table,
+    host: bool,
+) -> mlua::Result<()> {
+    if !host {
+        let debug: Table = lua.globals().get("debug")?;
+        let stock: mlua::Value = debug.get("setuservalue")?;
+        let mut upvalues = MultiValue::new();
+        upvalues.push_back(stock);
+        debug.set("setuservalue", closure(lua, guard_setuservalue, upvalues)?)?;
+    }
+    let named = lua.create_table()?;
+    let weak_values = lua.create_table()?;
+    weak_values.set("__mode", "v")?;
+    named.set_metatable(Some(weak_values))?;
+    let shared = lua.create_table()?;
+    shared.set("cannot", internal.get::<mlua::Value>("cannot")?)?;
+    shared.set("named", &named)?;
+    shared.set(
+        "take_pending",
+        lua.create_function(|lua, ()| {
+            let message = ProcessContext::of(lua)?.pending.borrow_mut().take();
+            match message {
+                Some(message) => crate::transfer::import(lua, &message),
+                None => Ok(MultiValue::new()),
+            }
+        })?,
+    )?;
+    lua.set_named_registry_value(SHARED_KEY, shared)?;
+    methods.set(
+        "send",
+        native(lua, channel::send, methods.get("send")?, false)?,
+    )?;
+    methods.set(
+        "receive",
+        native(lua, channel::receive, methods.get("receive")?, false)?,
+    )?;
+    raw.set("lp_named", named)?;
+    raw.set(
+        "lp_native",
+        lua.create_function(|lua, (kind, fallback): (String, Function)| {
+            let function: ffi::lua_CFunction = match kind.as_str() {
+                "send" => luaproc::send,
+                "receive" => luaproc::receive,
+                _ => return Err(mlua::Error::runtime("lp_native: send or receive expected")),
+            };
+            native(lua, function, fallback, true)
+        })?,
+    )?;
+    Ok(())
+}

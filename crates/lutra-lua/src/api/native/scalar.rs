@@ -1,0 +1,92 @@
+//! Messages of scalars straight from and onto a Lua stack, with no mlua value in
+//! between: nil, booleans, integers, floats and strings (the same values the exporter
+//! copies for them, `transfer/export.rs`). Anything else is not handled here.
+
+use crate::transfer::{Message, Value, Values};
+use mlua::ffi::{self, lua_State};
+use std::ffi::c_int;
+use std::sync::Arc;
+
+/// The values at stack positions `first..=last` of `state` as a message, or `None`
+/// if one of them is not a scalar.
+///
+/// # Safety
+/// `state` is a running thread; `first >= 1` and `last` is at most its top.
+pub(super) unsafe fn export(state: *mut lua_State, first: c_int, last: c_int) -> Option<Message> {
+    // SAFETY: positions within the stack of the running thread.
+    unsafe {
+        let mut values = Values::new();
+        for index in first..=last {
+            values.push(scalar_at(state, index)?);
+        }
+        Some(Message::of(values))
+    }
+}
+
+/// The scalar at `index`, or `None`.
+///
+/// # Safety
+/// `index` is a valid position of the running thread `state`.
+unsafe fn scalar_at(state: *mut lua_State, index: c_int) -> Option<Value> {
+    // SAFETY: reads of a valid position, each for the type it was found to have; a
+    // string's bytes are copied before anything can collect it.
+    unsafe {
+        Some(match ffi::lua_type(state, index) {
+            ffi::LUA_TNIL => Value::Nil,
+            ffi::LUA_TBOOLEAN => Value::Boolean(ffi::lua_toboolean(state, index) != 0),
+            ffi::LUA_TNUMBER if ffi::lua_isinteger(state, index) != 0 => {
+                Value::Integer(ffi::lua_tointeger(state, index))
+            }
+            ffi::LUA_TNUMBER => Value::Number(ffi::lua_tonumber(state, index)),
+            ffi::LUA_TSTRING => {
+                let mut length = 0;
+                let bytes = ffi::lua_tolstring(state, index, &mut length);
+                Value::String(Arc::from(std::slice::from_raw_parts(
+                    bytes.cast::<u8>(),
+                    length,
+                )))
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// Whether every value of `message` is a scalar [`push`] can push.
+pub(super) fn fits(message: &Message) -> bool {
+    message.tables.is_empty()
+        && message.values.iter().all(|value| {
+            matches!(
+                value,
+                Value::Nil
+                    | Value::Boolean(_)
+                    | Value::Integer(_)
+                    | Value::Number(_)
+                    | Value::String(_)
+            )
+        })
+}
+
+/// Pushes the values of `message` (all scalars, see [`fits`]); returns how many.
+///
+/// # Safety
+/// `state` is the running thread of a C function (a stack overflow raises an error).
+pub(super) unsafe fn push(state: *mut lua_State, message: &Message) -> c_int {
+    let count = message.values.len() as c_int;
+    // SAFETY: room is made first (luaL_checkstack raises if it cannot be); every push
+    // copies its value into Lua.
+    unsafe {
+        ffi::luaL_checkstack(state, count, c"too many values to receive".as_ptr());
+        for value in &message.values {
+            match value {
+                Value::Boolean(b) => ffi::lua_pushboolean(state, c_int::from(*b)),
+                Value::Integer(i) => ffi::lua_pushinteger(state, *i),
+                Value::Number(n) => ffi::lua_pushnumber(state, *n),
+                Value::String(bytes) => {
+                    ffi::lua_pushlstring(state, bytes.as_ptr().cast(), bytes.len());
+                }
+                _ => ffi::lua_pushnil(state),
+            }
+        }
+    }
+    count
+}

@@ -1,0 +1,100 @@
+//! One resume of a process's main coroutine, straight through `lua_resume`: the
+//! per-slice cost of mlua's `Thread::resume` (its lock, thread events, stack guard,
+//! and a conversion of every yielded value) is paid only for the first slice, which
+//! passes the process's arguments, and when the coroutine ends.
+//!
+//! # Invariants
+//! - Only this process's task resumes its main coroutine, on one worker at a time
+//!   (no other thread touches the state meanwhile: mlua's lock is not needed).
+//! - A yield leaves the coroutine's stack as the yielder left it, minus the yielded
+//!   values: a count hook's yield (`preempt.rs`) yields none and keeps the frame the
+//!   hook interrupted, as mlua does for it; every other yield of the main coroutine
+//!   (the prelude's relay, `lutra.yield`, the native calls) leaves nothing more.
+//! - Resumes after the first pass no values (the yields return none).
+
+use crate::api::PARK;
+use mlua::ffi;
+use mlua::{Lua, MultiValue, Thread};
+use std::ffi::c_int;
+
+/// How a resume ended.
+pub(crate) enum Resumed {
+    /// The coroutine yielded; `park`: it yielded `PARK` (a blocking call waits).
+    Yielded { park: bool },
+    /// The coroutine returned these values.
+    Returned(MultiValue),
+    /// The coroutine raised (outside the runner's own `xpcall`).
+    Failed(mlua::Error),
+}
+
+/// Resumes `thread`, a suspended coroutine of `lua`, with no values.
+///
+/// # Safety
+/// `thread` is a coroutine of `lua` that has started and yielded (not running, not
+/// dead), resumed by its process's task alone (module invariants).
+pub(crate) unsafe fn resume(lua: &Lua, thread: &Thread) -> Resumed {
+    let state = thread.state();
+    let mut count: c_int = 0;
+    // SAFETY: a suspended coroutine resumed with no arguments (a null `from` starts
+    // its C-call count at zero); its results are read and popped, or moved to mlua.
+    unsafe {
+        let status = ffi::lua_resume(state, std::ptr::null_mut(), 0, &mut count);
+        match status {
+            ffi::LUA_YIELD => {
+                let park = count >= 1
+                    && ffi::lua_type(state, -count) == ffi::LUA_TLIGHTUSERDATA
+                    && ffi::lua_touserdata(state, -count) == PARK;
+                ffi::lua_pop(state, count);
+                Resumed::Yielded { park }
+            }
+            ffi::LUA_OK => match take(lua, state, count) {
+                Ok(values) => Resumed::Returned(values),
+                Err(error) => Resumed::Failed(error),
+            },
+            _ => Resumed::Failed(raised(lua, state, status)),
+        }
+    }
+}
+
+/// The top `count` values of `state`, moved into mlua values.
+///
+/// # Safety
+/// `state` is a thread of `lua` that is not running, with `count` values on top.
+unsafe fn take(lua: &Lua, state: *mut ffi::lua_State, count: c_int) -> mlua::Result<MultiValue> {
+    // SAFETY: the values move to mlua's protected call's stack, which makes room for
+    // them first; mlua reads them off that stack as the call's results.
+    unsafe {
+        lua.exec_raw((), |main| {
+            ffi::luaL_checkstack(main, count, c"too many results".as_ptr());
+            ffi::lua_xmove(state, main, count);
+        })
+    }
+}
+
+/// The error the coroutine `state` died with (`status`): a memory error as such,
+/// anything else as a runtime error with the coroutine's traceback, as mlua's resume
+/// reports it.
+///
+/// # Safety
+/// `state` is a thread of `lua` that has just died with its error object on top.
+unsafe fn raised(lua: &Lua, state: *mut ffi::lua_State, status: c_int) -> mlua::Error {
+    // SAFETY: the error object moves to mlua's protected call, where the traceback
+    // is built (luaL_traceback reads the dead coroutine's frames).
+    let message = unsafe {
+        lua.exec_raw::<String>((), |main| {
+            ffi::lua_xmove(state, main, 1);
+            let text = ffi::luaL_tolstring(main, -1, std::ptr::null_mut());
+            ffi::lua_remove(main, -2);
+            if status != ffi::LUA_ERRMEM {
+                ffi::luaL_traceback(main, state, text, 0);
+                ffi::lua_remove(main, -2);
+            }
+        })
+    };
+    let message = message.unwrap_or_else(|error| error.to_string());
+    if status == ffi::LUA_ERRMEM {
+        mlua::Error::MemoryError(message)
+    } else {
+        mlua::Error::RuntimeError(message)
+    }
+}
