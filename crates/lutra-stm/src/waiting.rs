@@ -2,7 +2,9 @@
 //! location it read (Harris et al.'s `retry`; seed 001 shows what busy-waiting costs).
 //!
 //! Waiters register in buckets hashed from the ownership records they read; a commit
-//! wakes the waiters of the buckets of the records it wrote.
+//! wakes, in the buckets of the records it wrote, the waiters that read one of those
+//! records (not every waiter of a bucket: records that share a bucket wake nobody
+//! spuriously).
 //!
 //! # Protocol (no lost wake-up; nothing to pay for a commit when nobody waits)
 //! Waiter:
@@ -49,9 +51,15 @@ pub(crate) struct Watched {
 struct Waiter {
     notified: AtomicBool,
     waker: Waker,
+    /// The records watched, sorted, without repeats.
+    orecs: Box<[usize]>,
 }
 
 impl Waiter {
+    fn watches(&self, orec: usize) -> bool {
+        self.orecs.binary_search(&orec).is_ok()
+    }
+
     fn notify(&self) {
         self.notified.store(true, Ordering::SeqCst);
         self.waker.wake_by_ref();
@@ -114,9 +122,13 @@ impl WaitTable {
         watched: &[Watched],
         waker: Waker,
     ) -> Registration {
+        let mut records: Vec<usize> = watched.iter().map(|w| w.orec).collect();
+        records.sort_unstable();
+        records.dedup();
         let waiter = Arc::new(Waiter {
             notified: AtomicBool::new(false),
             waker,
+            orecs: records.into_boxed_slice(),
         });
         let mut buckets: Vec<usize> = watched.iter().map(|w| self.bucket_of(w.orec)).collect();
         buckets.sort_unstable();
@@ -163,7 +175,7 @@ impl WaitTable {
         self.total.load(Ordering::SeqCst) != 0
     }
 
-    /// The committer's step 2: wakes the waiters of the records a commit wrote.
+    /// The committer's step 2: wakes the waiters that watch a record a commit wrote.
     #[cold]
     pub(crate) fn notify_writes(&self, written: impl Iterator<Item = usize>) {
         for orec in written {
@@ -171,6 +183,7 @@ impl WaitTable {
             if bucket.count.load(Ordering::SeqCst) > 0 {
                 lock(&bucket.waiters)
                     .iter()
+                    .filter(|waiter| waiter.watches(orec))
                     .for_each(|waiter| waiter.notify());
             }
         }

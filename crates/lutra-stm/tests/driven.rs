@@ -115,3 +115,36 @@ fn a_conflict_doom_survives_a_rollback_to_a_checkpoint() {
     assert!(desc.transaction().read(&var).is_err());
     desc.rollback(AbortReason::Explicit);
 }
+
+/// Words 1024 apart: records 1024 apart, which share a bucket of the wait table
+/// (1024 buckets) but are different records (2^20 of them).
+static WORDS: [AtomicUsize; 2048] = [const { AtomicUsize::new(0) }; 2048];
+
+#[test]
+fn a_commit_to_a_record_sharing_the_bucket_does_not_wake() {
+    let stm = Stm::default();
+    let (read, neighbour) = (
+        WORDS[0].as_ptr() as *mut usize,
+        WORDS[1024].as_ptr() as *mut usize,
+    );
+    let mut desc = TxDescriptor::new(&stm).unwrap();
+    desc.begin(TxOptions::site(4));
+    // SAFETY: static words, only accessed through the engine in this test.
+    unsafe { desc.load(read).unwrap() };
+    let _ = desc.doom(AbortReason::Retry);
+    let count = Arc::new(Count::default());
+    let watch = desc.watch_for_change(Waker::from(count.clone())).unwrap();
+    let mut writer = TxDescriptor::new(&stm).unwrap();
+    for (target, woken) in [(neighbour, 0), (read, 1)] {
+        writer.begin(TxOptions::site(5));
+        // SAFETY: as above.
+        unsafe { writer.store(target, 7, usize::MAX).unwrap() };
+        writer.commit().unwrap();
+        assert_eq!(
+            count.0.load(Ordering::SeqCst),
+            woken,
+            "wake-ups after a commit"
+        );
+        assert_eq!(watch.has_fired(), woken == 1);
+    }
+}
