@@ -14,6 +14,7 @@ thread_local! {
     static TASK: RefCell<Option<Arc<TaskCore>>> = const { RefCell::new(None) };
     static WORKER: Cell<Option<usize>> = const { Cell::new(None) };
     static RUNTIME: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+    static HANDOFF: RefCell<Option<Arc<TaskCore>>> = const { RefCell::new(None) };
 }
 
 /// The yielder type of native tasks.
@@ -37,6 +38,25 @@ pub(crate) fn leave_worker() {
 #[inline(never)]
 pub(crate) fn set_task(task: Option<Arc<TaskCore>>) {
     TASK.with(|current| *current.borrow_mut() = task);
+}
+
+/// The direct switch's slot (see `worker.rs`): keeps `task`, woken during the current
+/// task's slice on this worker, to run next without a trip through the run queue.
+/// Returns the task the slot held before (woken earlier in the same slice; it goes to
+/// the run queue instead), or gives `task` back when no task is being resumed on this
+/// thread (a wake-up outside a slice: the run queue's path).
+#[inline(never)]
+pub(crate) fn hand_off(task: Arc<TaskCore>) -> Option<Arc<TaskCore>> {
+    if TASK.with(|current| current.borrow().is_none()) {
+        return Some(task);
+    }
+    HANDOFF.with(|slot| slot.borrow_mut().replace(task))
+}
+
+/// Empties the direct switch's slot (the worker, at the end of a slice).
+#[inline(never)]
+pub(crate) fn take_handoff() -> Option<Arc<TaskCore>> {
+    HANDOFF.with(|slot| slot.borrow_mut().take())
 }
 
 /// The task being resumed on this thread, if any.

@@ -25,7 +25,17 @@ impl TaskWaker {
             .is_ok()
         {
             let local = context::worker_of(&self.shared);
-            self.shared.queue.push(self.task.clone(), local);
+            let task = match local {
+                // Woken by a task of a worker that may run it: the direct switch's
+                // slot (`worker.rs`), which hands back what must take the queue.
+                Some(worker) if self.task.home.is_none_or(|home| home == worker) => {
+                    context::hand_off(self.task.clone())
+                }
+                _ => Some(self.task.clone()),
+            };
+            if let Some(task) = task {
+                self.shared.queue.push(task, local);
+            }
         }
     }
 }

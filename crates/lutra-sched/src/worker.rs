@@ -7,10 +7,31 @@
 //!    the queue's switch (the task it picks runs next). `Park`: store `PARKED`, then, if
 //!    `notified` is set, CAS back to `RUNNABLE` and enqueue (see `task.rs`). `Done`:
 //!    mark `DONE`, drop the body, count the task finished.
-//! 3. The next task: the one step 2 picked, else the queue's `next` (which may
-//!    sleep). Every `GLOBAL_QUEUE_INTERVAL` slices the global queue comes first: an
-//!    unpinned task's yield `rotate`s through it, and `next` looks at it first.
+//! 3. The next task: the one step 2 picked, else the direct switch's, else the
+//!    queue's `next` (which may sleep). Every `GLOBAL_QUEUE_INTERVAL` slices the global
+//!    queue comes first: an unpinned task's yield `rotate`s through it, and `next`
+//!    looks at it first.
 //!
+//! # Direct switch (Go's `runnext`, tokio's LIFO slot)
+//! A task woken during a slice by the task this worker runs, and which this worker
+//! may run (unpinned, or pinned here), goes to the worker's private slot instead of a
+//! run queue (`context::hand_off`; a second one woken in the same slice sends the
+//! first to the run queue). At the slice's end the worker empties the slot: if the
+//! slice parked or finished, the woken task runs next, without the run queue's push
+//! and pop (a rendezvous: the sender hands the value to the waiting receiver, then
+//! parks); otherwise (yield, switch) it is pushed to the run queue as any wake-up
+//! would have been, before the slice's own requeue, so the queue's order is kept.
+//!
+//! # Invariants
+//! - The slot is empty between slices: a woken task waits in it (seen by no thief)
+//!   at most until the end of the slice that woke it, and a worker never looks for
+//!   work or sleeps with a task in it.
+//! - Fairness: at most `MAX_HANDOFFS` slices in a row run from the slot, and never the
+//!   slice whose turn it is to look at the global queue first; then the woken task
+//!   takes the run queue (waking one sleeper, like any push). Two tasks that keep
+//!   waking each other cannot starve the worker's queue or the global queue.
+//! - A task run from the slot is `RUNNABLE` (its waker's CAS) and in no queue: it is
+//!   handed to this worker, as a popped task is.
 //! # Invariants
 //! - A worker leaves only between slices: when the runtime shuts down, or when the
 //!   requested worker count drops below its index + 1. A task it picked but did not
@@ -28,6 +49,14 @@ use std::sync::atomic::Ordering;
 /// so it does not fall into step with task patterns).
 const GLOBAL_QUEUE_INTERVAL: u32 = 61;
 
+/// Slices in a row run from the direct switch's slot before a woken task takes the
+/// run queue instead.
+const MAX_HANDOFFS: u32 = 16;
+
+/// The task a slice's end chose to run next, and whether it came from the direct
+/// switch's slot.
+type Chosen = Option<(Arc<TaskCore>, bool)>;
+
 /// Body of worker thread `index`.
 pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity::CoreId>) {
     if let Some(core) = core {
@@ -37,35 +66,45 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
     context::enter_worker(shared.clone(), index);
     let stop = || shared.worker_must_stop(index);
     let mut tick: u32 = 0;
-    let mut next = None;
+    let mut handoffs: u32 = 0;
+    let mut next: Chosen = None;
     loop {
         tick = tick.wrapping_add(1);
         let global_first = tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL);
         let task = match next.take() {
-            Some(task) if !stop() => task,
-            Some(task) => {
+            Some((task, handed)) if !stop() => {
+                handoffs = if handed { handoffs + 1 } else { 0 };
+                task
+            }
+            Some((task, _)) => {
                 shared.queue.requeue(index, task);
                 break;
             }
-            None => match shared.queue.next(index, global_first, stop) {
-                Some(task) => task,
-                None => break,
-            },
+            None => {
+                handoffs = 0;
+                match shared.queue.next(index, global_first, stop) {
+                    Some(task) => task,
+                    None => break,
+                }
+            }
         };
-        next = run_slice(&shared, index, task, global_first);
+        let may_hand_off =
+            handoffs < MAX_HANDOFFS && !tick.wrapping_add(1).is_multiple_of(GLOBAL_QUEUE_INTERVAL);
+        next = run_slice(&shared, index, task, global_first, may_hand_off);
     }
     shared.queue.retire(index);
     context::leave_worker();
 }
 
 /// Runs one slice of `task`; returns the task to run next, if the slice's end chose
-/// one.
+/// one (and whether the direct switch did: only if `may_hand_off`).
 fn run_slice(
     shared: &Arc<Shared>,
     index: usize,
     task: Arc<TaskCore>,
     global_first: bool,
-) -> Option<Arc<TaskCore>> {
+    may_hand_off: bool,
+) -> Chosen {
     task.state.store(RUNNING, Ordering::SeqCst);
     context::set_task(Some(task.clone()));
     let step = {
@@ -76,10 +115,20 @@ fn run_slice(
         body.as_mut().map_or(Step::Done, |body| body.resume())
     };
     context::set_task(None);
+    let woken = context::take_handoff();
+    let handed = if may_hand_off && matches!(step, Step::Park | Step::Done) {
+        woken.map(|woken| (woken, true))
+    } else {
+        if let Some(woken) = woken {
+            shared.queue.push(woken, Some(index));
+        }
+        None
+    };
+    let chosen = |next| Some((next, false));
     match step {
         Step::Yield => {
             task.state.store(RUNNABLE, Ordering::SeqCst);
-            Some(if global_first && task.home.is_none() {
+            chosen(if global_first && task.home.is_none() {
                 shared.queue.rotate(index, task)
             } else {
                 shared.queue.yield_task(index, task)
@@ -91,7 +140,7 @@ fn run_slice(
             if switched {
                 shared.count_switch();
             }
-            Some(next)
+            chosen(next)
         }
         Step::SwitchToPriority(min) => {
             task.state.store(RUNNABLE, Ordering::SeqCst);
@@ -101,7 +150,7 @@ fn run_slice(
             if switched {
                 shared.count_switch();
             }
-            Some(next)
+            chosen(next)
         }
         Step::Park => {
             task.state.store(PARKED, Ordering::SeqCst);
@@ -113,7 +162,7 @@ fn run_slice(
             {
                 shared.queue.push(task, Some(index));
             }
-            None
+            handed
         }
         Step::Done => {
             task.state.store(DONE, Ordering::SeqCst);
@@ -122,7 +171,7 @@ fn run_slice(
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .take();
             shared.task_finished();
-            None
+            handed
         }
     }
 }

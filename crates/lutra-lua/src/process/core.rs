@@ -117,9 +117,21 @@ impl ProcessCore {
     /// Leaves every channel the process registered on as a receiver (its blocking
     /// call ended): a wake-up it did not use passes to another receiver.
     pub(crate) fn leave_channels(&self) {
-        let channels = std::mem::take(&mut *self.lock_receiving());
-        for channel in channels.into_values().filter_map(|c| c.upgrade()) {
+        let mut channels = {
+            let mut receiving = self.lock_receiving();
+            if receiving.is_empty() {
+                return;
+            }
+            std::mem::take(&mut *receiving)
+        };
+        for channel in channels.drain().filter_map(|(_, c)| c.upgrade()) {
             channel.leave(self.id);
+        }
+        // The emptied table keeps its allocation for the next wait (no allocation
+        // per blocking call), unless a registration was noted meanwhile.
+        let mut receiving = self.lock_receiving();
+        if receiving.is_empty() {
+            *receiving = channels;
         }
     }
 

@@ -29,6 +29,9 @@
 //! - A push of a task made runnable (spawned, woken, handed over by a leaving worker)
 //!   wakes at most one sleeper: for a pinned task its worker, if it sleeps; otherwise
 //!   any one, if one sleeps.
+//! - A task woken by the task a worker runs may skip the queues: the worker's direct
+//!   switch (`worker.rs`) runs it next if the waker's slice parks or ends, and
+//!   otherwise pushes it here at the slice's end, as above.
 //!
 //! # Protocol (a worker's next task)
 //! 1. Every `GLOBAL_QUEUE_INTERVAL` slices the global queue first (so tasks woken by
