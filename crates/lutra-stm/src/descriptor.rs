@@ -663,8 +663,8 @@ impl Core {
     }
 
     /// Begins an attempt. The common case (a first attempt, or one after a `retry`,
-    /// on an engine without hooks, neither irrevocable nor solo) is
-    /// inlined and lean; everything else goes through [`Core::start_special`].
+    /// on an engine without hooks, not irrevocable; solo or instrumented) is inlined
+    /// and lean; everything else goes through [`Core::start_special`].
     #[inline]
     pub(crate) fn start_attempt(&mut self, stm: &StmInner) {
         let special = self.active
@@ -708,8 +708,8 @@ impl Core {
                 self.started_at = Some(Stamp::now());
             }
             // Nothing but the solo gate to give back at its end, which the lean end
-            // does too.
-            self.lean = stm.lean;
+            // does too; after an abort, the full end also forgets the abort.
+            self.lean = stm.lean && self.last_abort.is_none();
             return;
         }
         if irrevocable {

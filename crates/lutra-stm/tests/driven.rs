@@ -123,10 +123,7 @@ static WORDS: [AtomicUsize; 2048] = [const { AtomicUsize::new(0) }; 2048];
 #[test]
 fn a_commit_to_a_record_sharing_the_bucket_does_not_wake() {
     let stm = Stm::default();
-    let (read, neighbour) = (
-        WORDS[0].as_ptr(),
-        WORDS[1024].as_ptr(),
-    );
+    let (read, neighbour) = (WORDS[0].as_ptr(), WORDS[1024].as_ptr());
     let mut desc = TxDescriptor::new(&stm).unwrap();
     desc.begin(TxOptions::site(4));
     // SAFETY: static words, only accessed through the engine in this test.
