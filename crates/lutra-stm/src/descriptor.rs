@@ -671,15 +671,12 @@ impl Core {
             | self.last_abort.is_some()
             | self.options.irrevocable
             | self.restart_irrevocable
-            | !stm.lean;
+            | stm.hooks_active;
         if special {
             self.start_special(stm);
             return;
         }
-        if self.solo_allowed
-            && stm.solo.may_enter(&stm.registry)
-            && stm.solo.try_enter(&stm.registry, self.slot)
-        {
+        if self.solo_allowed && stm.solo.try_enter(&stm.registry, self.slot) {
             self.start_solo(stm);
         } else {
             self.announce(stm);
@@ -709,7 +706,7 @@ impl Core {
             }
             // Nothing but the solo gate to give back at its end, which the lean end
             // does too; after an abort, the full end also forgets the abort.
-            self.lean = stm.lean && self.last_abort.is_none();
+            self.lean = !stm.hooks_active && self.last_abort.is_none();
             return;
         }
         if irrevocable {

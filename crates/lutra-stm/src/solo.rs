@@ -46,17 +46,10 @@ impl SoloGate {
         }
     }
 
-    /// Whether an attempt may run solo now: the registry holds one descriptor. A
-    /// hint (step 1 decides): false means the next attempt runs instrumented.
-    #[inline]
-    pub(crate) fn may_enter(&self, registry: &Registry) -> bool {
-        registry.live() == 1
-    }
-
     /// Step 1 for the descriptor in `slot`: whether its next attempt runs solo.
     #[inline]
     pub(crate) fn try_enter(&self, registry: &Registry, slot: usize) -> bool {
-        if !self.may_enter(registry) {
+        if registry.live() != 1 {
             return false;
         }
         if self

@@ -28,11 +28,9 @@ pub(crate) struct StmInner {
     /// The configured design (`config.design`), read on every write.
     pub(crate) design_kind: DesignKind,
     /// Whether hooks other than [`NoHooks`](crate::NoHooks) are installed: when not,
-    /// the engine skips every hook call (one predictable branch each).
+    /// the engine skips every hook call (one predictable branch each) and attempts
+    /// may be lean (`descriptor.rs`).
     pub(crate) hooks_active: bool,
-    /// No hooks: attempts may begin and end on the lean paths (`descriptor.rs`),
-    /// which skip them.
-    pub(crate) lean: bool,
     /// How many first writes an attempt may buffer on the inlined write path before
     /// the full path (with its size check) takes over; the full path then grants it
     /// room up to the next power of two each time (`Core::store_slow`). None when the
@@ -133,7 +131,6 @@ impl Stm {
         let inner = StmInner {
             design_kind: config.design,
             hooks_active: !config.hooks.is_noop(),
-            lean: config.hooks.is_noop(),
             fast_write_room: if config.max_set_entries >= 1 << 12 {
                 LINEAR_MAX
             } else {

@@ -130,7 +130,11 @@ impl WaitTable {
             waker,
             orecs: records.into_boxed_slice(),
         });
-        let mut buckets: Vec<usize> = watched.iter().map(|w| self.bucket_of(w.orec)).collect();
+        let mut buckets: Vec<usize> = waiter
+            .orecs
+            .iter()
+            .map(|&orec| self.bucket_of(orec))
+            .collect();
         buckets.sort_unstable();
         buckets.dedup();
         self.total.fetch_add(1, Ordering::SeqCst);

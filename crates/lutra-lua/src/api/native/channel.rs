@@ -2,10 +2,10 @@
 //! fallbacks are `Channel.send` and `Channel.receive` of `prelude.lua`.
 
 use super::{
-    Action, Answer, cannot_wait, channel_at, lost, park, parkable, perform, resumed, scalar, took,
-    waiter,
+    Action, Answer, cannot_wait, channel_at, lost, park, parkable, perform, receive_or_park,
+    resumed, scalar, waiter,
 };
-use crate::channel::{Channel, ReceivePoll, SendPoll};
+use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
@@ -115,21 +115,13 @@ unsafe fn start_receive(state: *mut lua_State) -> Action {
 
 /// One receive attempt; `None` when the channel is closed and drained.
 fn receive_poll(context: &ProcessContext, channel: &Arc<Channel>) -> Option<Action> {
-    Some(match channel.poll_receive(Some(waiter(context))) {
-        ReceivePoll::Message(message) => took(context, message),
-        ReceivePoll::Closed => return None,
-        ReceivePoll::Empty => {
-            context.process.note_receiving(channel);
-            park(
-                context,
-                "receive on ",
-                channel,
-                || None,
-                |_| format!("receive on channel#{}", channel.id()),
-                0,
-            )
-        }
-    })
+    receive_or_park(
+        context,
+        channel,
+        "receive on ",
+        || None,
+        |_| format!("receive on channel#{}", channel.id()),
+    )
 }
 
 /// `ch:receive` resumed after waiting.

@@ -5,10 +5,10 @@
 //! the fallback finds what the name means now.
 
 use super::{
-    Action, Answer, NAMED, cannot_wait, channel_at, lost, park, parkable, perform, resumed, scalar,
-    took, waiter,
+    Action, Answer, NAMED, cannot_wait, channel_at, lost, park, parkable, perform, receive_or_park,
+    resumed, scalar, waiter,
 };
-use crate::channel::{Channel, ReceivePoll, SendPoll};
+use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
@@ -180,21 +180,13 @@ fn receive_poll(
     channel: &Arc<Channel>,
     name: impl FnOnce() -> Arc<str>,
 ) -> Option<Action> {
-    Some(match channel.poll_receive(Some(waiter(context))) {
-        ReceivePoll::Message(message) => took(context, message),
-        ReceivePoll::Closed => return None,
-        ReceivePoll::Empty => {
-            context.process.note_receiving(channel);
-            park(
-                context,
-                "luaproc.receive",
-                channel,
-                || Some(name()),
-                |name| format!("luaproc.receive on channel '{}'", name.unwrap_or_default()),
-                0,
-            )
-        }
-    })
+    receive_or_park(
+        context,
+        channel,
+        "luaproc.receive",
+        || Some(name()),
+        |name| format!("luaproc.receive on channel '{}'", name.unwrap_or_default()),
+    )
 }
 
 /// `luaproc.receive` resumed after waiting.

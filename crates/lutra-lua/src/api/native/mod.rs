@@ -38,8 +38,8 @@ mod luaproc;
 mod scalar;
 
 use crate::api::PARK;
-use crate::channel::Channel;
 use crate::channel::Waiter;
+use crate::channel::{Channel, ReceivePoll};
 use crate::process::ProcessContext;
 use crate::process::state::NativeWait;
 use crate::process::state::current;
@@ -279,6 +279,25 @@ fn park(
     context.process.set_waiting_on(Some(wait.label.clone()));
     *context.parked.borrow_mut() = Some((channel.clone(), wait));
     Action::Park { ctx }
+}
+
+/// One receive attempt on `channel`: the message taken, or the caller parked (as by
+/// [`park`], noted as receiving); `None` when the channel is closed and drained.
+fn receive_or_park(
+    context: &ProcessContext,
+    channel: &Arc<Channel>,
+    what: &'static str,
+    name: impl FnOnce() -> Option<Arc<str>>,
+    label: impl FnOnce(Option<&str>) -> String,
+) -> Option<Action> {
+    Some(match channel.poll_receive(Some(waiter(context))) {
+        ReceivePoll::Message(message) => took(context, message),
+        ReceivePoll::Closed => return None,
+        ReceivePoll::Empty => {
+            context.process.note_receiving(channel);
+            park(context, what, channel, name, label, 0)
+        }
+    })
 }
 
 /// The context, channel and wait of the native call resumed on `state`, and whether
