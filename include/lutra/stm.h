@@ -188,8 +188,9 @@ enum {
  * ("wb-ctl", the default: write-back, commit-time locking; or "wb-etl":
  * encounter-time locking), contention manager from LUTRA_STM_CM ("suicide",
  * "backoff" (default), "aggressive", "timestamp", "size_matters", "priority"),
- * engine statistics from LUTRA_STM_STATS ("0" off, "1" on; unset: the engine's
- * default), solo transactions from LUTRA_STM_SOLO ("1", the default: while a
+ * the engine's own statistics from LUTRA_STM_STATS ("0" or unset: off, "1": on;
+ * they cost about twice an empty transaction, and stm_get_stats counts
+ * without them), solo transactions from LUTRA_STM_SOLO ("1", the default: while a
  * thread is the only one registered, its transactions run uninstrumented --
  * plain loads, direct stores with an undo log -- as libitm's serial mode does,
  * and a thread that registers meanwhile waits for the running one to end; "0":

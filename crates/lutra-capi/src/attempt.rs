@@ -55,6 +55,43 @@ impl ThreadTx {
         true
     }
 
+    /// The common case of [`ThreadTx::begin`]: an outermost transaction without
+    /// attributes (`raw` is 0) on a plain thread, begun on the engine's straight path
+    /// ([`TxDescriptor::try_begin`](lutra_stm::TxDescriptor::try_begin)). Returns
+    /// `false`, having changed nothing, when any other case applies.
+    #[inline(always)]
+    pub(crate) fn try_begin_plain(&mut self, raw: i32) -> bool {
+        // A plain thread's state is never a task's (`fast.rs`); no abort is pending
+        // between transactions (each way out of one clears it).
+        debug_assert!(!self.in_task && self.pending.is_none());
+        let common = (self.nesting == 0) & (raw == 0) & !self.irrevocable_next;
+        if !common || !self.desc.try_begin(0) {
+            return false;
+        }
+        self.attr = Attributes::default();
+        self.ended_by_abort = false;
+        self.stats.consecutive_aborts = 0;
+        self.nesting = 1;
+        true
+    }
+
+    /// The common case of committing the outermost level ([`ThreadTx::commit_outermost`]):
+    /// a lean attempt with nothing to write back, committed on the engine's straight
+    /// path ([`TxDescriptor::try_commit`](lutra_stm::TxDescriptor::try_commit)).
+    /// Returns `false`, having done nothing, when any other case applies.
+    #[inline(always)]
+    pub(crate) fn try_commit_plain(&mut self) -> bool {
+        let common = (self.nesting == 1) & !self.solo_paused & (self.stats.consecutive_aborts == 0);
+        if !common || !self.desc.try_commit() {
+            return false;
+        }
+        // A pending abort dooms the attempt, and a doomed attempt is not lean.
+        debug_assert!(self.pending.is_none());
+        self.nesting = 0;
+        self.stats.count_first_time_commit();
+        true
+    }
+
     /// The running attempt met an abort of `reason` at `site`: report it
     /// ([`Style::Report`]) or roll back and restart ([`Style::Restart`]). Returns the status for the caller.
     pub(crate) fn after_abort(&mut self, reason: AbortReason, site: Site, style: Style) -> c_int {

@@ -6,7 +6,7 @@
 //! |----------|--------|---------|
 //! | `LUTRA_STM_DESIGN` | `wb-ctl`, `wb-etl` | `wb-ctl` |
 //! | `LUTRA_STM_CM` | `suicide`, `backoff`, `aggressive`, `timestamp`, `size_matters`, `priority` | `backoff` |
-//! | `LUTRA_STM_STATS` | `0`, `1` (engine statistics off / on) | the engine's |
+//! | `LUTRA_STM_STATS` | `0`, `1` (the engine's own statistics — per-site counts and times — off / on; `stm_get_stats` counts without them) | `0` |
 //! | `LUTRA_STM_SOLO` | `0`, `1` (a thread alone with the engine runs its transactions uninstrumented, as libitm's serial mode; see lutra-stm's `TxDescriptor::allow_solo`) | `1` |
 //!
 //! # Invariants
@@ -87,6 +87,7 @@ pub(crate) fn start(config: Config) -> CapiResult<()> {
         ));
     }
     *engine = Some(Stm::new(config));
+    crate::stats::reset_global();
     RUNNING.store(true, Ordering::Relaxed);
     Ok(())
 }
@@ -181,8 +182,8 @@ fn unknown(name: &str, source: &Source, what: &str, valid: &[&str]) -> CapiError
 }
 
 /// The configuration named by `design` and `manager`; `None` takes the environment
-/// variable, then the default (`wb-ctl`, `backoff`); statistics from
-/// `LUTRA_STM_STATS` when set. The engine's waits go through the scheduler's
+/// variable, then the default (`wb-ctl`, `backoff`); the engine's statistics off
+/// unless `LUTRA_STM_STATS` is `1`. The engine's waits go through the scheduler's
 /// [`TaskParking`]: in a task (`sched.h`) they let the worker run other tasks; in a
 /// plain thread they park or yield the thread, as by default.
 ///
@@ -190,7 +191,9 @@ fn unknown(name: &str, source: &Source, what: &str, valid: &[&str]) -> CapiError
 /// `LUTRA_EINVAL` for an unknown name or value, with a message naming the argument
 /// or variable, the value, and the valid names.
 pub(crate) fn config_from_names(design: Option<&str>, manager: Option<&str>) -> CapiResult<Config> {
-    let mut config = Config::default().with_parking(Arc::new(TaskParking));
+    let mut config = Config::default()
+        .with_parking(Arc::new(TaskParking))
+        .with_stats(false);
     if let Some((name, source)) = chosen(design, "design", DESIGN_VAR) {
         config.design = DesignKind::from_name(&name)
             .ok_or_else(|| unknown(&name, &source, "design", &["wb-ctl", "wb-etl"]))?;

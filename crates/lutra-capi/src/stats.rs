@@ -2,8 +2,10 @@
 //! `stm_get_global_stats` / `stm_get_local_stats`).
 //!
 //! Per-thread counters are kept here, by tinySTM abort code, for the transactions the
-//! calling thread ran since `stm_init_thread`; global counters come from the engine
-//! (every thread, including those that have exited).
+//! calling thread ran since `stm_init_thread`. The global counters sum every thread's
+//! [`Tally`] since `stm_init`: the live threads' and what exited threads left. They
+//! do not need the engine's statistics (`LUTRA_STM_STATS`), which are off unless
+//! asked for.
 //!
 //! | name | scope | written as |
 //! |------|-------|------------|
@@ -16,6 +18,11 @@
 //!
 //! # Invariants
 //! - `nb_aborts` is the sum of the per-reason counters.
+//! - A [`Tally`] is in `TALLIES.live` from its thread's registration until its
+//!   `LocalStats` is dropped, which moves its counts to `TALLIES.exited` under the
+//!   same lock: a global sum never counts a thread twice nor loses one.
+//! - Only the owning thread writes a tally (relaxed loads and stores, no
+//!   read-modify-write): other threads only read it.
 
 use crate::boundary;
 use crate::engine;
@@ -26,25 +33,124 @@ use crate::status::{
 };
 use crate::thread::with_thread;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_ulong, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// A thread's counters behind the global names: written by the thread alone, read
+/// by any (see the module invariants).
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    commits: AtomicU64,
+    aborts: AtomicU64,
+    /// Most aborts before one commit.
+    max_retries: AtomicU64,
+}
+
+impl Tally {
+    /// Adds `by` to the owner's `counter`.
+    #[inline(always)]
+    fn bump(counter: &AtomicU64, by: u64) {
+        counter.store(counter.load(Ordering::Relaxed) + by, Ordering::Relaxed);
+    }
+
+    fn read(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+/// Commits, aborts and the most retries, summed.
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    commits: u64,
+    aborts: u64,
+    max_retries: u64,
+}
+
+impl Totals {
+    fn add(&mut self, tally: &Tally) {
+        self.commits += Tally::read(&tally.commits);
+        self.aborts += Tally::read(&tally.aborts);
+        self.max_retries = self.max_retries.max(Tally::read(&tally.max_retries));
+    }
+}
+
+/// Every registered thread's tally, and what exited threads left since `stm_init`.
+struct Tallies {
+    live: Vec<Arc<Tally>>,
+    exited: Totals,
+}
+
+impl Tallies {
+    /// Every thread's counts: the live ones' and the exited ones'.
+    fn total(&self) -> Totals {
+        let mut total = self.exited;
+        for tally in &self.live {
+            total.add(tally);
+        }
+        total
+    }
+
+    /// Moves an exiting thread's counts from `live` to `exited`.
+    fn retire(&mut self, tally: &Arc<Tally>) {
+        self.live.retain(|live| !Arc::ptr_eq(live, tally));
+        self.exited.add(tally);
+    }
+}
+
+static TALLIES: Mutex<Tallies> = Mutex::new(Tallies {
+    live: Vec::new(),
+    exited: Totals {
+        commits: 0,
+        aborts: 0,
+        max_retries: 0,
+    },
+});
+
+fn tallies() -> std::sync::MutexGuard<'static, Tallies> {
+    TALLIES.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Forgets what exited threads left: a new engine starts counting from zero
+/// (`stm_init`; no thread is registered then).
+pub(crate) fn reset_global() {
+    tallies().exited = Totals::default();
+}
 
 /// The counters of one thread.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct LocalStats {
-    pub(crate) commits: u64,
-    pub(crate) aborts: u64,
+    /// Commits, aborts and most retries, also counted in the global names.
+    tally: Arc<Tally>,
     /// Explicit aborts (`stm_abort`, cancelled `stm_atomically`).
     pub(crate) explicit: u64,
     /// Other aborts by the detail of their code (`code >> 8 & 0xF`).
     pub(crate) by_detail: [u64; 16],
     /// Aborts since the current transaction began.
     pub(crate) consecutive_aborts: u64,
-    /// Most aborts before one commit.
-    pub(crate) max_retries: u64,
 }
 
 impl LocalStats {
+    /// A registering thread's counters, all zero, counted in the global names.
+    pub(crate) fn new() -> Self {
+        let tally = Arc::new(Tally::default());
+        tallies().live.push(tally.clone());
+        Self {
+            tally,
+            explicit: 0,
+            by_detail: [0; 16],
+            consecutive_aborts: 0,
+        }
+    }
+
+    /// Counts a commit of a transaction that had no abort before it.
+    #[inline(always)]
+    pub(crate) fn count_first_time_commit(&mut self) {
+        debug_assert_eq!(self.consecutive_aborts, 0);
+        Tally::bump(&self.tally.commits, 1);
+    }
+
     pub(crate) fn count_abort(&mut self, code: c_int) {
-        self.aborts += 1;
+        Tally::bump(&self.tally.aborts, 1);
         self.consecutive_aborts += 1;
         if code & STM_ABORT_EXPLICIT != 0 {
             self.explicit += 1;
@@ -54,13 +160,23 @@ impl LocalStats {
     }
 
     pub(crate) fn count_commit(&mut self) {
-        self.commits += 1;
-        self.max_retries = self.max_retries.max(self.consecutive_aborts);
+        Tally::bump(&self.tally.commits, 1);
+        if self.consecutive_aborts > Tally::read(&self.tally.max_retries) {
+            self.tally
+                .max_retries
+                .store(self.consecutive_aborts, Ordering::Relaxed);
+        }
         self.consecutive_aborts = 0;
     }
 
     fn of_code(&self, code: c_int) -> u64 {
         self.by_detail[detail(code)]
+    }
+}
+
+impl Drop for LocalStats {
+    fn drop(&mut self) {
+        tallies().retire(&self.tally);
     }
 }
 
@@ -71,9 +187,9 @@ fn detail(code: c_int) -> usize {
 /// A counter of this thread, by tinySTM name.
 fn local_counter(stats: &LocalStats, name: &str) -> Option<u64> {
     Some(match name {
-        "nb_commits" => stats.commits,
-        "nb_aborts" => stats.aborts,
-        "max_retries" => stats.max_retries,
+        "nb_commits" => Tally::read(&stats.tally.commits),
+        "nb_aborts" => Tally::read(&stats.tally.aborts),
+        "max_retries" => Tally::read(&stats.tally.max_retries),
         "nb_aborts_locked_read" => stats.of_code(STM_ABORT_WR_CONFLICT),
         "nb_aborts_locked_write" => stats.of_code(STM_ABORT_WW_CONFLICT),
         "nb_aborts_validate_read" => stats.of_code(STM_ABORT_VAL_READ),
@@ -97,10 +213,11 @@ fn global_counter(name: &str) -> CapiResult<Option<u64>> {
     if !known {
         return Ok(None);
     }
-    let total = engine::current()?.stats().total;
+    engine::current()?;
+    let total = tallies().total();
     Ok(Some(match name {
         "global_nb_commits" => total.commits,
-        "global_nb_aborts" => total.total_aborts(),
+        "global_nb_aborts" => total.aborts,
         _ => total.max_retries,
     }))
 }
@@ -211,7 +328,7 @@ mod tests {
 
     #[test]
     fn counts_by_tinystm_code() {
-        let mut stats = LocalStats::default();
+        let mut stats = LocalStats::new();
         stats.count_abort(STM_ABORT_VAL_READ);
         stats.count_abort(STM_ABORT_WW_CONFLICT);
         stats.count_abort(explicit_code(STM_ABORT_NO_RETRY));
@@ -225,5 +342,30 @@ mod tests {
         assert_eq!(local_counter(&stats, "max_retries"), Some(3));
         assert_eq!(local_counter(&stats, "nb_commits"), Some(2));
         assert_eq!(local_counter(&stats, "bogus"), None);
+    }
+
+    #[test]
+    fn an_exiting_thread_is_counted_once() {
+        let mut tallies = Tallies {
+            live: Vec::new(),
+            exited: Totals::default(),
+        };
+        let (first, second) = (Arc::new(Tally::default()), Arc::new(Tally::default()));
+        tallies.live.extend([first.clone(), second.clone()]);
+        Tally::bump(&first.commits, 3);
+        Tally::bump(&second.commits, 4);
+        Tally::bump(&second.aborts, 2);
+        second.max_retries.store(2, Ordering::Relaxed);
+        let before = tallies.total();
+        assert_eq!(
+            (before.commits, before.aborts, before.max_retries),
+            (7, 2, 2)
+        );
+        tallies.retire(&second);
+        assert_eq!(tallies.live.len(), 1);
+        let after = tallies.total();
+        assert_eq!((after.commits, after.aborts, after.max_retries), (7, 2, 2));
+        Tally::bump(&first.commits, 1);
+        assert_eq!(tallies.total().commits, 8);
     }
 }

@@ -229,7 +229,7 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
         ended_by_abort: false,
         irrevocable_next: false,
         pending: None,
-        stats: LocalStats::default(),
+        stats: LocalStats::new(),
         _registration: registration,
         env,
         in_task,

@@ -90,6 +90,21 @@ pub unsafe extern "C" fn lutra_capi_begin(
 #[unsafe(no_mangle)]
 pub extern "C" fn stm_start(attr: StmTxAttr) -> *mut SigJmpBuf {
     // SAFETY: entered from C; the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() }
+        && state.try_begin_plain(attr.attrs)
+    {
+        return state.env();
+    }
+    stm_start_slow(attr)
+}
+
+/// Every case of [`stm_start`] but the common one: a plain thread's state decodes
+/// the attributes itself; otherwise the shim decodes them and calls
+/// [`lutra_capi_begin`].
+#[cold]
+#[inline(never)]
+extern "C" fn stm_start_slow(attr: StmTxAttr) -> *mut SigJmpBuf {
+    // SAFETY: entered from C (through `stm_start`); the reference ends with this call.
     if let Some(state) = unsafe { fast::state() } {
         let attr = state.layout.decode(attr.attrs);
         return if state.begin(attr) {
@@ -98,14 +113,6 @@ pub extern "C" fn stm_start(attr: StmTxAttr) -> *mut SigJmpBuf {
             std::ptr::null_mut()
         };
     }
-    stm_start_slow(attr)
-}
-
-/// The general path of [`stm_start`]: the shim decodes the attributes and calls
-/// [`lutra_capi_begin`].
-#[cold]
-#[inline(never)]
-fn stm_start_slow(attr: StmTxAttr) -> *mut SigJmpBuf {
     shim::lutra_shim_start(attr.attrs)
 }
 
@@ -141,6 +148,24 @@ fn commit_status() -> c_int {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_commit() -> c_int {
     // SAFETY: entered from C; the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() }
+        && state.try_commit_plain()
+    {
+        return 1;
+    }
+    // SAFETY: as this function's (the caller's frames are C frames).
+    unsafe { stm_commit_slow() }
+}
+
+/// Every case of [`stm_commit`] but a plain thread's lean attempt with nothing to
+/// write back.
+///
+/// # Safety
+/// As [`stm_commit`].
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn stm_commit_slow() -> c_int {
+    // SAFETY: entered from C (through `stm_commit`); the reference ends with this call.
     let status = match unsafe { fast::state() } {
         Some(state) if state.nesting == 1 => match state.commit_outermost() {
             Ok(()) => return 1,

@@ -340,6 +340,10 @@ impl Core {
         // engine, nobody else reads or writes the word meanwhile.
         let word = unsafe { word(addr) };
         let old = word.load(Ordering::Relaxed);
+        if self.solo_undo.is_full() {
+            // The log grows and may outgrow what a lean end keeps.
+            self.mark_not_lean();
+        }
         self.solo_undo.push(addr, old);
         word.store((old & !mask) | (value & mask), Ordering::Relaxed);
         Ok(())
@@ -361,6 +365,11 @@ impl Core {
                     self.resolve_conflict(stm, owner, orec, Access::Write)?
                 }
                 LockWord::Unlocked { version } => {
+                    if self.locks.is_empty() {
+                        // ORDERING: the release half of the compare-and-swap below
+                        // publishes them to whoever finds the record locked.
+                        self.publish_age_and_priority(stm);
+                    }
                     let mine = LockWord::locked(self.slot);
                     if record
                         .compare_exchange(current, mine, Ordering::AcqRel, Ordering::Relaxed)

@@ -43,7 +43,7 @@ impl Core {
         }
         debug_assert!(self.active && self.doomed.is_none() && self.locks.is_empty());
         if self.writes.is_empty() {
-            self.finish(stm, Ok(()));
+            self.finish_lean(stm);
             return Ok(());
         }
         self.commit_update_or_roll_back(stm)

@@ -111,13 +111,14 @@ pub(crate) struct Core {
     /// no lock (so no kill can reach it: see `check_usable`). Cleared by `doom`,
     /// by the first lock taken and at the attempt's end.
     pub(crate) fast_access: bool,
-    /// The running attempt is *lean*: it began without hooks, anything to wait for or
-    /// irrevocability (on the inlined path, or solo) and nothing but the inlined
-    /// access paths, buffered writes and solo writes has touched it since, so its end
-    /// has nothing to release but its sets, its status words and the solo gate, and
-    /// nothing to report but its statistics (`finish`). Cleared
-    /// by [`Core::mark_not_lean`] wherever an attempt takes on more (a gate, an
-    /// allocation, a lent value, a doom…) and when the attempt ends.
+    /// The running attempt is *lean*: it began without hooks, statistics, anything to
+    /// wait for or irrevocability (on the inlined path, or solo) and nothing but the
+    /// inlined access paths, buffered writes and solo writes that kept the undo log
+    /// within its kept capacity has touched it since, so its end has nothing to
+    /// release but its sets, its status words and the solo gate, and nothing to
+    /// report (`finish`, `lean.rs`). Cleared by [`Core::mark_not_lean`] wherever an
+    /// attempt takes on more (a gate, an allocation, a lent value, a doom, a growing
+    /// undo log…) and when the attempt ends.
     pub(crate) lean: bool,
     /// Entries the read set may reach before the inlined read path hands over to the
     /// full one: at most its capacity and the engine's set limit, and 0 whenever
@@ -284,15 +285,7 @@ impl TxDescriptor {
         }
         let (stm, core) = (&*self.stm, &mut self.core);
         core.start_attempt(stm);
-        // Fixed for every attempt of the transaction: published once, here. The age
-        // is the first attempt's snapshot. Contention managers read both only from an
-        // attempt that holds a record, which this one does not yet.
         core.age = core.rv;
-        let shared = core.shared(stm);
-        shared
-            .priority
-            .store(core.options.priority as u64, Ordering::Relaxed);
-        shared.age.store(core.age, Ordering::Relaxed);
     }
 
     /// Lets the start-priority hook set the transaction's priority.
@@ -649,6 +642,19 @@ impl Core {
         unsafe { self.shared.as_ref() }
     }
 
+    /// Publishes the transaction's age (its first attempt's snapshot, fixed for
+    /// every attempt) and priority for contention managers, which read them only
+    /// from an attempt found holding a record: called before an attempt takes its
+    /// first lock (`Core::acquire`), whose compare-and-swap publishes them.
+    #[inline]
+    pub(crate) fn publish_age_and_priority(&self, stm: &StmInner) {
+        let shared = self.shared(stm);
+        shared
+            .priority
+            .store(self.options.priority as u64, Ordering::Relaxed);
+        shared.age.store(self.age, Ordering::Relaxed);
+    }
+
     /// What the hooks are told about the current transaction.
     pub(crate) fn event(&self, reason: Option<AbortReason>) -> TxEvent {
         TxEvent {
@@ -684,7 +690,7 @@ impl Core {
         if stm.config.stats {
             self.started_at = Some(Stamp::now());
         }
-        self.lean = true;
+        self.lean = !stm.config.stats;
     }
 
     /// [`Core::start_attempt`] for every case but the lean one.
@@ -706,7 +712,7 @@ impl Core {
             }
             // Nothing but the solo gate to give back at its end, which the lean end
             // does too; after an abort, the full end also forgets the abort.
-            self.lean = !stm.hooks_active && self.last_abort.is_none();
+            self.lean = stm.lean_ends && self.last_abort.is_none();
             return;
         }
         if irrevocable {
@@ -727,6 +733,18 @@ impl Core {
     /// epoch announced, the snapshot taken.
     #[inline(always)]
     fn announce(&mut self, stm: &StmInner) {
+        self.publish_active(stm);
+        if stm.serial.held_by_other(self.slot) {
+            self.wait_for_serial(stm);
+        }
+        self.become_active(stm);
+    }
+
+    /// The visible half of [`Core::announce`]: a new serial in the own status word,
+    /// then the epoch announced (step 3 of the serial protocol, `serial.rs`, checks
+    /// the serial gate after it).
+    #[inline(always)]
+    pub(crate) fn publish_active(&mut self, stm: &StmInner) {
         let shared = self.shared(stm);
         shared.size.store(0, Ordering::Relaxed);
         self.status = Status {
@@ -739,9 +757,12 @@ impl Core {
         // later (a CAS), which publishes this store to them.
         shared.status.store(self.status.encode(), Ordering::Release);
         stm.epochs.announce_in(&shared.epoch);
-        if stm.serial.held_by_other(self.slot) {
-            self.wait_for_serial(stm);
-        }
+    }
+
+    /// The private half of [`Core::announce`], once no serial attempt stands in the
+    /// way: the attempt runs from its snapshot on.
+    #[inline(always)]
+    pub(crate) fn become_active(&mut self, stm: &StmInner) {
         self.doomed = None;
         self.active = true;
         self.fast_access = true;
@@ -753,7 +774,20 @@ impl Core {
     /// one to announce an epoch or a snapshot to; the access paths go to the solo
     /// branches of `load_slow` and `store_slow`.
     #[inline]
-    fn start_solo(&mut self, stm: &StmInner) {
+    pub(crate) fn start_solo(&mut self, stm: &StmInner) {
+        self.solo_undo.open();
+        self.publish_solo(stm);
+    }
+
+    /// [`Core::start_solo`] with an undo log that opens without the allocator.
+    #[inline(always)]
+    pub(crate) fn start_solo_ready(&mut self, stm: &StmInner) {
+        self.solo_undo.open_ready();
+        self.publish_solo(stm);
+    }
+
+    #[inline(always)]
+    fn publish_solo(&mut self, stm: &StmInner) {
         self.status = Status {
             state: TxState::Active,
             irrevocable: false,
@@ -764,7 +798,6 @@ impl Core {
             .status
             .store(self.status.encode(), Ordering::Release);
         self.solo = true;
-        self.solo_undo.open();
         self.doomed = None;
         self.active = true;
         self.fast_access = false;
@@ -860,13 +893,8 @@ impl Core {
         stm.epochs.quiesce_in(&shared.epoch);
         if !self.lean || outcome.is_err() {
             self.finish_special(stm, outcome);
-        } else {
-            if self.solo {
-                self.end_solo(stm);
-            }
-            if self.started_at.is_some() {
-                self.record_outcome(stm, outcome, false);
-            }
+        } else if self.solo {
+            self.end_solo(stm);
         }
         self.lean = false;
         self.active = false;
@@ -874,9 +902,17 @@ impl Core {
 
     /// Ends a solo attempt: closes its undo window, then gives back the solo gate.
     #[inline]
-    fn end_solo(&mut self, stm: &StmInner) {
+    pub(crate) fn end_solo(&mut self, stm: &StmInner) {
         self.solo = false;
         self.solo_undo.close();
+        stm.solo.exit();
+    }
+
+    /// [`Core::end_solo`] with an undo log that closes without the allocator.
+    #[inline(always)]
+    pub(crate) fn end_solo_ready(&mut self, stm: &StmInner) {
+        self.solo = false;
+        self.solo_undo.close_window();
         stm.solo.exit();
     }
 
@@ -924,7 +960,7 @@ impl Core {
 
     #[cold]
     #[inline(never)]
-    fn record_outcome(
+    pub(crate) fn record_outcome(
         &mut self,
         stm: &StmInner,
         outcome: Result<(), AbortReason>,

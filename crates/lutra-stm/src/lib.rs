@@ -54,6 +54,7 @@ mod gate;
 mod hooks;
 mod inplace;
 mod irrevocable;
+mod lean;
 mod orec;
 mod parking;
 mod registry;

@@ -65,11 +65,7 @@ impl UndoLog {
         if self.buffer.capacity() < FIRST_CAPACITY {
             self.allocate();
         }
-        let start = self.buffer.as_mut_ptr();
-        self.window.next = start;
-        // SAFETY: `capacity` entries are allocated from `start` on; one past the last
-        // is a valid end pointer.
-        self.window.end = unsafe { start.add(self.buffer.capacity()) };
+        self.open_ready();
     }
 
     /// The buffer's first allocation (or a new one after `close` gave it back).
@@ -81,11 +77,50 @@ impl UndoLog {
     /// Closes the window, forgetting the entries (the attempt has ended).
     #[inline]
     pub(crate) fn close(&mut self) {
-        self.window.next = ptr::null_mut();
-        self.window.end = ptr::null_mut();
+        self.close_window();
         if self.buffer.capacity() > KEPT_CAPACITY {
             self.buffer = Vec::new();
         }
+    }
+
+    /// Whether the window opens without touching the allocator: the buffer holds
+    /// at least the first capacity.
+    #[inline(always)]
+    pub(crate) fn is_allocated(&self) -> bool {
+        self.buffer.capacity() >= FIRST_CAPACITY
+    }
+
+    /// Whether the window closes without touching the allocator: the buffer has
+    /// not grown past the capacity it keeps.
+    #[inline(always)]
+    pub(crate) fn is_kept(&self) -> bool {
+        self.buffer.capacity() <= KEPT_CAPACITY
+    }
+
+    /// Whether the open window is full: the next [`UndoLog::push`] grows the buffer.
+    #[inline(always)]
+    pub(crate) fn is_full(&self) -> bool {
+        self.window.next == self.window.end
+    }
+
+    /// [`UndoLog::open`] for a log that [`is_allocated`](UndoLog::is_allocated).
+    #[inline(always)]
+    pub(crate) fn open_ready(&mut self) {
+        debug_assert!(self.is_allocated());
+        let start = self.buffer.as_mut_ptr();
+        self.window.next = start;
+        // SAFETY: `capacity` entries are allocated from `start` on; one past the last
+        // is a valid end pointer.
+        self.window.end = unsafe { start.add(self.buffer.capacity()) };
+    }
+
+    /// [`UndoLog::close`] for a log that [`is_kept`](UndoLog::is_kept): nothing to
+    /// give back.
+    #[inline(always)]
+    pub(crate) fn close_window(&mut self) {
+        debug_assert!(self.is_kept());
+        self.window.next = ptr::null_mut();
+        self.window.end = ptr::null_mut();
     }
 
     /// The window, for callers that log writes themselves.

@@ -20,10 +20,12 @@
 //!   commits while it runs (its reads are repeatable);
 //! - solo: a descriptor allowed to run solo (uninstrumented, `solo.rs`) transfers
 //!   between two words while another thread creates a descriptor and audits: the
-//!   audit never sees a half-done transfer, and no transfer is lost;
+//!   audit never sees a half-done transfer, and no transfer is lost (also with
+//!   both beginning and committing on the straight paths of `lean.rs`);
 //! - serial: an attempt made serial moves an amount with plain writes while an
 //!   auditor, an updater and an irrevocable updater run transactions: none runs
-//!   beside it, and none deadlocks with it;
+//!   beside it, and none deadlocks with it (also with the auditor and the updater
+//!   on the straight paths of `lean.rs`, which withdraw from a serial attempt);
 //! - in place: movers change a boxed pair in place (`update_in_place`, several
 //!   changes per attempt, one inside an `or_else` branch that retries and is rolled
 //!   back) while an auditor borrows it (`read_with`): the auditor sees only committed
@@ -394,7 +396,25 @@ fn irrevocable_transactions_run_once_and_exclude_updaters() {
 /// Two words summing to 200; the soloist moves amounts between them with raw word
 /// transactions (as the C ABI does), aborting every other attempt after its first
 /// write; a newcomer creates its descriptor mid-run and audits the sum.
-fn solo_transfers_and_newcomer_audit(design: DesignKind) {
+/// Begins a transaction with `options` on `tx`: on the straight path
+/// (`TxDescriptor::try_begin`) when `lean` and the options are the defaults, and
+/// through `begin` when that declines or otherwise.
+fn begin_on(tx: &mut lutra_stm::TxDescriptor, options: lutra_stm::TxOptions, lean: bool) {
+    if !(lean && options == lutra_stm::TxOptions::default() && tx.try_begin(0)) {
+        tx.begin(options);
+    }
+}
+
+/// Commits `tx`'s attempt: on the straight path (`TxDescriptor::try_commit`) when
+/// `lean`, and through `commit` when that declines or otherwise.
+fn commit_on(tx: &mut lutra_stm::TxDescriptor, lean: bool) -> Result<(), lutra_stm::Abort> {
+    if lean && tx.try_commit() {
+        return Ok(());
+    }
+    tx.commit()
+}
+
+fn solo_transfers_and_newcomer_audit(design: DesignKind, lean: bool) {
     use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
     let stm = tiny(design, "suicide");
     let words: Arc<[std::sync::atomic::AtomicUsize; 2]> = Arc::new([
@@ -409,7 +429,7 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind) {
             let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
             for round in 0..3 {
                 loop {
-                    tx.begin(TxOptions::default());
+                    begin_on(&mut tx, TxOptions::default(), lean);
                     // SAFETY: the words live in the `Arc` and are only accessed
                     // through transactions of this engine.
                     let done = unsafe {
@@ -424,7 +444,7 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind) {
                             tx.store(b, to + 1, usize::MAX)
                         })()
                     };
-                    match done.and_then(|()| tx.commit()) {
+                    match done.and_then(|()| commit_on(&mut tx, lean)) {
                         Ok(()) => break,
                         Err(abort) => {
                             tx.rollback(abort.reason());
@@ -446,10 +466,10 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind) {
             let mut tx = TxDescriptor::new(&stm).unwrap();
             let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
             loop {
-                tx.begin(TxOptions::default());
+                begin_on(&mut tx, TxOptions::default(), lean);
                 // SAFETY: as above.
                 let sum = unsafe { tx.load(a).and_then(|x| Ok(x + tx.load(b)?)) };
-                match sum.and_then(|sum| tx.commit().map(|()| sum)) {
+                match sum.and_then(|sum| commit_on(&mut tx, lean).map(|()| sum)) {
                     Ok(sum) => {
                         assert_eq!(sum, 200, "an audit saw half a transfer");
                         break;
@@ -478,7 +498,11 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind) {
 #[test]
 fn solo_attempts_never_run_beside_a_newcomer() {
     for design in DesignKind::ALL {
-        explore(11, true, move || solo_transfers_and_newcomer_audit(design));
+        for lean in [false, true] {
+            explore(11, true, move || {
+                solo_transfers_and_newcomer_audit(design, lean)
+            });
+        }
     }
 }
 
@@ -486,7 +510,7 @@ fn solo_attempts_never_run_beside_a_newcomer() {
 /// writes (as GCC's uninstrumented code does), yielding between the two; an
 /// auditor and an updater of the same words run transactions meanwhile: no audit
 /// sees the half-done move, and no update is lost.
-fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
+fn serial_plain_move_beside_audit_and_update(design: DesignKind, lean: bool) {
     use lutra_stm::{TxDescriptor, TxOptions};
     let stm = tiny(design, "suicide");
     let words: Arc<[std::sync::atomic::AtomicUsize; 2]> = Arc::new([
@@ -494,14 +518,16 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
         std::sync::atomic::AtomicUsize::new(100),
     ]);
     // Runs `body` as a word transaction of `tx` until it commits.
+    // (On the straight paths of `lean.rs` when `lean`.)
     fn until_committed<T>(
         tx: &mut TxDescriptor,
         options: TxOptions,
+        lean: bool,
         mut body: impl FnMut(&mut TxDescriptor) -> Result<T, lutra_stm::Abort>,
     ) -> T {
         loop {
-            tx.begin(options);
-            match body(tx).and_then(|value| tx.commit().map(|()| value)) {
+            begin_on(tx, options, lean);
+            match body(tx).and_then(|value| commit_on(tx, lean).map(|()| value)) {
                 Ok(value) => return value,
                 Err(abort) => {
                     tx.rollback(abort.reason());
@@ -514,7 +540,7 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
         let (stm, words) = (stm.clone(), words.clone());
         thread::spawn(move || {
             let mut tx = TxDescriptor::new(&stm).unwrap();
-            until_committed(&mut tx, TxOptions::default(), |tx| {
+            until_committed(&mut tx, TxOptions::default(), false, |tx| {
                 tx.become_serial()?;
                 assert!(tx.is_serial());
                 words[0].fetch_sub(1, Ordering::Relaxed);
@@ -532,7 +558,7 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
             for _ in 0..2 {
                 // SAFETY: the words live in the `Arc`; besides the serial attempt,
                 // only transactions of this engine access them.
-                let sum = until_committed(&mut tx, TxOptions::default(), |tx| unsafe {
+                let sum = until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
                     Ok(tx.load(a)? + tx.load(b)?)
                 });
                 assert_eq!(sum, 200, "an audit saw half of a serial move");
@@ -545,7 +571,7 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
             let mut tx = TxDescriptor::new(&stm).unwrap();
             let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
             // SAFETY: as for the auditor.
-            until_committed(&mut tx, TxOptions::default(), |tx| unsafe {
+            until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
                 let (x, y) = (tx.load(a)?, tx.load(b)?);
                 tx.store(a, x + 5, usize::MAX)?;
                 tx.store(b, y - 5, usize::MAX)
@@ -565,7 +591,7 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
                 ..TxOptions::default()
             };
             // SAFETY: as for the auditor.
-            until_committed(&mut tx, options, |tx| unsafe {
+            until_committed(&mut tx, options, false, |tx| unsafe {
                 let (x, y) = (tx.load(a)?, tx.load(b)?);
                 tx.store(a, x + 10, usize::MAX)?;
                 tx.store(b, y - 10, usize::MAX)
@@ -585,9 +611,11 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind) {
 #[test]
 fn serial_attempts_run_alone() {
     for design in DesignKind::ALL {
-        explore(13, true, move || {
-            serial_plain_move_beside_audit_and_update(design)
-        });
+        for lean in [false, true] {
+            explore(13, true, move || {
+                serial_plain_move_beside_audit_and_update(design, lean)
+            });
+        }
     }
 }
 
