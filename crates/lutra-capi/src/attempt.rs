@@ -34,6 +34,7 @@ impl ThreadTx {
             self.nesting += 1;
             return false;
         }
+        self.plain_ready = false;
         let mut options = TxOptions {
             site: attr.id,
             priority: 0,
@@ -61,16 +62,21 @@ impl ThreadTx {
     /// `false`, having changed nothing, when any other case applies.
     #[inline(always)]
     pub(crate) fn try_begin_plain(&mut self, raw: i32) -> bool {
-        // A plain thread's state is never a task's (`fast.rs`); no abort is pending
-        // between transactions (each way out of one clears it).
-        debug_assert!(!self.in_task && self.pending.is_none());
-        let common = (self.nesting == 0) & (raw == 0) & !self.irrevocable_next;
-        if !common || !self.desc.try_begin(0) {
+        // A plain thread's state is never a task's (`fast.rs`).
+        debug_assert!(!self.in_task);
+        debug_assert!(
+            !self.plain_ready
+                || (self.nesting == 0
+                    && !self.irrevocable_next
+                    && !self.ended_by_abort
+                    && self.pending.is_none()
+                    && self.stats.consecutive_aborts == 0)
+        );
+        if (raw != 0) | !self.plain_ready || !self.desc.try_begin(0) {
             return false;
         }
+        self.plain_ready = false;
         self.attr = Attributes::default();
-        self.ended_by_abort = false;
-        self.stats.consecutive_aborts = 0;
         self.nesting = 1;
         true
     }
@@ -81,15 +87,24 @@ impl ThreadTx {
     /// Returns `false`, having done nothing, when any other case applies.
     #[inline(always)]
     pub(crate) fn try_commit_plain(&mut self) -> bool {
-        let common = (self.nesting == 1) & !self.solo_paused & (self.stats.consecutive_aborts == 0);
-        if !common || !self.desc.try_commit() {
+        if (self.nesting != 1) | self.solo_paused || !self.desc.try_commit() {
             return false;
         }
-        // A pending abort dooms the attempt, and a doomed attempt is not lean.
+        // A pending abort dooms the attempt, and a doomed attempt is not lean; nor is
+        // one after aborts of its transaction.
         debug_assert!(self.pending.is_none());
+        debug_assert_eq!(self.stats.consecutive_aborts, 0);
         self.nesting = 0;
         self.stats.count_first_time_commit();
+        self.plain_ready = true;
         true
+    }
+
+    /// Makes the thread's next transaction start irrevocable (called outside
+    /// transactions).
+    pub(crate) fn start_next_irrevocable(&mut self) {
+        self.irrevocable_next = true;
+        self.plain_ready = false;
     }
 
     /// The running attempt met an abort of `reason` at `site`: report it
@@ -177,6 +192,9 @@ impl ThreadTx {
                 self.nesting = 0;
                 self.pending = None;
                 self.stats.count_commit();
+                // Nothing is asked of the next transaction yet (`irrevocable_next`
+                // is only set outside transactions).
+                self.plain_ready = true;
                 if self.solo_paused {
                     self.solo_paused = false;
                     self.desc.allow_solo(true);

@@ -136,7 +136,7 @@ unsafe fn section(
         with_thread(|state| {
             let nested = state.nesting > 0;
             if exclusive && !nested {
-                state.irrevocable_next = true;
+                state.start_next_irrevocable();
             }
             Ok(c_int::from(nested))
         })

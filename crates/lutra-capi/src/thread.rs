@@ -107,6 +107,12 @@ pub(crate) struct ThreadTx {
     /// Solo attempts are off until the next commit: a solo attempt called
     /// `stm_retry`, and its re-run must keep a read set to wait on.
     pub(crate) solo_paused: bool,
+    /// The last transaction ended by the straight commit (`try_commit_plain`) and
+    /// nothing has begun or been asked of the next one since: no transaction runs,
+    /// none is to start irrevocable, none ended by an abort, no abort is counted or
+    /// pending — all that `try_begin_plain` needs, told by one flag. Cleared by every
+    /// begin and by [`ThreadTx::start_next_irrevocable`].
+    pub(crate) plain_ready: bool,
 }
 
 impl Drop for ThreadTx {
@@ -237,6 +243,7 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
         #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
         itm: crate::itm::ItmFrame::default(),
         solo_paused: false,
+        plain_ready: false,
     }));
     let pointer = state.as_ptr();
     let plain = locals::with(|locals| {

@@ -269,7 +269,7 @@ pub unsafe extern "C" fn stm_set_irrevocable(serial: c_int) -> c_int {
     let status = boundary::status("stm_set_irrevocable", || {
         with_thread(|state| {
             if state.nesting == 0 {
-                state.irrevocable_next = true;
+                state.start_next_irrevocable();
                 return Ok(LUTRA_OK);
             }
             Ok(match state.desc.become_irrevocable() {

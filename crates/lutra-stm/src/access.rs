@@ -216,11 +216,8 @@ impl Core {
         if self.reads.len() == self.reads.capacity() {
             self.reads.reserve(self.reads.len().max(64));
         }
-        self.read_room = if self.fast_access {
-            self.reads.capacity().min(stm.config.max_set_entries)
-        } else {
-            0
-        };
+        self.read_limit = self.reads.capacity().min(stm.config.max_set_entries);
+        self.read_room = if self.fast_access { self.read_limit } else { 0 };
         Ok(())
     }
 

@@ -111,8 +111,8 @@ pub(crate) struct Core {
     /// no lock (so no kill can reach it: see `check_usable`). Cleared by `doom`,
     /// by the first lock taken and at the attempt's end.
     pub(crate) fast_access: bool,
-    /// The running attempt is *lean*: it began without hooks, statistics, anything to
-    /// wait for or irrevocability (on the inlined path, or solo) and nothing but the
+    /// The running attempt is *lean*: it began without hooks, statistics, aborts of
+    /// its transaction before it, anything to wait for or irrevocability (on the inlined path, or solo) and nothing but the
     /// inlined access paths, buffered writes and solo writes that kept the undo log
     /// within its kept capacity has touched it since, so its end has nothing to
     /// release but its sets, its status words and the solo gate, and nothing to
@@ -124,6 +124,15 @@ pub(crate) struct Core {
     /// full one: at most its capacity and the engine's set limit, and 0 whenever
     /// `fast_access` is false (the read path tests this one field).
     pub(crate) read_room: usize,
+    /// The last attempt ended as a lean commit (`lean.rs`) and nothing has begun or
+    /// changed since: no attempt is active, no abort to give way to, no irrevocable
+    /// restart pending, no aborts counted, and the engine has neither hooks nor
+    /// statistics — all that [`TxDescriptor::try_begin`] needs, told by one flag.
+    /// Set by [`Core::finish_lean`]; cleared by every begin, doom and `prepare`.
+    pub(crate) between_lean: bool,
+    /// What `read_room` starts at in an attempt: the read set's capacity, at most
+    /// the engine's set limit. Kept wherever the capacity changes.
+    pub(crate) read_limit: usize,
     /// Attempts may run solo (see `solo.rs`) when this descriptor is the engine's only.
     pub(crate) solo_allowed: bool,
     /// The running attempt is solo: its writes are in memory, their old words in
@@ -209,6 +218,8 @@ impl TxDescriptor {
             fast_access: false,
             lean: false,
             read_room: 0,
+            read_limit: 0,
+            between_lean: false,
             solo_allowed: false,
             solo: false,
             solo_undo: UndoLog::default(),
@@ -265,6 +276,7 @@ impl TxDescriptor {
             !self.core.active,
             "a transaction attempt is already active on this descriptor"
         );
+        self.core.between_lean = false;
         self.core.options = options;
         self.core.aborts_in_row = 0;
         self.core.restart_irrevocable = false;
@@ -509,6 +521,7 @@ impl TxDescriptor {
     /// exclusion, seed 003). Returns the abort, to be returned with `?`. An attempt
     /// that is already doomed keeps its first reason and still restarts irrevocable.
     pub fn restart_irrevocable(&mut self) -> Abort {
+        self.core.between_lean = false;
         self.core.restart_irrevocable = true;
         self.core.doom(AbortReason::Irrevocable)
     }
@@ -673,6 +686,7 @@ impl Core {
     /// and lean; everything else goes through [`Core::start_special`].
     #[inline]
     pub(crate) fn start_attempt(&mut self, stm: &StmInner) {
+        self.between_lean = false;
         let special = self.active
             | self.last_abort.is_some()
             | self.options.irrevocable
@@ -690,7 +704,9 @@ impl Core {
         if stm.config.stats {
             self.started_at = Some(Stamp::now());
         }
-        self.lean = !stm.config.stats;
+        // An attempt after aborts (a `retry` restart) is not lean: the end that
+        // counts its transaction's aborts is the full one.
+        self.lean = !stm.config.stats & (self.aborts_in_row == 0);
     }
 
     /// [`Core::start_attempt`] for every case but the lean one.
@@ -712,7 +728,7 @@ impl Core {
             }
             // Nothing but the solo gate to give back at its end, which the lean end
             // does too; after an abort, the full end also forgets the abort.
-            self.lean = stm.lean_ends && self.last_abort.is_none();
+            self.lean = stm.lean_ends && self.last_abort.is_none() && self.aborts_in_row == 0;
             return;
         }
         if irrevocable {
@@ -766,7 +782,11 @@ impl Core {
         self.doomed = None;
         self.active = true;
         self.fast_access = true;
-        self.read_room = self.reads.capacity().min(stm.config.max_set_entries);
+        debug_assert_eq!(
+            self.read_limit,
+            self.reads.capacity().min(stm.config.max_set_entries)
+        );
+        self.read_room = self.read_limit;
         self.rv = stm.clock.load(Ordering::SeqCst);
     }
 
@@ -828,6 +848,7 @@ impl Core {
     }
 
     pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
+        self.between_lean = false;
         self.lean = false;
         self.fast_access = false;
         self.read_room = 0;
@@ -891,13 +912,15 @@ impl Core {
         };
         shared.status.store(self.status.encode(), Ordering::Release);
         stm.epochs.quiesce_in(&shared.epoch);
-        if !self.lean || outcome.is_err() {
+        let lean_commit = self.lean && outcome.is_ok();
+        if !lean_commit {
             self.finish_special(stm, outcome);
         } else if self.solo {
             self.end_solo(stm);
         }
         self.lean = false;
         self.active = false;
+        self.between_lean = lean_commit;
     }
 
     /// Ends a solo attempt: closes its undo window, then gives back the solo gate.
@@ -923,6 +946,7 @@ impl Core {
     fn finish_special(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
         if self.reads.capacity() > READ_SET_KEPT {
             self.reads = Vec::new();
+            self.read_limit = 0;
         }
         self.allocations.clear();
         self.frees.clear();

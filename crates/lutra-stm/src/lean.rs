@@ -7,7 +7,9 @@
 //! # Invariants
 //! - `try_begin` does what `begin(TxOptions::site(site))` does, when the engine has
 //!   neither hooks nor statistics (`StmInner::lean_ends`) and the last transaction
-//!   left nothing to give way to; the attempt it begins is lean (`Core::lean`).
+//!   left nothing to give way to — which one flag, `Core::between_lean`, tells: set
+//!   by a lean commit, cleared by every begin, doom and `prepare`. The attempt it
+//!   begins is lean (`Core::lean`).
 //!   When it returns `false` the descriptor is as it was: between transactions, its
 //!   epoch not announced, its status word idle (a serial it took is simply skipped).
 //! - `try_commit` does what `commit` does for a lean attempt with nothing to write
@@ -24,10 +26,12 @@ use crate::sync::Ordering;
 
 impl TxDescriptor {
     /// Begins a transaction at `site` (priority 0, not irrevocable) if nothing but the
-    /// common case applies: an engine without hooks and without statistics, no
-    /// attempt running, no abort of the last transaction to give way to, and no
-    /// serial attempt in the way. Returns `false`, having changed nothing, otherwise:
-    /// call [`TxDescriptor::begin`] then.
+    /// common case applies: the descriptor's last transaction ended by a lean commit
+    /// (one that began without hooks, statistics or anything to give way to, and
+    /// had nothing to write back or ran solo), and no serial attempt is in the way.
+    /// Returns `false`, having changed nothing, otherwise: call
+    /// [`TxDescriptor::begin`] then (the first transaction of a descriptor always
+    /// does).
     ///
     /// ```
     /// use lutra_stm::{Config, Stm, TxDescriptor, TxOptions};
@@ -45,11 +49,16 @@ impl TxDescriptor {
     #[inline(always)]
     pub fn try_begin(&mut self, site: u32) -> bool {
         let (stm, core) = (&*self.stm, &mut self.core);
-        let common =
-            stm.lean_ends & !core.active & core.last_abort.is_none() & !core.restart_irrevocable;
-        if !common {
+        if !core.between_lean {
             return false;
         }
+        debug_assert!(
+            stm.lean_ends
+                && !core.active
+                && core.last_abort.is_none()
+                && !core.restart_irrevocable
+                && core.aborts_in_row == 0
+        );
         if core.solo_allowed && stm.solo.try_enter(&stm.registry, core.slot) {
             if !core.solo_undo.is_allocated() {
                 stm.solo.exit();
@@ -59,8 +68,8 @@ impl TxDescriptor {
         } else if !core.try_announce(stm) {
             return false;
         }
+        core.between_lean = false;
         core.options = TxOptions::site(site);
-        core.aborts_in_row = 0;
         core.lean = true;
         core.age = core.rv;
         true
@@ -128,5 +137,6 @@ impl Core {
         }
         self.lean = false;
         self.active = false;
+        self.between_lean = true;
     }
 }

@@ -77,7 +77,8 @@ impl UndoLog {
     /// Closes the window, forgetting the entries (the attempt has ended).
     #[inline]
     pub(crate) fn close(&mut self) {
-        self.close_window();
+        self.window.next = ptr::null_mut();
+        self.window.end = ptr::null_mut();
         if self.buffer.capacity() > KEPT_CAPACITY {
             self.buffer = Vec::new();
         }

@@ -125,7 +125,7 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
     if uninstrumented_only {
         // Starting irrevocable, the attempt waits for the commit gate instead of
         // failing, so it becomes serial without restarting.
-        state.irrevocable_next = true;
+        state.start_next_irrevocable();
     }
     state.begin(Attributes::default());
     if uninstrumented_only {
