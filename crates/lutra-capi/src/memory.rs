@@ -14,10 +14,12 @@
 use crate::access::WORD;
 use crate::attempt::Style;
 use crate::boundary;
+use crate::fast;
 use crate::shim;
 use crate::status::{CapiError, CapiResult, LUTRA_ENOMEM, LUTRA_OK, Site};
-use crate::thread::{self, with_thread};
+use crate::thread::{self, ThreadTx, with_thread};
 use std::ffi::{c_int, c_void};
+use std::ops::Range;
 
 unsafe extern "C" {
     fn malloc(size: usize) -> *mut c_void;
@@ -69,6 +71,29 @@ fn allocate(size: usize, allocate: impl FnOnce(usize) -> *mut c_void) -> CapiRes
 /// NULL when out of memory, with the thread's last error set.
 #[unsafe(no_mangle)]
 pub extern "C" fn stm_malloc(size: usize) -> *mut c_void {
+    // A registered plain thread's allocation that succeeds: no boundary (`fast.rs`).
+    // SAFETY: entered from C; the reference ends with this call.
+    if let Some(state) = unsafe { fast::state() }
+        && let Ok(size) = rounded(size)
+    {
+        // SAFETY: `malloc` may be called with any size.
+        let block = unsafe { malloc(size) };
+        if !block.is_null() {
+            if state.nesting > 0 {
+                state
+                    .desc
+                    .record_allocation(block as usize, size, release_with_free);
+            }
+            return block;
+        }
+    }
+    stm_malloc_slow(size)
+}
+
+/// Every case of [`stm_malloc`] but a registered plain thread's successful one.
+#[cold]
+#[inline(never)]
+fn stm_malloc_slow(size: usize) -> *mut c_void {
     boundary::value(
         "stm_malloc",
         |_| std::ptr::null_mut(),
@@ -96,12 +121,12 @@ pub extern "C" fn stm_calloc(count: usize, size: usize) -> *mut c_void {
     )
 }
 
-/// Frees `addr` if the running attempt commits, after writing `[addr + idx, addr +
-/// idx + size)` so that transactions using the block conflict with this one.
-fn free_on_commit(addr: usize, idx: usize, size: usize, style: Style) -> CapiResult<c_int> {
-    if addr == 0 {
-        return with_thread(|state| state.require_transaction().map(|()| LUTRA_OK));
-    }
+/// The words of block `addr` (not NULL) that freeing it writes: those of `[addr +
+/// idx, addr + idx + size)`.
+///
+/// # Errors
+/// `LUTRA_EINVAL` for a misaligned block or a range that wraps around.
+fn words_to_free(addr: usize, idx: usize, size: usize) -> CapiResult<Range<usize>> {
     if !addr.is_multiple_of(WORD) {
         return Err(CapiError::invalid("block address is not aligned to a word"));
     }
@@ -109,29 +134,68 @@ fn free_on_commit(addr: usize, idx: usize, size: usize, style: Style) -> CapiRes
         .checked_add(idx)
         .filter(|start| start.checked_add(size).is_some())
         .ok_or_else(|| CapiError::invalid("range wraps around the address space"))?;
+    let first = start - start % WORD;
+    Ok(if size == 0 {
+        first..first
+    } else {
+        first..start + size
+    })
+}
+
+/// Frees block `addr` if the running attempt of `state` commits, after writing
+/// `words` so that transactions using the block conflict with this one. Returns
+/// `LUTRA_OK` or the status of the abort path.
+///
+/// # Safety
+/// A transaction runs on `state`; `addr` is a live, word-aligned block of the C
+/// allocator, freed only once, and `words` lie in it.
+unsafe fn free_in(state: &mut ThreadTx, addr: usize, words: Range<usize>, style: Style) -> c_int {
+    for word in words.step_by(WORD) {
+        // SAFETY: the block is valid (contract) and `word` is an aligned word of it;
+        // mask 0 changes nothing, it only takes the word.
+        if let Err(abort) = unsafe { state.desc.store(word as *mut usize, 0, 0) } {
+            return state.after_abort(abort.reason(), Site::Write, style);
+        }
+    }
+    // SAFETY: the block comes from the C allocator (contract), is word-aligned, freed
+    // once, and `release_with_free` is how to free it; size 0 overwrites nothing more.
+    match unsafe { state.desc.free_on_commit(addr, 0, release_with_free) } {
+        Ok(()) => LUTRA_OK,
+        Err(abort) => state.after_abort(abort.reason(), Site::Write, style),
+    }
+}
+
+/// Frees `addr` if the running attempt commits, after writing `[addr + idx, addr +
+/// idx + size)` so that transactions using the block conflict with this one.
+fn free_on_commit(addr: usize, idx: usize, size: usize, style: Style) -> CapiResult<c_int> {
+    if addr == 0 {
+        return with_thread(|state| state.require_transaction().map(|()| LUTRA_OK));
+    }
+    let words = words_to_free(addr, idx, size)?;
     with_thread(|state| {
         state.require_transaction()?;
-        let first = start - start % WORD;
-        let words = if size == 0 {
-            first..first
-        } else {
-            first..start + size
-        };
-        for word in words.step_by(WORD) {
-            // SAFETY: the block is valid (C caller's contract) and `word` is an
-            // aligned word of it; mask 0 changes nothing, it only takes the word.
-            if let Err(abort) = unsafe { state.desc.store(word as *mut usize, 0, 0) } {
-                return Ok(state.after_abort(abort.reason(), Site::Write, style));
-            }
-        }
-        // SAFETY: the block comes from the C allocator (contract), is word-aligned,
-        // freed once, and `release_with_free` is how to free it; size 0 overwrites
-        // nothing more.
-        match unsafe { state.desc.free_on_commit(addr, 0, release_with_free) } {
-            Ok(()) => Ok(LUTRA_OK),
-            Err(abort) => Ok(state.after_abort(abort.reason(), Site::Write, style)),
-        }
+        // SAFETY: a transaction runs; the block is valid (C caller's contract),
+        // word-aligned (checked) and `words` lie in it.
+        Ok(unsafe { free_in(state, addr, words, style) })
     })
+}
+
+/// [`stm_free2`]'s work on a registered plain thread inside a transaction, with a
+/// block and range that need no error: the status, or `None` for the general path.
+///
+/// # Safety
+/// As [`stm_free2`].
+#[inline]
+unsafe fn free_fast(addr: usize, idx: usize, size: usize) -> Option<c_int> {
+    // SAFETY: entered from C; the reference ends with this call.
+    let state = unsafe { fast::state() }?;
+    if state.nesting == 0 || addr == 0 {
+        return None;
+    }
+    let words = words_to_free(addr, idx, size).ok()?;
+    // SAFETY: a transaction runs; the block is valid (caller's contract), word-aligned
+    // (checked) and `words` lie in it.
+    Some(unsafe { free_in(state, addr, words, Style::Restart) })
 }
 
 /// tinySTM's `stm_free`: frees the block `addr` (from `stm_malloc`, `stm_calloc` or
@@ -150,6 +214,12 @@ fn free_on_commit(addr: usize, idx: usize, size: usize, style: Style) -> CapiRes
 /// `size` bytes long. The caller's frames up to the `sigsetjmp` must be C frames.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_free(addr: *mut c_void, size: usize) {
+    // SAFETY: the caller's contract.
+    if let Some(status) = unsafe { free_fast(addr as usize, 0, size) } {
+        // SAFETY: this frame owns only integers and pointers.
+        unsafe { shim::jump_if_restarted(status) };
+        return;
+    }
     crate::engine::require_started("stm_free");
     let status = boundary::status("stm_free", || {
         free_on_commit(addr as usize, 0, size, Style::Restart)
@@ -165,6 +235,12 @@ pub unsafe extern "C" fn stm_free(addr: *mut c_void, size: usize) {
 /// As [`stm_free`], with `idx + size` bytes in the block.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_free2(addr: *mut c_void, idx: usize, size: usize) {
+    // SAFETY: the caller's contract.
+    if let Some(status) = unsafe { free_fast(addr as usize, idx, size) } {
+        // SAFETY: this frame owns only integers and pointers.
+        unsafe { shim::jump_if_restarted(status) };
+        return;
+    }
     crate::engine::require_started("stm_free2");
     let status = boundary::status("stm_free2", || {
         free_on_commit(addr as usize, idx, size, Style::Restart)

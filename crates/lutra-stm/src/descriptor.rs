@@ -128,7 +128,8 @@ pub(crate) struct Core {
     /// changed since: no attempt is active, no abort to give way to, no irrevocable
     /// restart pending, no aborts counted, and the engine has neither hooks nor
     /// statistics — all that [`TxDescriptor::try_begin`] needs, told by one flag.
-    /// Set by [`Core::finish_lean`]; cleared by every begin, doom and `prepare`.
+    /// Set by a commit (of a transaction without aborts, on such an engine); cleared
+    /// by every begin, doom and `prepare`.
     pub(crate) between_lean: bool,
     /// What `read_room` starts at in an attempt: the read set's capacity, at most
     /// the engine's set limit. Kept wherever the capacity changes.
@@ -920,7 +921,9 @@ impl Core {
         }
         self.lean = false;
         self.active = false;
-        self.between_lean = lean_commit;
+        // A commit leaves nothing to give way to (`record_outcome`); one after
+        // aborts leaves them counted until the next `prepare`.
+        self.between_lean = outcome.is_ok() && stm.lean_ends && self.aborts_in_row == 0;
     }
 
     /// Ends a solo attempt: closes its undo window, then gives back the solo gate.

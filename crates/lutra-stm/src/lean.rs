@@ -8,8 +8,8 @@
 //! - `try_begin` does what `begin(TxOptions::site(site))` does, when the engine has
 //!   neither hooks nor statistics (`StmInner::lean_ends`) and the last transaction
 //!   left nothing to give way to — which one flag, `Core::between_lean`, tells: set
-//!   by a lean commit, cleared by every begin, doom and `prepare`. The attempt it
-//!   begins is lean (`Core::lean`).
+//!   by a commit of a transaction without aborts, cleared by every begin, doom and
+//!   `prepare`. The attempt it begins is lean (`Core::lean`).
 //!   When it returns `false` the descriptor is as it was: between transactions, its
 //!   epoch not announced, its status word idle (a serial it took is simply skipped).
 //! - `try_commit` does what `commit` does for a lean attempt with nothing to write
@@ -26,9 +26,9 @@ use crate::sync::Ordering;
 
 impl TxDescriptor {
     /// Begins a transaction at `site` (priority 0, not irrevocable) if nothing but the
-    /// common case applies: the descriptor's last transaction ended by a lean commit
-    /// (one that began without hooks, statistics or anything to give way to, and
-    /// had nothing to write back or ran solo), and no serial attempt is in the way.
+    /// common case applies: the descriptor's last transaction committed without
+    /// aborts on an engine without hooks or statistics (so it left nothing to give
+    /// way to), and no serial attempt is in the way.
     /// Returns `false`, having changed nothing, otherwise: call
     /// [`TxDescriptor::begin`] then (the first transaction of a descriptor always
     /// does).
