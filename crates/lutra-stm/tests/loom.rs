@@ -1,0 +1,250 @@
+//! Weak-memory model checks of the engine's own protocols on loom: the `loom`
+//! feature swaps the engine's atomics, fences, mutexes, parking and thread-locals, and
+//! the transactional data words, for loom's (`src/sync.rs`). Loom explores every
+//! interleaving up to a preemption bound and, for each load, every store the memory
+//! model lets it read; so a check here fails when an `ORDERING:` argument is wrong,
+//! not only when an interleaving is. Run with
+//! `cargo test --release -p lutra-stm --features loom --test loom` (the epoch check is
+//! `--lib epoch::loom_model`); `--nocapture` prints how many executions each explored.
+//!
+//! Tables are tiny (4 ownership records, 8 descriptors), statistics off, the
+//! `Suicide` manager (an abort never waits), two threads.
+//!
+//! - read/validate/commit (`access.rs`, `commit.rs`), both designs: a transfer
+//!   between two `TVar`s beside an audit that asserts the total inside its
+//!   transaction (opacity) and returns a serial state. Fails if the release fence
+//!   before write-back, the read protocol's acquire fence, or the release store that
+//!   unlocks a record is weakened.
+//! - blocking `retry` (`waiting.rs`), both designs: a consumer that retries on an
+//!   empty cell is always woken by the producer's commit (loom reports a lost wake-up
+//!   as a deadlock). Fails if the waiter re-reads its records with a plain load
+//!   instead of a read-modify-write.
+//! - the solo gate (`solo.rs`), both designs: a soloist's raw word transfer beside a
+//!   newcomer that creates its descriptor and audits. Fails if the soloist's exit
+//!   store or the newcomer's load of the gate is relaxed.
+//! - serial attempts (`serial.rs`), both designs: a serial attempt's plain writes
+//!   beside an audit. Fails if the store that ends the serial attempt is relaxed.
+//!
+//! In the library, `--lib loom_model`: epoch reclamation (`epoch.rs`: a block is never
+//! released while a reader that announced before its unlinking can read it; fails if
+//! either full fence is weakened) and the kill handshake (`registry.rs`: a victim
+//! learns the identity of the killer that won; fails if the killer's release store is
+//! relaxed).
+
+#![cfg(feature = "loom")]
+
+use loom::thread;
+use lutra_stm::{Config, DesignKind, Stm, TVar, TxDescriptor, TxOptions, cm};
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// Preemptions per execution unless `LOOM_MAX_PREEMPTIONS` says otherwise: loom
+/// explores every schedule with at most this many. Two miss the audit's failure
+/// without the release fence before write-back; four take about three times as long.
+const PREEMPTIONS: usize = 3;
+
+fn tiny(design: DesignKind) -> Stm {
+    Stm::new(
+        Config::default()
+            .with_design(design)
+            .with_manager(cm::Suicide)
+            .with_orec_bits(2)
+            .with_max_descriptors(8)
+            .with_stats(false),
+    )
+}
+
+/// Explores `model` with loom: every schedule with at most [`PREEMPTIONS`]
+/// preemptions, each load reading any store the memory model allows.
+fn check(model: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound.get_or_insert(PREEMPTIONS);
+    // Loom's default (1,000 branch points per execution) is a few transactions.
+    builder.max_branches = 100_000;
+    let executions = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = executions.clone();
+    builder.check(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        model()
+    });
+    let executions = executions.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!("{executions} executions explored");
+}
+
+/// One transfer of 10 from `[0]` to `[1]` (on different records) in a spawned thread;
+/// the main thread audits both accounts in one transaction.
+fn transfer_and_audit(design: DesignKind) {
+    let stm = tiny(design);
+    let accounts = Arc::new([TVar::new(100i64), TVar::new(100i64)]);
+    let mover = {
+        let (stm, accounts) = (stm.clone(), accounts.clone());
+        thread::spawn(move || {
+            stm.atomically(|tx| {
+                tx.modify(&accounts[0], |b| b - 10)?;
+                tx.modify(&accounts[1], |b| b + 10)
+            })
+        })
+    };
+    let seen = stm.atomically(|tx| {
+        let a = tx.read(&accounts[0])?;
+        let b = tx.read(&accounts[1])?;
+        assert_eq!(a + b, 200, "the audit saw an inconsistent snapshot");
+        Ok((a, b))
+    });
+    mover.join().unwrap();
+    assert!(
+        seen == (100, 100) || seen == (90, 110),
+        "the audit committed a state no serial order produces: {seen:?}"
+    );
+    let end = stm.atomically(|tx| Ok((tx.read(&accounts[0])?, tx.read(&accounts[1])?)));
+    assert_eq!(end, (90, 110));
+}
+
+#[test]
+fn audits_see_a_serial_state_write_back_ctl() {
+    check(|| transfer_and_audit(DesignKind::WriteBackCtl));
+}
+
+#[test]
+fn audits_see_a_serial_state_write_back_etl() {
+    check(|| transfer_and_audit(DesignKind::WriteBackEtl));
+}
+
+/// A consumer that `retry`s while the cell is empty, and a producer that fills it.
+fn retry_is_woken(design: DesignKind) {
+    let stm = tiny(design);
+    let cell = Arc::new(TVar::new(0u32));
+    let consumer = {
+        let (stm, cell) = (stm.clone(), cell.clone());
+        thread::spawn(move || {
+            stm.atomically(|tx| {
+                let n = tx.read(&cell)?;
+                if n == 0 {
+                    return tx.retry();
+                }
+                tx.write(&cell, n - 1)?;
+                Ok(n)
+            })
+        })
+    };
+    stm.atomically(|tx| tx.write(&cell, 1));
+    assert_eq!(consumer.join().unwrap(), 1);
+    assert_eq!(stm.atomically(|tx| tx.read(&cell)), 0);
+}
+
+#[test]
+fn retry_is_always_woken_write_back_ctl() {
+    check(|| retry_is_woken(DesignKind::WriteBackCtl));
+}
+
+#[test]
+fn retry_is_always_woken_write_back_etl() {
+    check(|| retry_is_woken(DesignKind::WriteBackEtl));
+}
+
+/// Runs a raw word transaction of `tx` (`body`, as the C ABI does) until it commits.
+fn until_committed<T>(
+    tx: &mut TxDescriptor,
+    mut body: impl FnMut(&mut TxDescriptor) -> Result<T, lutra_stm::Abort>,
+) -> T {
+    loop {
+        tx.begin(TxOptions::default());
+        match body(tx).and_then(|value| tx.commit().map(|()| value)) {
+            Ok(value) => return value,
+            Err(abort) => {
+                tx.rollback(abort.reason());
+                thread::yield_now();
+            }
+        }
+    }
+}
+
+/// The main thread's descriptor, allowed to run solo and alone in the engine, moves 1
+/// between two words; a newcomer thread creates its descriptor meanwhile and audits
+/// the sum. The soloist is the main thread so that no preemption is spent before its
+/// attempt starts.
+fn solo_and_newcomer(design: DesignKind) {
+    let stm = tiny(design);
+    let words = Arc::new([TVar::new(100usize), TVar::new(100usize)]);
+    let mut soloist = TxDescriptor::new(&stm).unwrap();
+    soloist.allow_solo(true);
+    let newcomer = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            let (a, b) = (words[0].as_word_ptr(), words[1].as_word_ptr());
+            // SAFETY: the words live in the `Arc` and are only accessed through
+            // transactions of this engine.
+            let sum = until_committed(&mut tx, |tx| unsafe { Ok(tx.load(a)? + tx.load(b)?) });
+            assert_eq!(sum, 200, "an audit saw half a solo transfer");
+        })
+    };
+    let (a, b) = (
+        words[0].as_word_ptr().cast_mut(),
+        words[1].as_word_ptr().cast_mut(),
+    );
+    // SAFETY: as above.
+    until_committed(&mut soloist, |tx| unsafe {
+        let from = tx.load(a)?;
+        tx.store(a, from - 1, usize::MAX)?;
+        let to = tx.load(b)?;
+        tx.store(b, to + 1, usize::MAX)
+    });
+    drop(soloist);
+    newcomer.join().unwrap();
+    let end = stm.atomically(|tx| Ok((tx.read(&words[0])?, tx.read(&words[1])?)));
+    assert_eq!(end, (99, 101), "the solo transfer was lost");
+}
+
+#[test]
+fn solo_attempts_never_run_beside_a_newcomer_write_back_ctl() {
+    check(|| solo_and_newcomer(DesignKind::WriteBackCtl));
+}
+
+#[test]
+fn solo_attempts_never_run_beside_a_newcomer_write_back_etl() {
+    check(|| solo_and_newcomer(DesignKind::WriteBackEtl));
+}
+
+/// The word of `var` as the atomic it is under the `loom` feature (`src/sync.rs`):
+/// what uninstrumented code writes with plain stores.
+fn plain_word(var: &TVar<usize>) -> &loom::sync::atomic::AtomicUsize {
+    // SAFETY: under the `loom` feature a `TVar`'s word is a loom `AtomicUsize`, at the
+    // address `as_word_ptr` gives; it lives as long as `var`.
+    unsafe { &*var.as_word_ptr().cast::<loom::sync::atomic::AtomicUsize>() }
+}
+
+/// A serial attempt moves 1 between two words with plain (relaxed) stores, as GCC's
+/// uninstrumented code does; an audit runs meanwhile.
+fn serial_move_and_audit(design: DesignKind) {
+    let stm = tiny(design);
+    let words = Arc::new([TVar::new(100usize), TVar::new(100usize)]);
+    let serial = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            until_committed(&mut tx, |tx| {
+                tx.become_serial()?;
+                let (a, b) = (plain_word(&words[0]), plain_word(&words[1]));
+                a.store(a.load(Relaxed) - 1, Relaxed);
+                b.store(b.load(Relaxed) + 1, Relaxed);
+                Ok(())
+            });
+        })
+    };
+    let sum = stm.atomically(|tx| Ok(tx.read(&words[0])? + tx.read(&words[1])?));
+    assert_eq!(sum, 200, "an audit saw half of a serial move");
+    serial.join().unwrap();
+    let end = stm.atomically(|tx| Ok((tx.read(&words[0])?, tx.read(&words[1])?)));
+    assert_eq!(end, (99, 101), "the serial move was lost");
+}
+
+#[test]
+fn serial_attempts_run_alone_write_back_ctl() {
+    check(|| serial_move_and_audit(DesignKind::WriteBackCtl));
+}
+
+#[test]
+fn serial_attempts_run_alone_write_back_etl() {
+    check(|| serial_move_and_audit(DesignKind::WriteBackEtl));
+}
