@@ -175,7 +175,15 @@ fn solo_and_newcomer(design: DesignKind) {
             let (a, b) = (words[0].as_word_ptr(), words[1].as_word_ptr());
             // SAFETY: the words live in the `Arc` and are only accessed through
             // transactions of this engine.
-            let sum = until_committed(&mut tx, |tx| unsafe { Ok(tx.load(a)? + tx.load(b)?) });
+            let sum = until_committed(&mut tx, |tx| unsafe {
+                let x = tx.load(a)?;
+                // A point where the soloist's writes may land: loom's exploration does
+                // not put them between the two loads otherwise, and misses a soloist
+                // that entered beside this descriptor (the gate's second test of the
+                // live count removed).
+                thread::yield_now();
+                Ok(x + tx.load(b)?)
+            });
             assert_eq!(sum, 200, "an audit saw half a solo transfer");
         })
     };
