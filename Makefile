@@ -25,7 +25,7 @@ test-rust:
 	$(CARGO) test --workspace
 
 # Model checks of the engine's protocols on shuttle's scheduler and, under weak memory,
-# on loom (crates/lutra-stm/tests/loom.rs: optimised, about 5 s once built, at 3
+# on loom (crates/lutra-stm/tests/loom.rs: optimised, about 10 s once built, at 3
 # preemptions; LOOM_MAX_PREEMPTIONS=4 explores more in about three times as long), of
 # the deadlock detector's wake-up protocol (crates/lutra-lua/src/liveness.rs), of
 # channels' one wake per message (crates/lutra-lua/src/channel/core.rs) and of the run

@@ -19,6 +19,11 @@
 //!   empty cell is always woken by the producer's commit (loom reports a lost wake-up
 //!   as a deadlock). Fails if the waiter re-reads its records with a plain load
 //!   instead of a read-modify-write.
+//! - kills (`access.rs`'s conflicts, `registry.rs`'s kill handshake, the waits for a
+//!   committer, a holder and a killer): two writers of two `TVar`s in opposite orders
+//!   under encounter-time locking and `Timestamp`; neither deadlocks (loom reports
+//!   it) nor loses its update. A liveness and lost-update check of the real kill path
+//!   rather than of one ordering: no weakening tried made it fail.
 //! - the solo gate (`solo.rs`), both designs: a soloist's raw word transfer beside a
 //!   newcomer that creates its descriptor and audits. Fails if the soloist's exit
 //!   store or the newcomer's load of the gate is relaxed.
@@ -44,10 +49,14 @@ use std::sync::atomic::Ordering::Relaxed;
 const PREEMPTIONS: usize = 3;
 
 fn tiny(design: DesignKind) -> Stm {
+    tiny_with(design, Arc::new(cm::Suicide))
+}
+
+fn tiny_with(design: DesignKind, manager: Arc<dyn cm::ContentionManager>) -> Stm {
     Stm::new(
         Config::default()
             .with_design(design)
-            .with_manager(cm::Suicide)
+            .with_shared_manager(manager)
             .with_orec_bits(2)
             .with_max_descriptors(8)
             .with_stats(false),
@@ -57,8 +66,14 @@ fn tiny(design: DesignKind) -> Stm {
 /// Explores `model` with loom: every schedule with at most [`PREEMPTIONS`]
 /// preemptions, each load reading any store the memory model allows.
 fn check(model: impl Fn() + Sync + Send + 'static) {
+    check_within(PREEMPTIONS, model);
+}
+
+/// [`check`] with at most `preemptions` preemptions (unless `LOOM_MAX_PREEMPTIONS`
+/// says otherwise).
+fn check_within(preemptions: usize, model: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound.get_or_insert(PREEMPTIONS);
+    builder.preemption_bound.get_or_insert(preemptions);
     // Loom's default (1,000 branch points per execution) is a few transactions.
     builder.max_branches = 100_000;
     let executions = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -255,4 +270,32 @@ fn serial_attempts_run_alone_write_back_ctl() {
 #[test]
 fn serial_attempts_run_alone_write_back_etl() {
     check(|| serial_move_and_audit(DesignKind::WriteBackEtl));
+}
+
+/// Encounter-time locking under `Timestamp`: two writers increment two `TVar`s in
+/// opposite orders, so each may meet the other's lock; the older kills the younger,
+/// which waits for its killer before it restarts.
+fn opposite_writers() {
+    let stm = tiny_with(DesignKind::WriteBackEtl, Arc::new(cm::Timestamp));
+    let vars = Arc::new([TVar::new(0u32), TVar::new(0u32)]);
+    let increment = |stm: &Stm, vars: &[TVar<u32>; 2], first: usize| {
+        stm.atomically(|tx| {
+            tx.modify(&vars[first], |v| v + 1)?;
+            tx.modify(&vars[1 - first], |v| v + 1)
+        })
+    };
+    let other = {
+        let (stm, vars) = (stm.clone(), vars.clone());
+        thread::spawn(move || increment(&stm, &vars, 1))
+    };
+    increment(&stm, &vars, 0);
+    other.join().unwrap();
+    let end = stm.atomically(|tx| Ok((tx.read(&vars[0])?, tx.read(&vars[1])?)));
+    assert_eq!(end, (2, 2), "an increment was lost");
+}
+
+/// Two preemptions: three explore 250,000 executions in half a minute.
+#[test]
+fn killed_writers_neither_deadlock_nor_lose_updates() {
+    check_within(2, opposite_writers);
 }
