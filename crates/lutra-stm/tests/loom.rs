@@ -30,6 +30,15 @@
 //! - serial attempts (`serial.rs`), both designs: a serial attempt's plain writes
 //!   beside an audit. Fails if the store that ends the serial attempt is relaxed.
 //!
+//! Not checked here: the commit gate of irrevocable attempts (`gate.rs`), a Dekker
+//! pair of `SeqCst` operations on two words whose other stores are release stores.
+//! Loom lets a `SeqCst` load return a release store that precedes, in modification
+//! order, a `SeqCst` store it has already run after (its README: "SeqCst accesses"
+//! are modelled as `AcqRel`); so `drain` may read an updater's status as `Active`
+//! after the updater's `Committing` CAS, and loom fails executions that C++20's
+//! total order forbids (the irrevocable attempt then fails validation and runs
+//! twice). The shuttle model checks cover the gate.
+//!
 //! In the library, `--lib loom_model`: epoch reclamation (`epoch.rs`: a block is never
 //! released while a reader that announced before its unlinking can read it; fails if
 //! either full fence is weakened) and the kill handshake (`registry.rs`: a victim
