@@ -18,7 +18,8 @@
 //! - blocking `retry` (`waiting.rs`), both designs: a consumer that retries on an
 //!   empty cell is always woken by the producer's commit (loom reports a lost wake-up
 //!   as a deadlock). Fails if the waiter re-reads its records with a plain load
-//!   instead of a read-modify-write.
+//!   instead of a read-modify-write. Also through `or_else`: woken by a location only
+//!   the first, rolled-back branch read.
 //! - kills (`access.rs`'s conflicts, `registry.rs`'s kill handshake, the waits for a
 //!   committer, a holder and a killer): two writers of two `TVar`s in opposite orders
 //!   under encounter-time locking and `Timestamp`; neither deadlocks (loom reports
@@ -156,6 +157,47 @@ fn retry_is_woken(design: DesignKind) {
     assert_eq!(stm.atomically(|tx| tx.read(&cell)), 0);
 }
 
+/// The consumer's first branch reads `[0]` (and writes `[2]`, rolled back), the
+/// second reads `[1]`; both retry until the producer fills `[0]`, which only the
+/// first branch read.
+fn or_else_is_woken(design: DesignKind) {
+    let stm = tiny(design);
+    let cells = Arc::new([TVar::new(0u32), TVar::new(0u32), TVar::new(0u32)]);
+    let consumer = {
+        let (stm, cells) = (stm.clone(), cells.clone());
+        thread::spawn(move || {
+            stm.atomically(|tx| {
+                tx.or_else(
+                    |tx| {
+                        let n = tx.read(&cells[0])?;
+                        if n == 0 {
+                            tx.write(&cells[2], 99)?;
+                            return tx.retry();
+                        }
+                        tx.write(&cells[0], n - 1)
+                    },
+                    |tx| {
+                        if tx.read(&cells[1])? == 0 {
+                            return tx.retry();
+                        }
+                        tx.write(&cells[1], 0)
+                    },
+                )
+            })
+        })
+    };
+    stm.atomically(|tx| tx.write(&cells[0], 1));
+    consumer.join().unwrap();
+    let end = stm.atomically(|tx| {
+        Ok([
+            tx.read(&cells[0])?,
+            tx.read(&cells[1])?,
+            tx.read(&cells[2])?,
+        ])
+    });
+    assert_eq!(end, [0, 0, 0], "a retried branch's write survived");
+}
+
 #[test]
 fn retry_is_always_woken_write_back_ctl() {
     check(|| retry_is_woken(DesignKind::WriteBackCtl));
@@ -164,6 +206,11 @@ fn retry_is_always_woken_write_back_ctl() {
 #[test]
 fn retry_is_always_woken_write_back_etl() {
     check(|| retry_is_woken(DesignKind::WriteBackEtl));
+}
+
+#[test]
+fn or_else_is_woken_by_a_location_only_the_first_branch_read() {
+    check(|| or_else_is_woken(DesignKind::WriteBackCtl));
 }
 
 /// Runs a raw word transaction of `tx` (`body`, as the C ABI does) until it commits.
