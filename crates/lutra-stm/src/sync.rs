@@ -13,6 +13,11 @@
 //! reader may see a stale value, and the read protocol's fences must make up for it).
 //! If both features are on, loom wins.
 //!
+//! Under loom, two of loom's own gaps are made up for here, each where it bites (see
+//! [`Record`] and the engine's atomics below): both make loom forbid executions that
+//! the memory model forbids too, and would otherwise fail the checks falsely. A third
+//! gap is not (`tests/loom.rs` says which check it rules out).
+//!
 //! Every `cfg` on a model checker belongs here, not in the engine's logic.
 
 #[cfg(not(any(feature = "shuttle", feature = "loom")))]
@@ -41,6 +46,7 @@ pub(crate) use loom::sync::atomic::{Ordering, fence};
 pub(crate) use loom::thread;
 #[cfg(feature = "loom")]
 pub(crate) use loom_atomics::{AtomicBool, AtomicU64, AtomicUsize};
+
 /// `thread_local!` on loom, whose macro takes no `const { .. }` initialiser: the
 /// engine's are unwrapped (loom runs each initialiser once per thread and execution).
 #[cfg(feature = "loom")]
@@ -63,7 +69,10 @@ pub(crate) use loom_thread_local as thread_local;
 /// store, and a `SeqCst` load cannot return it. Storing the initial value again with
 /// `SeqCst`, before the atomic is shared, gives loom that rule; nothing else changes.
 /// Without it, the solo gate's Dekker pair (`solo.rs`: a CAS then a load on each
-/// side, all `SeqCst`) fails under loom in executions no machine has.
+/// side, all `SeqCst`) fails under loom in executions no machine has. (Loom's rule
+/// skips only older `SeqCst` stores; the memory model skips every store older, in
+/// modification order, than a `SeqCst` store that precedes the load in `S`: that gap
+/// remains.)
 #[cfg(feature = "loom")]
 mod loom_atomics {
     use loom::sync::atomic::Ordering;
