@@ -33,18 +33,19 @@
 //!
 //! Not checked here, because loom's model of `SeqCst` accesses is weaker than the
 //! language's (its README: they are modelled as `AcqRel`) and fails executions that
-//! C++20's total order `S` forbids; the shuttle model checks cover both:
+//! C++20's total order `S` forbids:
 //! - the commit gate of irrevocable attempts (`gate.rs`), a Dekker pair of `SeqCst`
 //!   operations whose words also take release stores: loom lets `drain` read an
 //!   updater's status as `Active` (a release store) after the updater's `Committing`
 //!   CAS (`SeqCst`) has run, so the irrevocable attempt fails validation and runs
-//!   twice;
+//!   twice (the shuttle model checks cover the gate);
 //! - privatization (`Stm::quiesce`): loom lets `quiesce`'s `SeqCst` load of a
 //!   reader's status return its initial `Idle` after the reader's `Active` store, its
 //!   `SeqCst` fence (`epoch.rs`) and its `SeqCst` load of the clock, which read the
 //!   clock before the privatizer's `SeqCst` increment that precedes `quiesce`: a
 //!   cycle in `S`, since the load reads a value older than a store that happens
-//!   before that fence. Loom does not relate `SeqCst` loads to `SeqCst` fences.
+//!   before that fence. Loom does not relate `SeqCst` loads to `SeqCst` fences
+//!   (`tests/alloc.rs` tests `quiesce` on threads).
 //!
 //! In the library, `--lib loom_model`: epoch reclamation (`epoch.rs`: a block is never
 //! released while a reader that announced before its unlinking can read it; fails if
