@@ -4,11 +4,12 @@
 //! interleaving up to a preemption bound and, for each load, every store the memory
 //! model lets it read; so a check here fails when an `ORDERING:` argument is wrong,
 //! not only when an interleaving is. Run with
-//! `cargo test --release -p lutra-stm --features loom --test loom` (the epoch check is
-//! `--lib epoch::loom_model`); `--nocapture` prints how many executions each explored.
+//! `cargo test --release -p lutra-stm --features loom --test loom` (the checks inside
+//! the library: `--lib loom_model`); `--nocapture` prints how many executions each
+//! explored.
 //!
 //! Tables are tiny (4 ownership records, 8 descriptors), statistics off, the
-//! `Suicide` manager (an abort never waits), two threads.
+//! `Suicide` manager (an abort never waits) unless said otherwise, two threads.
 //!
 //! - read/validate/commit (`access.rs`, `commit.rs`), both designs: a transfer
 //!   between two `TVar`s beside an audit that asserts the total inside its
@@ -27,7 +28,8 @@
 //!   rather than of one ordering: no weakening tried made it fail.
 //! - the solo gate (`solo.rs`), both designs: a soloist's raw word transfer beside a
 //!   newcomer that creates its descriptor and audits. Fails if the soloist's exit
-//!   store or the newcomer's load of the gate is relaxed.
+//!   store, the newcomer's load of the gate or its increment of the live count is
+//!   relaxed, or if the soloist skips its second test of the live count.
 //! - serial attempts (`serial.rs`), both designs: a serial attempt's plain writes
 //!   beside an audit. Fails if the store that ends the serial attempt is relaxed.
 //!
