@@ -24,13 +24,17 @@ deps:
 test-rust:
 	$(CARGO) test --workspace
 
-# Model checks of the engine's protocols on shuttle's scheduler, of the deadlock
-# detector's wake-up protocol (crates/lutra-lua/src/liveness.rs), of channels' one
-# wake per message (crates/lutra-lua/src/channel/core.rs) and of the run queue's
-# sleep/wake protocol (crates/lutra-sched/src/queue/idle.rs).
+# Model checks of the engine's protocols on shuttle's scheduler and, under weak memory,
+# on loom (crates/lutra-stm/tests/loom.rs: optimised, about 10 s once built, at 3
+# preemptions; LOOM_MAX_PREEMPTIONS=4 explores more in about three times as long), of
+# the deadlock detector's wake-up protocol (crates/lutra-lua/src/liveness.rs), of
+# channels' one wake per message (crates/lutra-lua/src/channel/core.rs) and of the run
+# queue's sleep/wake protocol (crates/lutra-sched/src/queue/idle.rs).
 test-model:
 	$(CARGO) test -p lutra-stm --features shuttle --test model
 	$(CARGO) test -p lutra-stm --features shuttle --lib epoch::model
+	$(CARGO) test --release -p lutra-stm --features loom --test loom
+	$(CARGO) test --release -p lutra-stm --features loom --lib loom_model
 	$(CARGO) test -p lutra-lua --features shuttle --lib liveness::model
 	$(CARGO) test -p lutra-sched --features shuttle --lib queue::idle::model
 	$(CARGO) test -p lutra-lua --features shuttle --lib channel::core::model

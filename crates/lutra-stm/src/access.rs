@@ -32,8 +32,8 @@ use crate::orec::LockWord;
 use crate::registry::{SharedDescriptor, Status, TxState};
 use crate::sets::{ReadEntry, WriteEntry};
 use crate::stm::StmInner;
+use crate::sync::data::AtomicUsize;
 use crate::sync::{Ordering, fence};
-use std::sync::atomic::AtomicUsize;
 
 /// Which access met the conflict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +74,7 @@ const COMMITTER_ROUNDS: u32 = 72;
 #[cold]
 fn wait_for_committer(
     stm: &StmInner,
-    record: &crate::sync::AtomicUsize,
+    record: &crate::sync::Record,
     owner: usize,
     enemy: &SharedDescriptor,
     seen: Status,

@@ -29,8 +29,8 @@ use crate::orec::LockWord;
 use crate::registry::TxState;
 use crate::sets::{Block, WordMap};
 use crate::stm::StmInner;
+use crate::sync::data::AtomicUsize;
 use crate::sync::{Ordering, fence};
-use std::sync::atomic::AtomicUsize;
 
 impl Core {
     /// Commits the attempt. A lean one (see [`Core::lean`]: active, not doomed, holds

@@ -196,3 +196,79 @@ mod model {
         });
     }
 }
+
+/// Weak-memory check of steps 1 and 2 on loom (see `src/sync.rs`; run with `cargo test
+/// --release -p lutra-stm --features loom --lib epoch::loom_model`): the block is a
+/// loom cell, so loom reports its release racing with a read of it (a use after free)
+/// in any execution the memory model allows, not only in those an interleaving shows.
+#[cfg(all(test, feature = "loom"))]
+mod loom_model {
+    use super::*;
+    use loom::cell::UnsafeCell;
+    use loom::sync::atomic::AtomicBool;
+    use loom::thread;
+    use std::sync::Arc;
+
+    /// The model's block: a loom cell, whose accesses loom checks for races.
+    struct Block(UnsafeCell<u64>);
+
+    // SAFETY: every access goes through loom's cell, which reports any two that are
+    // not ordered by happens-before: sharing the block is what the model checks.
+    unsafe impl Sync for Block {}
+
+    /// Releases the block: overwrites it, as an allocator reusing it would.
+    ///
+    /// # Safety
+    /// `addr` is the address of a live [`Block`].
+    unsafe fn poison(addr: usize, _size: usize) {
+        // SAFETY: the caller passes a live block; loom checks the write against every
+        // read of the block.
+        let block = unsafe { &*(addr as *const Block) };
+        // SAFETY: as above: loom reports a concurrent access instead of allowing it.
+        block.0.with_mut(|value| unsafe { *value = 0 });
+    }
+
+    /// A reader announces its epoch, then follows a link to a block and reads it; a
+    /// committer unlinks the block, retires it at the epoch `current_for_retire`
+    /// gives, and collects at once, as a descriptor whose limbo list is full does.
+    #[test]
+    fn a_retired_block_outlives_every_reader_that_could_reach_it() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound.get_or_insert(3);
+        builder.check(|| {
+            let registry = Arc::new(Registry::new(2));
+            let epochs = Arc::new(Epochs::new());
+            let block = Arc::new(Block(UnsafeCell::new(42)));
+            let linked = Arc::new(AtomicBool::new(true));
+            let (reader, committer) = (registry.acquire().unwrap(), registry.acquire().unwrap());
+            let reading = {
+                let (registry, epochs) = (registry.clone(), epochs.clone());
+                let (block, linked) = (block.clone(), linked.clone());
+                thread::spawn(move || {
+                    epochs.announce_in(&registry.get(reader).epoch);
+                    if linked.load(Ordering::Relaxed) {
+                        // SAFETY: read through loom's cell, which checks it against
+                        // the release.
+                        let value = block.0.with(|value| unsafe { *value });
+                        assert_eq!(value, 42, "a reader saw a released block");
+                    }
+                    epochs.quiesce_in(&registry.get(reader).epoch);
+                })
+            };
+            linked.store(false, Ordering::Relaxed);
+            let epoch = epochs.current_for_retire();
+            let mut limbo = vec![Retired {
+                epoch,
+                addr: Arc::as_ptr(&block) as usize,
+                size: 8,
+                release: poison,
+            }];
+            epochs.collect(&registry, &mut limbo);
+            reading.join().unwrap();
+            epochs.collect(&registry, &mut limbo);
+            assert!(limbo.is_empty(), "the block was never released");
+            registry.release(reader);
+            registry.release(committer);
+        });
+    }
+}

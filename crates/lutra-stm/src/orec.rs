@@ -24,7 +24,7 @@
 //!   loaded the value committed at that version (the seqlock read protocol; see
 //!   `descriptor.rs`).
 
-use crate::sync::AtomicUsize;
+use crate::sync::Record;
 
 /// The decoded content of an ownership record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +67,7 @@ impl LockWord {
 
 /// The table of ownership records of one engine instance.
 pub(crate) struct OrecTable {
-    records: Box<[AtomicUsize]>,
+    records: Box<[Record]>,
     mask: usize,
 }
 
@@ -75,7 +75,7 @@ impl OrecTable {
     /// A table of `2^bits` records, all unlocked at version 0.
     pub(crate) fn new(bits: u32) -> Self {
         let size = 1usize << bits;
-        let records = (0..size).map(|_| AtomicUsize::new(0)).collect();
+        let records = (0..size).map(|_| Record::new(0)).collect();
         Self {
             records,
             mask: size - 1,
@@ -91,7 +91,7 @@ impl OrecTable {
     /// The record at `index` (an index from [`OrecTable::index_of`]; any index is
     /// taken modulo the table's size).
     #[inline]
-    pub(crate) fn record(&self, index: usize) -> &AtomicUsize {
+    pub(crate) fn record(&self, index: usize) -> &Record {
         debug_assert!(index <= self.mask);
         // SAFETY: masked with `mask = records.len() - 1` (a power of two minus one),
         // the index is in bounds.

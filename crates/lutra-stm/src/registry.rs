@@ -285,3 +285,55 @@ mod tests {
         assert_eq!(registry.acquire(), Some(a));
     }
 }
+
+/// Weak-memory check of the kill handshake on loom (see `src/sync.rs`; run with `cargo
+/// test --release -p lutra-stm --features loom --lib registry::loom_model`).
+#[cfg(all(test, feature = "loom"))]
+mod loom_model {
+    use super::*;
+    use crate::{Config, Stm};
+    use loom::thread;
+    use std::sync::Arc;
+
+    /// Two killers race to doom one attempt; the victim sees itself killed and asks
+    /// `killer_of` whom to wait for: it must get the whole identity of the killer
+    /// whose CAS won, never the other's or a mix of the two.
+    #[test]
+    fn a_victim_learns_the_killer_that_won() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound.get_or_insert(3);
+        builder.check(|| {
+            let stm = Stm::new(
+                Config::default()
+                    .with_orec_bits(2)
+                    .with_max_descriptors(2)
+                    .with_stats(false),
+            );
+            let victim = Arc::new(SharedDescriptor::new());
+            let attempt = Status {
+                state: TxState::Active,
+                irrevocable: false,
+                serial: 1,
+            };
+            victim.status.store(attempt.encode(), Ordering::Release);
+            let killers: Vec<_> = [(5, 9), (6, 7)]
+                .into_iter()
+                .map(|killer| {
+                    let victim = victim.clone();
+                    thread::spawn(move || assert!(victim.kill(attempt, killer)))
+                })
+                .collect();
+            stm.inner
+                .wait_until(|| victim.status().state == TxState::Killed);
+            let named = victim.killer_of(&stm.inner, attempt.serial);
+            assert!(
+                named == (5, 9) || named == (6, 7),
+                "the victim would wait for {named:?}"
+            );
+            killers
+                .into_iter()
+                .for_each(|killer| killer.join().unwrap());
+            assert_eq!(victim.killer_of(&stm.inner, attempt.serial), named);
+        });
+    }
+}

@@ -220,7 +220,7 @@ impl StmInner {
     /// thread's "inside a transaction" mark goes with the task, not the thread.
     pub(crate) fn pause(&self, round: u32) {
         if round < 64 {
-            std::hint::spin_loop();
+            crate::sync::spin_loop();
         } else {
             let mark = crate::run::take_running_mark();
             self.config.parking.yield_now();

@@ -13,10 +13,10 @@
 //!   borrow it for the length of a closure (`Transaction::read_with`). Only the
 //!   attempt that wrote a box changes it, before publishing it (`inplace.rs`).
 
+use crate::sync::data::{self, AtomicUsize};
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 
 /// A type that can live in a [`TVar`].
 ///
@@ -232,7 +232,7 @@ impl<T: Transactable> TVar<T> {
     /// transaction uses the variable.
     pub fn get_mut(&mut self) -> T {
         // SAFETY: the word holds a live value (module invariant).
-        unsafe { T::clone_from_word(*self.word.get_mut()) }
+        unsafe { T::clone_from_word(data::exclusive(&mut self.word, |word| *word)) }
     }
 
     /// Replaces the value without a transaction, returning the old one: exclusive
@@ -244,7 +244,9 @@ impl<T: Transactable> TVar<T> {
     /// assert_eq!(var.get_mut(), "new");
     /// ```
     pub fn replace_mut(&mut self, value: T) -> T {
-        let old = std::mem::replace(self.word.get_mut(), value.into_word());
+        let old = data::exclusive(&mut self.word, |word| {
+            std::mem::replace(word, value.into_word())
+        });
         // SAFETY: `old` held a live value that only this variable owned; taken out of
         // the word, it is released exactly once: by the returned `T` (cloned out of
         // the word, then the word's own reference released).
@@ -262,7 +264,9 @@ impl<T: Transactable> TVar<T> {
 
     /// The address of the variable's word (what the engine locks and versions).
     pub fn as_word_ptr(&self) -> *const usize {
-        self.word.as_ptr() as *const usize
+        // The atomic's own address: under loom (`sync.rs`) the word is a loom atomic,
+        // which the engine casts the address back to.
+        (&raw const self.word).cast()
     }
 }
 
@@ -270,7 +274,7 @@ impl<T: Transactable> Drop for TVar<T> {
     fn drop(&mut self) {
         // SAFETY: the word holds a live value that only this variable owns; no
         // transaction can reach it any more (it would need a reference to `self`).
-        unsafe { T::release_word(*self.word.get_mut(), 0) }
+        unsafe { T::release_word(data::exclusive(&mut self.word, |word| *word), 0) }
     }
 }
 
