@@ -26,6 +26,9 @@
 //!   under encounter-time locking and `Timestamp`; neither deadlocks (loom reports
 //!   it) nor loses its update. A liveness and lost-update check of the real kill path
 //!   rather than of one ordering: no weakening tried made it fail.
+//! - the straight begin and commit (`lean.rs`): the serial check's audit made twice
+//!   by one descriptor on the straight paths; the second begin meets the serial
+//!   attempt and must withdraw its announcement.
 //! - the solo gate (`solo.rs`), both designs: a soloist's raw word transfer beside a
 //!   newcomer that creates its descriptor and audits. Fails if the soloist's exit
 //!   store, the newcomer's load of the gate or its increment of the live count is
@@ -325,6 +328,62 @@ fn serial_move_and_audit(design: DesignKind) {
     serial.join().unwrap();
     let end = stm.atomically(|tx| Ok((tx.read(&words[0])?, tx.read(&words[1])?)));
     assert_eq!(end, (99, 101), "the serial move was lost");
+}
+
+/// As [`serial_move_and_audit`], the audit made twice by one descriptor whose
+/// transactions begin and commit on the straight paths (`lean.rs`) when they can:
+/// the second begins there, and must withdraw from a serial attempt it meets.
+fn serial_move_and_straight_audits(design: DesignKind) {
+    let stm = tiny(design);
+    let words = Arc::new([TVar::new(100usize), TVar::new(100usize)]);
+    let serial = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            until_committed(&mut tx, |tx| {
+                tx.become_serial()?;
+                let (a, b) = (plain_word(&words[0]), plain_word(&words[1]));
+                a.store(a.load(Relaxed) - 1, Relaxed);
+                b.store(b.load(Relaxed) + 1, Relaxed);
+                Ok(())
+            });
+        })
+    };
+    let mut auditor = TxDescriptor::new(&stm).unwrap();
+    let (a, b) = (words[0].as_word_ptr(), words[1].as_word_ptr());
+    for _ in 0..2 {
+        let sum = loop {
+            if !auditor.try_begin(0) {
+                auditor.begin(TxOptions::default());
+            }
+            // SAFETY: the words live in the `Arc`; besides the serial attempt, only
+            // transactions of this engine access them.
+            let sum = unsafe { auditor.load(a).and_then(|x| Ok(x + auditor.load(b)?)) };
+            let committed = sum.and_then(|sum| {
+                if auditor.try_commit() {
+                    return Ok(sum);
+                }
+                auditor.commit().map(|()| sum)
+            });
+            match committed {
+                Ok(sum) => break sum,
+                Err(abort) => {
+                    auditor.rollback(abort.reason());
+                    thread::yield_now();
+                }
+            }
+        };
+        assert_eq!(sum, 200, "a straight audit saw half of a serial move");
+    }
+    drop(auditor);
+    serial.join().unwrap();
+    let end = stm.atomically(|tx| Ok((tx.read(&words[0])?, tx.read(&words[1])?)));
+    assert_eq!(end, (99, 101), "the serial move was lost");
+}
+
+#[test]
+fn straight_begins_withdraw_from_a_serial_attempt() {
+    check(|| serial_move_and_straight_audits(DesignKind::WriteBackCtl));
 }
 
 #[test]
