@@ -895,16 +895,14 @@ impl Core {
         });
     }
 
-    /// Ends the attempt: clears the sets, goes idle and quiescent, counts it. A lean
-    /// attempt that committed has nothing else to do; any other goes on through
-    /// [`Core::finish_special`].
-    #[inline]
-    pub(crate) fn finish(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
+    /// What ends every attempt, once its write and lock sets are empty: the inlined
+    /// paths closed, the read set emptied, the own status word idle and the epoch
+    /// quiescent.
+    #[inline(always)]
+    pub(crate) fn go_idle(&mut self, stm: &StmInner) {
         self.fast_access = false;
         self.read_room = 0;
         self.reads.clear();
-        self.writes.clear();
-        self.locks.clear();
         let shared = self.shared(stm);
         self.status = Status {
             state: TxState::Idle,
@@ -913,6 +911,16 @@ impl Core {
         };
         shared.status.store(self.status.encode(), Ordering::Release);
         stm.epochs.quiesce_in(&shared.epoch);
+    }
+
+    /// Ends the attempt: clears the sets, goes idle and quiescent, counts it. A lean
+    /// attempt that committed has nothing else to do; any other goes on through
+    /// [`Core::finish_special`].
+    #[inline]
+    pub(crate) fn finish(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
+        self.writes.clear();
+        self.locks.clear();
+        self.go_idle(stm);
         let lean_commit = self.lean && outcome.is_ok();
         if !lean_commit {
             self.finish_special(stm, outcome);

@@ -20,7 +20,7 @@
 //!   capacity kept (a store that grows the log makes the attempt not lean).
 
 use crate::descriptor::{Core, TxDescriptor, TxOptions};
-use crate::registry::{Status, TxState};
+use crate::registry::TxState;
 use crate::stm::StmInner;
 use crate::sync::Ordering;
 
@@ -121,17 +121,7 @@ impl Core {
     pub(crate) fn finish_lean(&mut self, stm: &StmInner) {
         debug_assert!(self.lean && self.writes.is_empty() && self.locks.is_empty());
         debug_assert!(self.started_at.is_none());
-        self.fast_access = false;
-        self.read_room = 0;
-        self.reads.clear();
-        let shared = self.shared(stm);
-        self.status = Status {
-            state: TxState::Idle,
-            irrevocable: false,
-            serial: self.status.serial,
-        };
-        shared.status.store(self.status.encode(), Ordering::Release);
-        stm.epochs.quiesce_in(&shared.epoch);
+        self.go_idle(stm);
         if self.solo {
             self.end_solo_ready(stm);
         }

@@ -305,24 +305,28 @@ fn plain_word(var: &TVar<usize>) -> &loom::sync::atomic::AtomicUsize {
     unsafe { &*var.as_word_ptr().cast::<loom::sync::atomic::AtomicUsize>() }
 }
 
+/// A thread whose serial attempt moves 1 from `words[0]` to `words[1]` with plain
+/// (relaxed) stores, as GCC's uninstrumented code does.
+fn spawn_serial_move(stm: &Stm, words: &Arc<[TVar<usize>; 2]>) -> thread::JoinHandle<()> {
+    let (stm, words) = (stm.clone(), words.clone());
+    thread::spawn(move || {
+        let mut tx = TxDescriptor::new(&stm).unwrap();
+        until_committed(&mut tx, |tx| {
+            tx.become_serial()?;
+            let (a, b) = (plain_word(&words[0]), plain_word(&words[1]));
+            a.store(a.load(Relaxed) - 1, Relaxed);
+            b.store(b.load(Relaxed) + 1, Relaxed);
+            Ok(())
+        });
+    })
+}
+
 /// A serial attempt moves 1 between two words with plain (relaxed) stores, as GCC's
 /// uninstrumented code does; an audit runs meanwhile.
 fn serial_move_and_audit(design: DesignKind) {
     let stm = tiny(design);
     let words = Arc::new([TVar::new(100usize), TVar::new(100usize)]);
-    let serial = {
-        let (stm, words) = (stm.clone(), words.clone());
-        thread::spawn(move || {
-            let mut tx = TxDescriptor::new(&stm).unwrap();
-            until_committed(&mut tx, |tx| {
-                tx.become_serial()?;
-                let (a, b) = (plain_word(&words[0]), plain_word(&words[1]));
-                a.store(a.load(Relaxed) - 1, Relaxed);
-                b.store(b.load(Relaxed) + 1, Relaxed);
-                Ok(())
-            });
-        })
-    };
+    let serial = spawn_serial_move(&stm, &words);
     let sum = stm.atomically(|tx| Ok(tx.read(&words[0])? + tx.read(&words[1])?));
     assert_eq!(sum, 200, "an audit saw half of a serial move");
     serial.join().unwrap();
@@ -336,19 +340,7 @@ fn serial_move_and_audit(design: DesignKind) {
 fn serial_move_and_straight_audits(design: DesignKind) {
     let stm = tiny(design);
     let words = Arc::new([TVar::new(100usize), TVar::new(100usize)]);
-    let serial = {
-        let (stm, words) = (stm.clone(), words.clone());
-        thread::spawn(move || {
-            let mut tx = TxDescriptor::new(&stm).unwrap();
-            until_committed(&mut tx, |tx| {
-                tx.become_serial()?;
-                let (a, b) = (plain_word(&words[0]), plain_word(&words[1]));
-                a.store(a.load(Relaxed) - 1, Relaxed);
-                b.store(b.load(Relaxed) + 1, Relaxed);
-                Ok(())
-            });
-        })
-    };
+    let serial = spawn_serial_move(&stm, &words);
     let mut auditor = TxDescriptor::new(&stm).unwrap();
     let (a, b) = (words[0].as_word_ptr(), words[1].as_word_ptr());
     for _ in 0..2 {
