@@ -82,7 +82,7 @@ fn wait_for_committer(
     for round in 0..COMMITTER_ROUNDS {
         stm.pause(round);
         if record.load(Ordering::Acquire) != LockWord::locked(owner)
-            || enemy.status().serial != seen.serial
+            || enemy.status().serial() != seen.serial()
         {
             return true;
         }
@@ -399,7 +399,7 @@ impl Core {
         if record.load(Ordering::SeqCst) != LockWord::locked(owner) {
             return Ok(());
         }
-        if enemy_status.state == TxState::Committing
+        if enemy_status.state() == TxState::Committing
             && wait_for_committer(stm, record, owner, enemy, enemy_status)
         {
             return Ok(());
@@ -407,7 +407,7 @@ impl Core {
         self.publish_size(stm)?;
         let resolution = if self.irrevocable {
             Resolution::KillOther
-        } else if enemy_status.irrevocable {
+        } else if enemy_status.irrevocable() {
             Resolution::Wait
         } else {
             let me = self.view();
@@ -422,8 +422,8 @@ impl Core {
         match resolution {
             Resolution::AbortSelf => Err(self.doom(access.abort_reason())),
             Resolution::KillOther => {
-                if enemy_status.state == TxState::Active && !enemy_status.irrevocable {
-                    enemy.kill(enemy_status, (self.slot, self.status.serial));
+                if enemy_status.state() == TxState::Active && !enemy_status.irrevocable() {
+                    enemy.kill(enemy_status, (self.slot, self.status.serial()));
                 }
                 self.wait_for_release(stm, orec, owner, enemy_status)
             }
@@ -457,7 +457,7 @@ impl Core {
         let enemy = stm.registry.get(owner);
         stm.try_wait_until(|| {
             if record.load(Ordering::Acquire) != LockWord::locked(owner)
-                || enemy.status().serial != seen.serial
+                || enemy.status().serial() != seen.serial()
             {
                 return Ok(true);
             }

@@ -23,7 +23,7 @@
 use crate::abort::{Abort, AbortReason};
 use crate::epoch::{Release, Retired};
 use crate::hooks::{Decision, TxEvent};
-use crate::registry::{SharedDescriptor, Status, TxState};
+use crate::registry::{SharedDescriptor, Status};
 use crate::sets::{Block, LockSet, ReadEntry, WordMap, WriteSet};
 use crate::stats::{Counters, Outcome};
 use crate::stm::{Stm, StmInner};
@@ -764,11 +764,7 @@ impl Core {
     pub(crate) fn publish_active(&mut self, stm: &StmInner) {
         let shared = self.shared(stm);
         shared.size.store(0, Ordering::Relaxed);
-        self.status = Status {
-            state: TxState::Active,
-            irrevocable: false,
-            serial: self.status.serial + 1,
-        };
+        self.status = self.status.next_active();
         // ORDERING: the full fence in `announce_in` orders this store before the
         // attempt's first read; killers find the attempt through a record it locked
         // later (a CAS), which publishes this store to them.
@@ -809,11 +805,7 @@ impl Core {
 
     #[inline(always)]
     fn publish_solo(&mut self, stm: &StmInner) {
-        self.status = Status {
-            state: TxState::Active,
-            irrevocable: false,
-            serial: self.status.serial + 1,
-        };
+        self.status = self.status.next_active();
         self.shared(stm).size.store(0, Ordering::Relaxed);
         self.shared(stm)
             .status
@@ -844,7 +836,7 @@ impl Core {
     /// the contention manager's order, so let it finish. Holds nothing while waiting.
     fn wait_for_killer(&self, stm: &StmInner) {
         let shared = self.shared(stm);
-        let (killer_slot, killer_serial) = shared.killer_of(stm, self.status.serial);
+        let (killer_slot, killer_serial) = shared.killer_of(stm, self.status.serial());
         stm.wait_for_attempt_end(killer_slot, killer_serial);
     }
 
@@ -904,11 +896,7 @@ impl Core {
         self.read_room = 0;
         self.reads.clear();
         let shared = self.shared(stm);
-        self.status = Status {
-            state: TxState::Idle,
-            irrevocable: false,
-            serial: self.status.serial,
-        };
+        self.status = self.status.idle();
         shared.status.store(self.status.encode(), Ordering::Release);
         stm.epochs.quiesce_in(&shared.epoch);
     }
@@ -931,7 +919,8 @@ impl Core {
         self.active = false;
         // A commit leaves nothing to give way to (`record_outcome`); one after
         // aborts leaves them counted until the next `prepare`.
-        self.between_lean = outcome.is_ok() && stm.lean_ends && self.aborts_in_row == 0;
+        self.between_lean =
+            lean_commit || (outcome.is_ok() && stm.lean_ends && self.aborts_in_row == 0);
     }
 
     /// Ends a solo attempt: closes its undo window, then gives back the solo gate.

@@ -85,7 +85,7 @@ impl TxDescriptor {
             writes: self.core.writes.checkpoint(self.core.allocations.len()),
             allocations: self.core.allocations.len(),
             frees: self.core.frees.len(),
-            serial: self.core.status.serial,
+            serial: self.core.status.serial(),
         }
     }
 
@@ -120,7 +120,7 @@ impl TxDescriptor {
 
     fn check_checkpoint(&self, checkpoint: &Checkpoint) {
         assert!(
-            self.core.active && self.core.status.serial == checkpoint.serial,
+            self.core.active && self.core.status.serial() == checkpoint.serial,
             "checkpoint of another attempt"
         );
     }

@@ -66,7 +66,7 @@ impl CommitGate {
     pub(crate) fn drain(&self, stm: &StmInner, slot: usize) {
         for (other, shared) in stm.registry.in_use() {
             if other != slot {
-                stm.wait_until(|| shared.status().state != TxState::Committing);
+                stm.wait_until(|| shared.status().state() != TxState::Committing);
             }
         }
     }

@@ -67,10 +67,7 @@ impl Core {
 
     /// Sets the irrevocable bit of the own status by CAS; fails if already killed.
     fn mark_irrevocable(&mut self, stm: &StmInner) -> Result<(), Abort> {
-        let marked = crate::registry::Status {
-            irrevocable: true,
-            ..self.status
-        };
+        let marked = crate::registry::Status::new(self.status.state(), true, self.status.serial());
         let shared = stm.registry.get(self.slot);
         if shared
             .status

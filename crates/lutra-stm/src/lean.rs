@@ -20,7 +20,6 @@
 //!   capacity kept (a store that grows the log makes the attempt not lean).
 
 use crate::descriptor::{Core, TxDescriptor, TxOptions};
-use crate::registry::TxState;
 use crate::stm::StmInner;
 use crate::sync::Ordering;
 
@@ -110,7 +109,7 @@ impl Core {
     fn withdraw(&mut self, stm: &StmInner) {
         let shared = self.shared(stm);
         stm.epochs.quiesce_in(&shared.epoch);
-        self.status.state = TxState::Idle;
+        self.status = self.status.idle();
         shared.status.store(self.status.encode(), Ordering::Release);
     }
 

@@ -36,35 +36,77 @@ pub(crate) enum TxState {
     Committing = 3,
 }
 
-/// A decoded status word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Status {
-    pub(crate) state: TxState,
-    pub(crate) irrevocable: bool,
-    pub(crate) serial: u64,
-}
+/// A status word: the attempt's serial in bits 3 and up, the irrevocable flag in bit
+/// 2, the [`TxState`] in bits 0–1. Kept encoded, so that storing it or comparing
+/// it with the shared word costs nothing more.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Status(u64);
 
 impl Status {
+    /// The word of an attempt with this `state`, flag and `serial`.
+    #[inline(always)]
+    pub(crate) fn new(state: TxState, irrevocable: bool, serial: u64) -> Self {
+        Self((serial << 3) | (u64::from(irrevocable) << 2) | state as u64)
+    }
+
+    /// The status a shared word holds.
+    #[inline(always)]
     pub(crate) fn decode(word: u64) -> Self {
-        let state = match word & 3 {
+        Self(word)
+    }
+
+    /// The word to store in the shared status.
+    #[inline(always)]
+    pub(crate) fn encode(self) -> u64 {
+        self.0
+    }
+
+    #[inline(always)]
+    pub(crate) fn state(self) -> TxState {
+        match self.0 & 3 {
             0 => TxState::Idle,
             1 => TxState::Active,
             2 => TxState::Killed,
             _ => TxState::Committing,
-        };
-        Self {
-            state,
-            irrevocable: word & 4 != 0,
-            serial: word >> 3,
         }
     }
 
-    pub(crate) fn encode(self) -> u64 {
-        (self.serial << 3) | (u64::from(self.irrevocable) << 2) | self.state as u64
+    #[inline(always)]
+    pub(crate) fn irrevocable(self) -> bool {
+        self.0 & 4 != 0
     }
 
+    #[inline(always)]
+    pub(crate) fn serial(self) -> u64 {
+        self.0 >> 3
+    }
+
+    /// The same attempt in `state`.
+    #[inline(always)]
     pub(crate) fn with_state(self, state: TxState) -> Self {
-        Self { state, ..self }
+        Self((self.0 & !3) | state as u64)
+    }
+
+    /// The next attempt's word: serial one higher, `Active`, not irrevocable.
+    #[inline(always)]
+    pub(crate) fn next_active(self) -> Self {
+        Self::new(TxState::Active, false, self.serial() + 1)
+    }
+
+    /// The same attempt ended: `Idle`, not irrevocable.
+    #[inline(always)]
+    pub(crate) fn idle(self) -> Self {
+        Self(self.0 & !7)
+    }
+}
+
+impl std::fmt::Debug for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Status")
+            .field("state", &self.state())
+            .field("irrevocable", &self.irrevocable())
+            .field("serial", &self.serial())
+            .finish()
     }
 }
 
@@ -112,7 +154,7 @@ impl SharedDescriptor {
     /// attempt serial) as the one its restart must wait for. Returns whether this call
     /// (or an earlier kill of the same attempt) doomed it.
     pub(crate) fn kill(&self, expected: Status, killer: (usize, u64)) -> bool {
-        debug_assert!(expected.state == TxState::Active && !expected.irrevocable);
+        debug_assert!(expected.state() == TxState::Active && !expected.irrevocable());
         let killed = expected.with_state(TxState::Killed);
         match self.status.compare_exchange(
             expected.encode(),
@@ -126,7 +168,8 @@ impl SharedDescriptor {
                 self.killer_slot.store(killer.0, Ordering::Relaxed);
                 self.killer_serial.store(killer.1, Ordering::Relaxed);
                 // ORDERING: pairs with the acquire load in `killer_of`.
-                self.killed_serial.store(expected.serial, Ordering::Release);
+                self.killed_serial
+                    .store(expected.serial(), Ordering::Release);
                 true
             }
             Err(now) => now == killed.encode(),
@@ -221,28 +264,16 @@ mod tests {
 
     #[test]
     fn status_words_round_trip() {
-        let status = Status {
-            state: TxState::Committing,
-            irrevocable: true,
-            serial: 99,
-        };
+        let status = Status::new(TxState::Committing, true, 99);
         assert_eq!(Status::decode(status.encode()), status);
     }
 
     #[test]
     fn kill_hits_only_the_attempt_it_aims_at() {
         let shared = SharedDescriptor::new();
-        let first = Status {
-            state: TxState::Active,
-            irrevocable: false,
-            serial: 1,
-        };
+        let first = Status::new(TxState::Active, false, 1);
         shared.status.store(first.encode(), Ordering::SeqCst);
-        let second = Status {
-            state: TxState::Active,
-            irrevocable: false,
-            serial: 2,
-        };
+        let second = Status::new(TxState::Active, false, 2);
         shared.status.store(second.encode(), Ordering::SeqCst);
         assert!(!shared.kill(first, (5, 1)));
         assert!(shared.kill(second, (5, 1)));
@@ -251,17 +282,13 @@ mod tests {
             "killing twice reports the kill"
         );
         assert_eq!(shared.killer_slot.load(Ordering::Relaxed), 5);
-        assert_eq!(shared.status().state, TxState::Killed);
+        assert_eq!(shared.status().state(), TxState::Killed);
     }
 
     #[test]
     fn a_losing_killer_does_not_rename_the_killer() {
         let shared = SharedDescriptor::new();
-        let victim = Status {
-            state: TxState::Active,
-            irrevocable: false,
-            serial: 7,
-        };
+        let victim = Status::new(TxState::Active, false, 7);
         shared.status.store(victim.encode(), Ordering::SeqCst);
         assert!(shared.kill(victim, (1, 10)), "the first killer wins");
         // A second killer saw the same attempt active and tries too: its CAS fails.
@@ -310,11 +337,7 @@ mod loom_model {
                     .with_stats(false),
             );
             let victim = Arc::new(SharedDescriptor::new());
-            let attempt = Status {
-                state: TxState::Active,
-                irrevocable: false,
-                serial: 1,
-            };
+            let attempt = Status::new(TxState::Active, false, 1);
             victim.status.store(attempt.encode(), Ordering::Release);
             let killers: Vec<_> = [(5, 9), (6, 7)]
                 .into_iter()
@@ -324,8 +347,8 @@ mod loom_model {
                 })
                 .collect();
             stm.inner
-                .wait_until(|| victim.status().state == TxState::Killed);
-            let named = victim.killer_of(&stm.inner, attempt.serial);
+                .wait_until(|| victim.status().state() == TxState::Killed);
+            let named = victim.killer_of(&stm.inner, attempt.serial());
             assert!(
                 named == (5, 9) || named == (6, 7),
                 "the victim would wait for {named:?}"
@@ -333,7 +356,7 @@ mod loom_model {
             killers
                 .into_iter()
                 .for_each(|killer| killer.join().unwrap());
-            assert_eq!(victim.killer_of(&stm.inner, attempt.serial), named);
+            assert_eq!(victim.killer_of(&stm.inner, attempt.serial()), named);
         });
     }
 }

@@ -87,13 +87,13 @@ impl Core {
         stm.serial.holder.store(self.slot + 1, Ordering::SeqCst);
         self.holds_serial = true;
         fence(Ordering::SeqCst);
-        let killer = (self.slot, self.status.serial);
+        let killer = (self.slot, self.status.serial());
         for (slot, shared) in stm.registry.in_use() {
             if slot == self.slot {
                 continue;
             }
             let status = shared.status();
-            if status.state == TxState::Active && !status.irrevocable {
+            if status.state() == TxState::Active && !status.irrevocable() {
                 // A failed kill means the attempt moved on: it commits (and then
                 // ends) or is already doomed.
                 let _ = shared.kill(status, killer);

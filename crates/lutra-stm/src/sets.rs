@@ -715,10 +715,15 @@ impl WriteSet {
     /// Empties the set, in time proportional to its size.
     #[inline]
     pub(crate) fn clear(&mut self) {
-        self.entries.clear();
+        if self.entries.indexed {
+            self.entries.clear_indexed();
+            // Unindexed again (and perhaps given back): see the type's invariants.
+            self.room = self.room.min(LINEAR_MAX).min(self.entries.items.capacity());
+        } else {
+            // `room` already meets the unindexed bounds (the type's invariants).
+            self.entries.clear();
+        }
         self.filter = 0;
-        // Unindexed again (and perhaps given back): see the type's invariants.
-        self.room = self.room.min(LINEAR_MAX).min(self.entries.items.capacity());
         if !self.checkpoints.is_empty() || !self.undo.is_empty() {
             self.undo.clear();
             self.checkpoints.clear();

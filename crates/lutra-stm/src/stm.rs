@@ -205,7 +205,7 @@ impl Stm {
             .in_use()
             .filter_map(|(slot, shared)| {
                 let status = shared.status();
-                (status.state != TxState::Idle).then_some((slot, status.serial))
+                (status.state() != TxState::Idle).then_some((slot, status.serial()))
             })
             .collect();
         for (slot, serial) in running {
@@ -253,7 +253,7 @@ impl StmInner {
         let shared = self.registry.get(slot);
         self.wait_until(|| {
             let status = shared.status();
-            status.serial != serial || status.state == TxState::Idle
+            status.serial() != serial || status.state() == TxState::Idle
         });
     }
 }

@@ -19,6 +19,7 @@ impl Design for WriteBackCtl {
         Ok(())
     }
 
+    #[inline(always)]
     fn lock_write_set(&self, stm: &StmInner, tx: &mut Core) -> Result<(), Abort> {
         for at in 0..tx.writes.len() {
             let orec = stm.orecs.index_of(tx.writes.entries()[at].addr);
