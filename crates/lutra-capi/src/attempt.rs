@@ -81,13 +81,15 @@ impl ThreadTx {
         true
     }
 
-    /// The common case of committing the outermost level ([`ThreadTx::commit_outermost`]):
-    /// a lean attempt with nothing to write back, committed on the engine's straight
-    /// path ([`TxDescriptor::try_commit`](lutra_stm::TxDescriptor::try_commit)).
-    /// Returns `false`, having done nothing, when any other case applies.
+    /// The common case of committing the outermost level (the caller checked that the
+    /// nesting is 1; [`ThreadTx::commit_outermost`] is the general case): a lean
+    /// attempt with nothing to write back, committed on the engine's straight path
+    /// ([`TxDescriptor::try_commit`](lutra_stm::TxDescriptor::try_commit)). Returns
+    /// `false`, having done nothing, when any other case applies.
     #[inline(always)]
     pub(crate) fn try_commit_plain(&mut self) -> bool {
-        if (self.nesting != 1) | self.solo_paused || !self.desc.try_commit() {
+        debug_assert_eq!(self.nesting, 1);
+        if self.solo_paused || !self.desc.try_commit() {
             return false;
         }
         // A pending abort dooms the attempt, and a doomed attempt is not lean; nor is

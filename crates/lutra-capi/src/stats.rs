@@ -159,8 +159,19 @@ impl LocalStats {
         }
     }
 
+    #[inline]
     pub(crate) fn count_commit(&mut self) {
         Tally::bump(&self.tally.commits, 1);
+        if self.consecutive_aborts != 0 {
+            self.end_abort_run();
+        }
+    }
+
+    /// A transaction that aborted before it committed: its run of aborts counts for
+    /// `max_retries`.
+    #[cold]
+    #[inline(never)]
+    fn end_abort_run(&mut self) {
         if self.consecutive_aborts > Tally::read(&self.tally.max_retries) {
             self.tally
                 .max_retries

@@ -21,7 +21,7 @@ use crate::engine;
 use crate::fast;
 use crate::shim::{self, SigJmpBuf};
 use crate::status::{LUTRA_OK, Site, asks_no_retry, explicit_code};
-use crate::thread::{Attributes, with_thread};
+use crate::thread::{Attributes, ThreadTx, with_thread};
 use lutra_stm::AbortReason;
 use std::ffi::{c_int, c_uint};
 
@@ -149,33 +149,55 @@ fn commit_status() -> c_int {
 pub unsafe extern "C" fn stm_commit() -> c_int {
     // SAFETY: entered from C; the reference ends with this call.
     if let Some(state) = unsafe { fast::state() }
-        && state.try_commit_plain()
+        && state.nesting == 1
     {
-        return 1;
+        if state.try_commit_plain() {
+            return 1;
+        }
+        // SAFETY: as this function's; `state` is the caller's.
+        return unsafe { stm_commit_outermost(state) };
     }
     // SAFETY: as this function's (the caller's frames are C frames).
     unsafe { stm_commit_slow() }
 }
 
-/// Every case of [`stm_commit`] but a plain thread's lean attempt with nothing to
-/// write back.
+/// [`stm_commit`] of a plain thread's outermost level that the straight commit
+/// declined: the full commit, then the jump if it restarts.
+///
+/// # Safety
+/// As [`stm_commit`]; `state` is the caller's state from `fast::state`.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn stm_commit_outermost(state: &mut ThreadTx) -> c_int {
+    match state.commit_outermost() {
+        Ok(()) => 1,
+        // SAFETY: this frame owns only integers and the state's address.
+        Err(status) => unsafe { commit_result(status) },
+    }
+}
+
+/// What `stm_commit` does with the status of a commit that did not succeed at once:
+/// jumps to the restart point if a new attempt runs, otherwise returns 1 for
+/// `LUTRA_OK` and 0 for anything else.
+///
+/// # Safety
+/// As [`stm_commit`]; the caller's frame owns nothing to drop.
+unsafe fn commit_result(status: c_int) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { shim::jump_if_restarted(status) };
+    c_int::from(status == LUTRA_OK)
+}
+
+/// Every case of [`stm_commit`] but a plain thread's outermost level: a nested
+/// level, a task, misuse.
 ///
 /// # Safety
 /// As [`stm_commit`].
 #[cold]
 #[inline(never)]
 unsafe extern "C" fn stm_commit_slow() -> c_int {
-    // SAFETY: entered from C (through `stm_commit`); the reference ends with this call.
-    let status = match unsafe { fast::state() } {
-        Some(state) if state.nesting == 1 => match state.commit_outermost() {
-            Ok(()) => return 1,
-            Err(status) => status,
-        },
-        _ => commit_status(),
-    };
     // SAFETY: this frame owns only integers.
-    unsafe { shim::jump_if_restarted(status) };
-    c_int::from(status == LUTRA_OK)
+    unsafe { commit_result(commit_status()) }
 }
 
 /// tinySTM's `stm_abort`: aborts the calling thread's transaction. It restarts from
