@@ -521,6 +521,21 @@ static void test_irrevocable(void) {
   flag = stm_irrevocable();
   COMMIT;
   CHECK(flag == 0, "only the next one");
+  /* The same with transactions without attributes, which begin and commit on the
+     straight paths: a request made after a straight commit still holds. */
+  START(0);
+  COMMIT;
+  START(0);
+  COMMIT;
+  CHECK(stm_set_irrevocable(1) == 1, "request outside, after straight commits");
+  START(0);
+  flag = stm_irrevocable();
+  COMMIT;
+  CHECK(flag == 1, "a straight begin honours the request");
+  START(0);
+  flag = stm_irrevocable();
+  COMMIT;
+  CHECK(flag == 0, "and only for the next transaction");
 }
 
 static void test_stats(void) {
