@@ -4,8 +4,10 @@
 //!
 //! # Invariants
 //! - Messages carry consecutive sequence numbers from `next_sequence`; the queue holds
-//!   them in order. `received` is one past the sequence of the last message taken, so
-//!   message `s` was delivered iff `received > s`.
+//!   them in order. `received` is one past the sequence of the last message taken or
+//!   handed to a receiver (never lower than before), so message `s` was delivered iff
+//!   `received > s`. Only a message handed back by a receiver that left (direct
+//!   delivery, below) is queued below `received`: at the front, the oldest.
 //! - A sender of message `s` on a channel of capacity `c` may return once
 //!   `received + c > s` (capacity 0: once its message was taken — a rendezvous).
 //! - Closing sets `cut = received + c`: the messages at or above `cut` are those whose
@@ -21,6 +23,17 @@
 //!   them; every change that may break the inequality (a message in, a woken receiver
 //!   back without taking, a woken receiver leaving) restores it at once, under the
 //!   lock ([`State::wake_receivers`]), so each costs O(1) amortised.
+//!
+//! - **Direct delivery**: a receiver that waits in a plain blocking receive registers
+//!   *direct* ([`Channel::poll_receive_direct`]). A message sent while the queue is
+//!   empty and the oldest waiting receiver is direct goes to that receiver, not to the
+//!   queue: it is received at once (`received` moves past it, so its send is
+//!   complete and its sender goes on without waiting), and the receiver is woken to
+//!   take it. The queue being empty, every earlier message was taken: the order of
+//!   messages is kept. A receiver takes a message handed to it before anything
+//!   queued (it is older). A receiver that leaves instead (its blocking call ended
+//!   another way) hands it back to the front of the queue, where the next receiver
+//!   takes it: a message is never lost.
 //!
 //! # Protocol (no lost wake-up)
 //! A poll that finds nothing registers its waiter under the channel's lock; every
@@ -43,7 +56,7 @@
 //! | closed, queued | `Sent` if `s<cut` | `Message` (drains)      |
 //! | closed, empty  | `Sent` if `s<cut` | `Closed`                |
 
-use crate::channel::wait_list::{Waiter, WakeQueue};
+use crate::channel::wait_list::{Removed, Waiter, WakeQueue};
 use crate::transfer::Message;
 #[cfg(feature = "shuttle")]
 use shuttle::sync::{Mutex, MutexGuard};
@@ -121,6 +134,16 @@ impl State {
     }
 }
 
+/// A send just started: its message's sequence, and whether the send is complete
+/// already (handed to a waiting receiver, or buffered within the capacity).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Started {
+    /// The message's sequence, to poll the send with ([`Channel::poll_send`]).
+    pub(crate) sequence: u64,
+    /// The send is complete: no need to poll.
+    pub(crate) sent: bool,
+}
+
 /// Where a send stands.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SendPoll {
@@ -170,15 +193,39 @@ impl Channel {
     /// Enqueues `message` and returns its sequence number, to be polled with
     /// [`Channel::poll_send`]. Fails (handing the message back) when closed.
     pub fn start_send(&self, message: Message) -> Result<u64, Message> {
+        self.begin_send(message).map(|started| started.sequence)
+    }
+
+    /// Sends `message`: hands it to a waiting direct receiver, or enqueues it (module
+    /// invariants); says whether the send is complete already. Fails (handing the
+    /// message back) when closed.
+    pub(crate) fn begin_send(&self, message: Message) -> Result<Started, Message> {
         let mut state = self.lock();
         if state.cut.is_some() {
             return Err(message);
         }
         let sequence = state.next_sequence;
         state.next_sequence += 1;
+        let message = if state.queue.is_empty() {
+            match state.receivers.deliver(message, sequence) {
+                Ok(()) => {
+                    state.received = sequence + 1;
+                    return Ok(Started {
+                        sequence,
+                        sent: true,
+                    });
+                }
+                Err(message) => message,
+            }
+        } else {
+            message
+        };
         state.queue.push_back((sequence, message));
         state.wake_receivers();
-        Ok(sequence)
+        Ok(Started {
+            sequence,
+            sent: state.sent(sequence, self.capacity),
+        })
     }
 
     /// Whether the send of message `sequence` is complete; registers `waiter` if not.
@@ -201,9 +248,26 @@ impl Channel {
     /// A `waiter` that takes a message gives up its registration, woken or not.
     /// `None` takes without touching any registration (see [`Channel::leave`]).
     pub(crate) fn poll_receive(&self, waiter: Option<Waiter>) -> ReceivePoll {
+        self.poll_receive_as(waiter, false)
+    }
+
+    /// [`Channel::poll_receive`] for a receiver that takes a message handed to it
+    /// while it waits (direct delivery, module invariants): a blocking receive that
+    /// ends only by taking a message or by leaving.
+    pub(crate) fn poll_receive_direct(&self, waiter: Waiter) -> ReceivePoll {
+        self.poll_receive_as(Some(waiter), true)
+    }
+
+    fn poll_receive_as(&self, waiter: Option<Waiter>, direct: bool) -> ReceivePoll {
         let mut state = self.lock();
+        if let Some(waiter) = &waiter
+            && let Some(message) = state.receivers.take_delivered(waiter.id)
+        {
+            return ReceivePoll::Message(message);
+        }
         if let Some((sequence, message)) = state.queue.pop_front() {
-            state.received = sequence + 1;
+            // A message handed back by a receiver that left is older than `received`.
+            state.received = state.received.max(sequence + 1);
             if let Some(waiter) = &waiter {
                 state.receivers.remove(waiter.id);
             }
@@ -214,18 +278,26 @@ impl Channel {
         if state.cut.is_some() {
             return ReceivePoll::Closed;
         }
-        if let Some(waiter) = waiter {
-            state.receivers.register(waiter);
+        match waiter {
+            Some(waiter) if direct => state.receivers.register_direct(waiter),
+            Some(waiter) => state.receivers.register(waiter),
+            None => {}
         }
         ReceivePoll::Empty
     }
 
     /// The receiver `id` stops waiting here (its blocking call ended another way): its
-    /// registration goes, and a wake-up it had not used passes to the next receiver.
+    /// registration goes, a wake-up it had not used passes to the next receiver, and a
+    /// message handed to it goes back to the front of the queue (module invariants).
     pub(crate) fn leave(&self, id: u64) {
         let mut state = self.lock();
-        if state.receivers.remove(id) {
-            state.wake_receivers();
+        match state.receivers.withdraw(id) {
+            Removed::Quiet => {}
+            Removed::Woken => state.wake_receivers(),
+            Removed::Delivered(message, sequence) => {
+                state.queue.push_front((sequence, message));
+                state.wake_receivers();
+            }
         }
     }
 
@@ -700,7 +772,9 @@ mod tests {
 /// process's park): a receiver woken for a message that leaves without taking it (its
 /// select served by another channel, its timeout) must pass the wake-up on, or the
 /// plain receiver beside it parks for good with the message queued (shuttle reports
-/// the deadlock). Without the pass-on in [`Channel::leave`], both checks fail.
+/// the deadlock). Without the pass-on in [`Channel::leave`], both checks fail. Direct
+/// delivery has its own: each message received once, a message handed to a receiver
+/// that leaves handed back, and one handed to a receiver kept by a close.
 #[cfg(all(test, feature = "shuttle"))]
 mod model {
     use super::*;
@@ -823,6 +897,128 @@ mod model {
         a.close();
         timing_out.join().unwrap();
         plain.join().unwrap();
+    }
+
+    /// A blocking receive as the native one does it (registered direct): a message,
+    /// or `None` once the channel is closed and drained.
+    fn direct(id: u64, a: &Channel) -> Option<Message> {
+        loop {
+            match a.poll_receive_direct(waiter(id)) {
+                ReceivePoll::Message(message) => return Some(message),
+                ReceivePoll::Closed => return None,
+                ReceivePoll::Empty => thread::park(),
+            }
+        }
+    }
+
+    /// A blocking send as the native one does it (no poll when `begin_send` says it
+    /// is complete).
+    fn blocking_send(a: &Channel, id: u64, value: i64) {
+        let started = a.begin_send(Message::of(vec![Value::Integer(value)]));
+        let started = started.expect("the channel is open");
+        if started.sent {
+            return;
+        }
+        while a.poll_send(started.sequence, Some(waiter(id))) == SendPoll::Wait {
+            thread::park();
+        }
+    }
+
+    fn integer(message: &Message) -> i64 {
+        match message.values.as_slice() {
+            [Value::Integer(value)] => *value,
+            other => panic!("unexpected message {other:?}"),
+        }
+    }
+
+    /// Two direct receivers, two senders on a rendezvous channel: every message is
+    /// received once, and every send returns.
+    fn direct_delivery() {
+        let a = Arc::new(Channel::new(0));
+        let receivers: Vec<_> = (1..=2)
+            .map(|id| {
+                let a = a.clone();
+                thread::spawn(move || integer(&direct(id, &a).expect("a message")))
+            })
+            .collect();
+        let senders: Vec<_> = (1..=2)
+            .map(|value| {
+                let a = a.clone();
+                thread::spawn(move || blocking_send(&a, 10 + value as u64, value))
+            })
+            .collect();
+        senders.into_iter().for_each(|t| t.join().unwrap());
+        let mut got: Vec<i64> = receivers.into_iter().map(|t| t.join().unwrap()).collect();
+        got.sort_unstable();
+        assert_eq!(got, vec![1, 2]);
+    }
+
+    /// A direct receiver that registers and then leaves (its call ended another way),
+    /// and a plain receiver: a message handed to the first goes back to the queue and
+    /// is taken. Without the hand-back in [`Channel::leave`] it is lost (a deadlock).
+    fn direct_receiver_leaves() {
+        let a = Arc::new(Channel::new(0));
+        let taken = Taken::new();
+        let leaving = {
+            let (a, taken) = (a.clone(), taken.clone());
+            thread::spawn(move || {
+                if let ReceivePoll::Message(_) = a.poll_receive_direct(waiter(1)) {
+                    return taken.set();
+                }
+                thread::yield_now();
+                a.leave(1);
+            })
+        };
+        let plain = {
+            let (a, taken) = (a.clone(), taken.clone());
+            thread::spawn(move || plain(2, &a, &taken))
+        };
+        let sender = {
+            let a = a.clone();
+            thread::spawn(move || blocking_send(&a, 10, 1))
+        };
+        taken.wait();
+        a.close();
+        leaving.join().unwrap();
+        plain.join().unwrap();
+        sender.join().unwrap();
+    }
+
+    /// A send that returned and then closed the channel: the direct receiver still
+    /// gets the message (closing keeps a message handed to a receiver).
+    fn direct_delivery_then_close() {
+        let a = Arc::new(Channel::new(0));
+        let receiver = {
+            let a = a.clone();
+            thread::spawn(move || direct(1, &a))
+        };
+        blocking_send(&a, 10, 7);
+        a.close();
+        let got = receiver
+            .join()
+            .unwrap()
+            .expect("the sent message, not closed");
+        assert_eq!(integer(&got), 7);
+    }
+
+    #[test]
+    fn direct_delivery_random() {
+        shuttle::check_random(direct_delivery, 20_000);
+    }
+
+    #[test]
+    fn direct_delivery_pct() {
+        shuttle::check_pct(direct_delivery, 20_000, 3);
+    }
+
+    #[test]
+    fn direct_receiver_leaves_random() {
+        shuttle::check_random(direct_receiver_leaves, 20_000);
+    }
+
+    #[test]
+    fn direct_delivery_then_close_random() {
+        shuttle::check_random(direct_delivery_then_close, 20_000);
     }
 
     #[test]

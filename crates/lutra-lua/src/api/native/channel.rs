@@ -39,11 +39,14 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
         let Some(message) = scalar::export(state, 2, args) else {
             return fallback;
         };
-        let Ok(sequence) = channel.start_send(message) else {
+        let Ok(started) = channel.begin_send(message) else {
             return fallback;
         };
         context.runtime.counters.note_sent();
-        send_poll(context, &channel, sequence)
+        if started.sent {
+            return Action::Return(Answer::Nothing);
+        }
+        send_poll(context, &channel, started.sequence)
     }
 }
 

@@ -81,10 +81,14 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
         let Some(message) = scalar::export(state, 2, args) else {
             return fallback;
         };
-        let Ok(sequence) = channel.start_send(message) else {
+        let Ok(started) = channel.begin_send(message) else {
             return fallback;
         };
         context.runtime.counters.note_sent();
+        if started.sent {
+            return Action::Return(Answer::True);
+        }
+        let sequence = started.sequence;
         send_poll(
             context,
             &channel,

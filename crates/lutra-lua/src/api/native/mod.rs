@@ -282,7 +282,9 @@ fn park(
 }
 
 /// One receive attempt on `channel`: the message taken, or the caller parked (as by
-/// [`park`], noted as receiving); `None` when the channel is closed and drained.
+/// [`park`], noted as receiving, registered to take a message handed to it: the
+/// call ends only by taking one or by leaving); `None` when the channel is closed
+/// and drained.
 fn receive_or_park(
     context: &ProcessContext,
     channel: &Arc<Channel>,
@@ -290,7 +292,7 @@ fn receive_or_park(
     name: impl FnOnce() -> Option<Arc<str>>,
     label: impl FnOnce(Option<&str>) -> String,
 ) -> Option<Action> {
-    Some(match channel.poll_receive(Some(waiter(context))) {
+    Some(match channel.poll_receive_direct(waiter(context)) {
         ReceivePoll::Message(message) => took(context, message),
         ReceivePoll::Closed => return None,
         ReceivePoll::Empty => {
