@@ -7,7 +7,8 @@
 //! - `receiving` names every channel on which the process may hold a receiver's
 //!   registration (a superset: a registration may have gone since, taken or closed).
 //!   It is emptied, each channel left, when a blocking receive or select ends and when
-//!   the process finishes, so a wake-up the process was handed and did not use passes
+//!   the process finishes (the channel a receive took its message from needs no
+//!   leave: taking gave up the registration there), so a wake-up the process was handed and did not use passes
 //!   on at once (the channel's "one wake per message", `channel/core.rs`). Only the
 //!   process itself touches it; its lock is never held while a channel's is taken.
 
@@ -133,6 +134,20 @@ impl ProcessCore {
         if receiving.is_empty() {
             *receiving = channels;
         }
+    }
+
+    /// A blocking receive took its message from `channel`, giving up its registration
+    /// there as it took: leaves the other channels it registered on, if any (as
+    /// [`ProcessCore::leave_channels`]), without taking `channel`'s lock again.
+    pub(crate) fn took_from(&self, channel: &Channel) {
+        {
+            let mut receiving = self.lock_receiving();
+            receiving.remove(&channel.id());
+            if receiving.is_empty() {
+                return;
+            }
+        }
+        self.leave_channels();
     }
 
     fn lock_receiving(&self) -> MutexGuard<'_, HashMap<u64, Weak<Channel>>> {

@@ -293,7 +293,7 @@ fn receive_or_park(
     label: impl FnOnce(Option<&str>) -> String,
 ) -> Option<Action> {
     Some(match channel.poll_receive_direct(waiter(context)) {
-        ReceivePoll::Message(message) => took(context, message),
+        ReceivePoll::Message(message) => took(context, channel, message),
         ReceivePoll::Closed => return None,
         ReceivePoll::Empty => {
             context.process.note_receiving(channel);
@@ -340,10 +340,11 @@ fn cannot_wait(context: &ProcessContext, label: &str) -> Action {
     ))
 }
 
-/// A receive took `message`: the process leaves the channels it waited on, and the
-/// message is answered (its values pushed, or imported by `take_pending`).
-fn took(context: &ProcessContext, message: Message) -> Action {
-    context.process.leave_channels();
+/// A receive took `message` from `channel` (giving up its registration there): the
+/// process leaves the other channels it waited on, and the message is answered (its
+/// values pushed, or imported by `take_pending`).
+fn took(context: &ProcessContext, channel: &Channel, message: Message) -> Action {
+    context.process.took_from(channel);
     context.runtime.counters.note_received();
     if scalar::fits(&message) {
         return Action::Return(Answer::Values(message));
