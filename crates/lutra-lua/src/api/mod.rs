@@ -46,7 +46,7 @@ pub(crate) const LUTRA_KEY: &str = "lutra.module";
 /// once per OS process, then loaded from its bytecode (with its debug information,
 /// so positions and names stay), since every new process state loads the same
 /// chunks and parsing them was most of the cost of a spawn.
-fn precompiled(
+pub(crate) fn precompiled(
     lua: &Lua,
     bytecode: &'static OnceLock<Vec<u8>>,
     source: &str,
