@@ -21,6 +21,7 @@
 use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
+use std::collections::hash_map::Entry as Slot;
 use std::task::Waker;
 
 /// Who waits: a process id (or a host thread's id) and how to wake it.
@@ -120,26 +121,28 @@ impl WakeQueue {
             waker: waiter.waker,
             direct,
         };
-        match self.entries.get_mut(&waiter.id) {
-            Some(Entry::Waiting {
-                waker: old,
-                direct: was_direct,
-                ..
-            }) => {
-                let Entry::Waiting { waker, .. } = fresh else {
-                    unreachable!("made waiting just above")
-                };
-                *old = waker;
-                *was_direct = direct;
-                return;
-            }
-            Some(Entry::Delivered(..)) => return,
-            Some(entry @ Entry::Woken) => {
-                self.woken -= 1;
-                *entry = fresh;
-            }
-            None => {
-                self.entries.insert(waiter.id, fresh);
+        match self.entries.entry(waiter.id) {
+            Slot::Occupied(slot) => match slot.into_mut() {
+                Entry::Waiting {
+                    waker: old,
+                    direct: was_direct,
+                    ..
+                } => {
+                    let Entry::Waiting { waker, .. } = fresh else {
+                        unreachable!("made waiting just above")
+                    };
+                    *old = waker;
+                    *was_direct = direct;
+                    return;
+                }
+                Entry::Delivered(..) => return,
+                entry @ Entry::Woken => {
+                    self.woken -= 1;
+                    *entry = fresh;
+                }
+            },
+            Slot::Vacant(slot) => {
+                slot.insert(fresh);
             }
         }
         self.next_ticket += 1;
@@ -182,13 +185,17 @@ impl WakeQueue {
 
     /// The message handed to `id`, if any (its entry goes).
     pub(crate) fn take_delivered(&mut self, id: u64) -> Option<Message> {
-        if !matches!(self.entries.get(&id), Some(Entry::Delivered(..))) {
+        let Slot::Occupied(slot) = self.entries.entry(id) else {
+            return None;
+        };
+        if !matches!(slot.get(), Entry::Delivered(..)) {
             return None;
         }
-        match self.withdraw(id) {
-            Removed::Delivered(message, _) => Some(message),
-            _ => unreachable!("matched as delivered just above"),
-        }
+        let Entry::Delivered(message, _) = slot.remove() else {
+            unreachable!("matched as delivered just above")
+        };
+        self.delivered -= 1;
+        Some(message)
     }
 
     /// Hands `message` (of `sequence`) to the oldest waiting entry, and wakes it, if

@@ -11,10 +11,14 @@
 //!   leave: taking gave up the registration there), so a wake-up the process was handed and did not use passes
 //!   on at once (the channel's "one wake per message", `channel/core.rs`). Only the
 //!   process itself touches it; its lock is never held while a channel's is taken.
+//! - What the process waits on is the label in its state while `waiting` is set: a
+//!   wait sets the label (unless it is the same as the last one) and then the flag; a
+//!   process that stops waiting clears the flag alone, without taking the lock.
 
 use crate::channel::{Channel, WaitList, Waiter};
 use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// How a process ended, if it has.
@@ -37,6 +41,9 @@ pub struct ProcessCore {
     state: Mutex<State>,
     /// Channels the process may wait on as a receiver, by id (module invariants).
     receiving: Mutex<HashMap<u64, Weak<Channel>>>,
+    /// Whether the process waits on what `State::waiting_on` says (module
+    /// invariants): cleared without the lock when it stops waiting.
+    waiting: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -44,6 +51,7 @@ struct State {
     outcome: Outcome,
     joined: bool,
     joiners: WaitList,
+    /// What the process waits on, or waited on last (see `waiting`).
     waiting_on: Option<Arc<str>>,
     /// It failed while nobody waited to join it: its error is reported at once.
     failed_unattended: bool,
@@ -68,6 +76,7 @@ impl ProcessCore {
                 reported: false,
             }),
             receiving: Mutex::new(HashMap::default()),
+            waiting: AtomicBool::new(false),
         }
     }
 
@@ -102,6 +111,7 @@ impl ProcessCore {
             matches!(outcome, Outcome::Failed(_)) && state.joiners.is_empty() && !state.joined;
         state.outcome = outcome;
         state.waiting_on = None;
+        self.waiting.store(false, Ordering::Release);
         state.joiners.wake_all();
         drop(state);
         self.leave_channels();
@@ -201,11 +211,35 @@ impl ProcessCore {
 
     /// Notes what the process is about to wait on (`None` once it stops waiting).
     pub fn set_waiting_on(&self, what: Option<Arc<str>>) {
-        self.lock().waiting_on = what;
+        match what {
+            Some(label) => self.note_waiting_on(&label),
+            None => self.waiting.store(false, Ordering::Release),
+        }
+    }
+
+    /// Notes that the process is about to wait on `label` (kept, not copied, when it
+    /// is the label of its last wait).
+    pub(crate) fn note_waiting_on(&self, label: &Arc<str>) {
+        {
+            let mut state = self.lock();
+            if !state
+                .waiting_on
+                .as_ref()
+                .is_some_and(|last| Arc::ptr_eq(last, label))
+            {
+                state.waiting_on = Some(label.clone());
+            }
+        }
+        // ORDERING: Release, after the label's store (under the lock): a reader that
+        // sees the flag set sees this label or a later one.
+        self.waiting.store(true, Ordering::Release);
     }
 
     /// What the process waits on, if it is blocked.
     pub fn waiting_on(&self) -> Option<String> {
+        if !self.waiting.load(Ordering::Acquire) {
+            return None;
+        }
         self.lock().waiting_on.as_deref().map(str::to_owned)
     }
 }

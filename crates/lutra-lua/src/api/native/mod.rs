@@ -262,7 +262,7 @@ fn park(
     let wait = {
         let mut last = context.native_wait.borrow_mut();
         match &*last {
-            Some(wait) if wait.what == what && wait.channel_id == channel.id() => wait.clone(),
+            Some(wait) if wait.channel_id == channel.id() && same(wait.what, what) => wait.clone(),
             _ => {
                 let name = name();
                 let wait = NativeWait {
@@ -276,9 +276,15 @@ fn park(
             }
         }
     };
-    context.process.set_waiting_on(Some(wait.label.clone()));
+    context.process.note_waiting_on(&wait.label);
     *context.parked.borrow_mut() = Some((channel.clone(), wait));
     Action::Park { ctx }
+}
+
+/// Whether two waits' kinds are the same: by address first (each is a literal of one
+/// call site), by content otherwise.
+fn same(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b) || a == b
 }
 
 /// One receive attempt on `channel`: the message taken, or the caller parked (as by
