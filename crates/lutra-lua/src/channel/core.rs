@@ -56,7 +56,7 @@
 //! | closed, queued | `Sent` if `s<cut` | `Message` (drains)      |
 //! | closed, empty  | `Sent` if `s<cut` | `Closed`                |
 
-use crate::channel::wait_list::{Removed, Waiter, WakeQueue};
+use crate::channel::wait_list::{Removed, Waiter, WakeQueue, WakerArg};
 use crate::transfer::Message;
 #[cfg(feature = "shuttle")]
 use shuttle::sync::{Mutex, MutexGuard};
@@ -230,6 +230,15 @@ impl Channel {
 
     /// Whether the send of message `sequence` is complete; registers `waiter` if not.
     pub(crate) fn poll_send(&self, sequence: u64, waiter: Option<Waiter>) -> SendPoll {
+        self.poll_send_as(sequence, waiter.map(|waiter| WakerArg::Owned(waiter.waker)))
+    }
+
+    /// [`Channel::poll_send`] with a borrowed waker, cloned only if registered.
+    pub(crate) fn poll_send_with(&self, sequence: u64, waker: &Waker) -> SendPoll {
+        self.poll_send_as(sequence, Some(WakerArg::Borrowed(waker)))
+    }
+
+    fn poll_send_as(&self, sequence: u64, waker: Option<WakerArg<'_>>) -> SendPoll {
         let mut state = self.lock();
         if state.sent(sequence, self.capacity) {
             return SendPoll::Sent;
@@ -237,8 +246,8 @@ impl Channel {
         if state.cut.is_some() {
             return SendPoll::Closed;
         }
-        if let Some(waiter) = waiter {
-            state.register_sender(sequence, waiter.waker);
+        if let Some(waker) = waker {
+            state.register_sender(sequence, waker.into_owned());
         }
         SendPoll::Wait
     }
@@ -248,42 +257,55 @@ impl Channel {
     /// A `waiter` that takes a message gives up its registration, woken or not.
     /// `None` takes without touching any registration (see [`Channel::leave`]).
     pub(crate) fn poll_receive(&self, waiter: Option<Waiter>) -> ReceivePoll {
-        self.poll_receive_as(waiter, false)
+        match self.take(waiter.as_ref().map(|waiter| waiter.id)) {
+            Ok(taken) => taken,
+            Err(mut state) => {
+                if let Some(waiter) = waiter {
+                    state.receivers.register(waiter);
+                }
+                ReceivePoll::Empty
+            }
+        }
     }
 
-    /// [`Channel::poll_receive`] for a receiver that takes a message handed to it
-    /// while it waits (direct delivery, module invariants): a blocking receive that
-    /// ends only by taking a message or by leaving.
-    pub(crate) fn poll_receive_direct(&self, waiter: Waiter) -> ReceivePoll {
-        self.poll_receive_as(Some(waiter), true)
+    /// [`Channel::poll_receive`] for receiver `id`, which takes a message handed to
+    /// it while it waits (direct delivery, module invariants): a blocking receive
+    /// that ends only by taking a message or by leaving. `waker` is cloned only if
+    /// kept.
+    pub(crate) fn poll_receive_direct(&self, id: u64, waker: &Waker) -> ReceivePoll {
+        match self.take(Some(id)) {
+            Ok(taken) => taken,
+            Err(mut state) => {
+                state.receivers.register_direct(id, waker);
+                ReceivePoll::Empty
+            }
+        }
     }
 
-    fn poll_receive_as(&self, waiter: Option<Waiter>, direct: bool) -> ReceivePoll {
+    /// What receiver `id` (if any) takes, under the lock: the message handed to it,
+    /// else the oldest queued (its registration goes), else `Closed`; or, when there
+    /// is nothing and the channel is open, the state, still locked.
+    fn take(&self, id: Option<u64>) -> Result<ReceivePoll, MutexGuard<'_, State>> {
         let mut state = self.lock();
-        if let Some(waiter) = &waiter
-            && let Some(message) = state.receivers.take_delivered(waiter.id)
+        if let Some(id) = id
+            && let Some(message) = state.receivers.take_delivered(id)
         {
-            return ReceivePoll::Message(message);
+            return Ok(ReceivePoll::Message(message));
         }
         if let Some((sequence, message)) = state.queue.pop_front() {
             // A message handed back by a receiver that left is older than `received`.
             state.received = state.received.max(sequence + 1);
-            if let Some(waiter) = &waiter {
-                state.receivers.remove(waiter.id);
+            if let Some(id) = id {
+                state.receivers.remove(id);
             }
             state.wake_receivers();
             state.wake_completed_senders(self.capacity);
-            return ReceivePoll::Message(message);
+            return Ok(ReceivePoll::Message(message));
         }
         if state.cut.is_some() {
-            return ReceivePoll::Closed;
+            return Ok(ReceivePoll::Closed);
         }
-        match waiter {
-            Some(waiter) if direct => state.receivers.register_direct(waiter),
-            Some(waiter) => state.receivers.register(waiter),
-            None => {}
-        }
-        ReceivePoll::Empty
+        Err(state)
     }
 
     /// The receiver `id` stops waiting here (its blocking call ended another way): its
@@ -903,7 +925,7 @@ mod model {
     /// or `None` once the channel is closed and drained.
     fn direct(id: u64, a: &Channel) -> Option<Message> {
         loop {
-            match a.poll_receive_direct(waiter(id)) {
+            match a.poll_receive_direct(id, &waiter(id).waker) {
                 ReceivePoll::Message(message) => return Some(message),
                 ReceivePoll::Closed => return None,
                 ReceivePoll::Empty => thread::park(),
@@ -962,7 +984,7 @@ mod model {
         let leaving = {
             let (a, taken) = (a.clone(), taken.clone());
             thread::spawn(move || {
-                if let ReceivePoll::Message(_) = a.poll_receive_direct(waiter(1)) {
+                if let ReceivePoll::Message(_) = a.poll_receive_direct(1, &waiter(1).waker) {
                     return taken.set();
                 }
                 thread::yield_now();

@@ -74,6 +74,45 @@ enum Entry {
     Delivered(Message, u64),
 }
 
+/// A waker given to register: owned, or borrowed (cloned only if kept).
+pub(crate) enum WakerArg<'a> {
+    /// Kept as it is.
+    Owned(Waker),
+    /// Cloned if kept.
+    Borrowed(&'a Waker),
+}
+
+impl WakerArg<'_> {
+    /// The waker, owned.
+    pub(crate) fn into_owned(self) -> Waker {
+        match self {
+            Self::Owned(waker) => waker,
+            Self::Borrowed(waker) => waker.clone(),
+        }
+    }
+
+    /// Puts this waker in `old`'s place, unless `old` wakes the same task already.
+    fn replace(self, old: &mut Waker) {
+        match self {
+            Self::Owned(waker) => *old = waker,
+            Self::Borrowed(waker) => {
+                if !old.will_wake(waker) {
+                    *old = waker.clone();
+                }
+            }
+        }
+    }
+
+    /// A waiting entry with this waker.
+    fn waiting(self, ticket: u64, direct: bool) -> Entry {
+        Entry::Waiting {
+            ticket,
+            waker: self.into_owned(),
+            direct,
+        }
+    }
+}
+
 /// What [`WakeQueue::remove`] found.
 #[derive(Debug)]
 pub(crate) enum Removed {
@@ -104,49 +143,42 @@ impl WakeQueue {
     /// woken or new one goes to the back (a woken one is no longer counted woken); a
     /// delivered one stays as it is (its message waits for it).
     pub(crate) fn register(&mut self, waiter: Waiter) {
-        self.enter(waiter, false);
+        self.enter(waiter.id, WakerArg::Owned(waiter.waker), false);
     }
 
-    /// Registers `waiter` as [`WakeQueue::register`] does, as one that takes a
+    /// Registers waiter `id` as [`WakeQueue::register`] does, as one that takes a
     /// message handed to it while it waits ([`WakeQueue::deliver`]): its waiter
-    /// takes it with [`WakeQueue::take_delivered`] before anything else.
-    pub(crate) fn register_direct(&mut self, waiter: Waiter) {
-        self.enter(waiter, true);
+    /// takes it with [`WakeQueue::take_delivered`] before anything else. `waker` is
+    /// cloned only if the entry does not hold one that wakes the same task.
+    pub(crate) fn register_direct(&mut self, id: u64, waker: &Waker) {
+        self.enter(id, WakerArg::Borrowed(waker), true);
     }
 
-    fn enter(&mut self, waiter: Waiter, direct: bool) {
+    fn enter(&mut self, id: u64, waker: WakerArg<'_>, direct: bool) {
         let ticket = self.next_ticket;
-        let fresh = Entry::Waiting {
-            ticket,
-            waker: waiter.waker,
-            direct,
-        };
-        match self.entries.entry(waiter.id) {
+        match self.entries.entry(id) {
             Slot::Occupied(slot) => match slot.into_mut() {
                 Entry::Waiting {
                     waker: old,
                     direct: was_direct,
                     ..
                 } => {
-                    let Entry::Waiting { waker, .. } = fresh else {
-                        unreachable!("made waiting just above")
-                    };
-                    *old = waker;
+                    waker.replace(old);
                     *was_direct = direct;
                     return;
                 }
                 Entry::Delivered(..) => return,
                 entry @ Entry::Woken => {
                     self.woken -= 1;
-                    *entry = fresh;
+                    *entry = waker.waiting(ticket, direct);
                 }
             },
             Slot::Vacant(slot) => {
-                slot.insert(fresh);
+                slot.insert(waker.waiting(ticket, direct));
             }
         }
         self.next_ticket += 1;
-        self.order.push_back((waiter.id, ticket));
+        self.order.push_back((id, ticket));
         self.sweep();
     }
 

@@ -2,8 +2,8 @@
 //! fallbacks are `Channel.send` and `Channel.receive` of `prelude.lua`.
 
 use super::{
-    Action, Answer, cannot_wait, channel_at, lost, park, parkable, perform, receive_or_park,
-    resumed, scalar, waiter,
+    Action, Answer, cannot_wait, channel_borrowed, lost, park, parkable, perform, receive_or_park,
+    resumed, scalar, waker,
 };
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
@@ -26,14 +26,16 @@ pub(super) unsafe extern "C-unwind" fn send(state: *mut lua_State) -> c_int {
 /// # Safety
 /// As [`send`].
 unsafe fn start_send(state: *mut lua_State) -> Action {
-    // SAFETY: reads of the running thread's stack (see the helpers).
+    // SAFETY: reads of the running thread's stack (see the helpers); the channel is
+    // borrowed from the handle at position 1, which stays there until the call ends,
+    // and only clones of it outlive this function (`park`).
     unsafe {
         let args = ffi::lua_gettop(state);
         let fallback = Action::Fallback { args };
         let Some(context) = parkable(state) else {
             return fallback;
         };
-        let Some(channel) = channel_at(state, 1) else {
+        let Some(channel) = channel_borrowed(state, 1) else {
             return fallback;
         };
         let Some(message) = scalar::export(state, 2, args) else {
@@ -52,7 +54,7 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
 
 /// Polls the send of message `sequence` (registering the caller if it must wait).
 fn send_poll(context: &ProcessContext, channel: &Arc<Channel>, sequence: u64) -> Action {
-    match channel.poll_send(sequence, Some(waiter(context))) {
+    match channel.poll_send_with(sequence, waker(context)) {
         SendPoll::Sent => Action::Return(Answer::Nothing),
         SendPoll::Closed => Action::Raise(format!(
             "send on channel#{}: the channel was closed before the message was received",
@@ -101,7 +103,7 @@ pub(super) unsafe extern "C-unwind" fn receive(state: *mut lua_State) -> c_int {
 /// # Safety
 /// As [`receive`].
 unsafe fn start_receive(state: *mut lua_State) -> Action {
-    // SAFETY: reads of the running thread's stack (see the helpers).
+    // SAFETY: as in `start_send`.
     unsafe {
         let fallback = Action::Fallback {
             args: ffi::lua_gettop(state),
@@ -109,7 +111,7 @@ unsafe fn start_receive(state: *mut lua_State) -> Action {
         let Some(context) = parkable(state) else {
             return fallback;
         };
-        let Some(channel) = channel_at(state, 1) else {
+        let Some(channel) = channel_borrowed(state, 1) else {
             return fallback;
         };
         receive_poll(context, &channel).unwrap_or(fallback)

@@ -6,7 +6,7 @@
 
 use super::{
     Action, Answer, NAMED, cannot_wait, channel_at, lost, park, parkable, perform, receive_or_park,
-    resumed, scalar, waiter,
+    resumed, scalar, waker,
 };
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
@@ -108,7 +108,7 @@ fn send_poll(
     name: impl Fn() -> Arc<str>,
     closed: &str,
 ) -> Action {
-    match channel.poll_send(sequence, Some(waiter(context))) {
+    match channel.poll_send_with(sequence, waker(context)) {
         SendPoll::Sent => Action::Return(Answer::True),
         SendPoll::Closed => {
             Action::Return(Answer::NilAnd(format!("channel '{}' {closed}", name())))

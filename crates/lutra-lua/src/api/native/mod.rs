@@ -38,7 +38,6 @@ mod luaproc;
 mod scalar;
 
 use crate::api::PARK;
-use crate::channel::Waiter;
 use crate::channel::{Channel, ReceivePoll};
 use crate::process::ProcessContext;
 use crate::process::state::NativeWait;
@@ -47,8 +46,10 @@ use crate::transfer::Message;
 use mlua::ffi::{self, lua_State};
 use mlua::{Function, Lua, MultiValue, Table};
 use std::ffi::c_int;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::Waker;
 
 /// Upvalue positions (module invariants).
 const FALLBACK: c_int = 1;
@@ -176,15 +177,9 @@ unsafe fn parkable<'a>(state: *mut lua_State) -> Option<&'a ProcessContext> {
     }
 }
 
-/// The caller as a waiter, with the process's waker made once.
-fn waiter(context: &ProcessContext) -> Waiter {
-    Waiter {
-        id: context.process.id(),
-        waker: context
-            .waker
-            .get_or_init(crate::wakers::current_waker)
-            .clone(),
-    }
+/// The caller's waker, made once per process.
+fn waker(context: &ProcessContext) -> &Waker {
+    context.waker.get_or_init(crate::wakers::current_waker)
 }
 
 /// The address of the channel whose handle is at stack position `index` (absolute),
@@ -217,6 +212,25 @@ unsafe fn channel_at(state: *mut lua_State, index: c_int) -> Option<Arc<Channel>
         let address = channel_address(state, index)?;
         Arc::increment_strong_count(address);
         Some(Arc::from_raw(address))
+    }
+}
+
+/// The channel whose handle is at stack position `index` (absolute), if it is one,
+/// borrowed: no reference is counted, and the `Arc` is never dropped.
+///
+/// # Safety
+/// As [`channel_at`]; the handle stays at `index` for as long as the result is used,
+/// and the result does not outlive the native call (clone it to keep the channel).
+unsafe fn channel_borrowed(
+    state: *mut lua_State,
+    index: c_int,
+) -> Option<ManuallyDrop<Arc<Channel>>> {
+    // SAFETY: as in `channel_at`; the handle's own reference keeps the channel alive
+    // while the handle is on the stack, and `ManuallyDrop` never gives back the
+    // reference this `Arc` does not own.
+    unsafe {
+        let address = channel_address(state, index)?;
+        Some(ManuallyDrop::new(Arc::from_raw(address)))
     }
 }
 
@@ -298,14 +312,16 @@ fn receive_or_park(
     name: impl FnOnce() -> Option<Arc<str>>,
     label: impl FnOnce(Option<&str>) -> String,
 ) -> Option<Action> {
-    Some(match channel.poll_receive_direct(waiter(context)) {
-        ReceivePoll::Message(message) => took(context, channel, message),
-        ReceivePoll::Closed => return None,
-        ReceivePoll::Empty => {
-            context.process.note_receiving(channel);
-            park(context, what, channel, name, label, 0)
-        }
-    })
+    Some(
+        match channel.poll_receive_direct(context.process.id(), waker(context)) {
+            ReceivePoll::Message(message) => took(context, channel, message),
+            ReceivePoll::Closed => return None,
+            ReceivePoll::Empty => {
+                context.process.note_receiving(channel);
+                park(context, what, channel, name, label, 0)
+            }
+        },
+    )
 }
 
 /// The context, channel and wait of the native call resumed on `state`, and whether
