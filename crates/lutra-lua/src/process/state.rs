@@ -33,7 +33,13 @@ pub(crate) struct ProcessContext {
     pub(crate) pending: RefCell<Option<crate::transfer::Message>>,
     /// The process's waker (`wakers::current_waker`), made at its first wait.
     pub(crate) waker: OnceCell<std::task::Waker>,
+    /// The luaproc channel a native call found by name last, with its name
+    /// (`api/native/luaproc.rs`).
+    pub(crate) last_named: RefCell<Option<NamedChannel>>,
 }
+
+/// A luaproc channel with its name.
+pub(crate) type NamedChannel = (Box<[u8]>, Arc<crate::channel::Channel>);
 
 /// What a native blocking call waits on: how (`what`), the channel's id, its luaproc
 /// name if it has one, and the label deadlock reports show.
@@ -66,6 +72,7 @@ impl ProcessContext {
             parked: RefCell::new(None),
             pending: RefCell::new(None),
             waker: OnceCell::new(),
+            last_named: RefCell::new(None),
         }
     }
 
