@@ -90,6 +90,7 @@ struct State {
 
 impl State {
     /// Whether the send of message `sequence` has completed.
+    #[inline]
     fn sent(&self, sequence: u64, capacity: usize) -> bool {
         match self.cut {
             Some(cut) if sequence >= cut => false,
@@ -107,6 +108,7 @@ impl State {
     }
 
     /// Wakes the waiting senders whose sends are now complete.
+    #[inline]
     fn wake_completed_senders(&mut self, capacity: usize) {
         let limit = self.received + capacity as u64;
         while self
@@ -129,6 +131,7 @@ impl State {
 
     /// Restores "one wake per message" (module invariants): wakes waiting receivers
     /// until as many are woken as messages are queued, or none waits.
+    #[inline]
     fn wake_receivers(&mut self) {
         while self.receivers.woken() < self.queue.len() && self.receivers.wake_one() {}
     }
@@ -186,6 +189,7 @@ impl Channel {
         self.capacity
     }
 
+    #[inline]
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -199,6 +203,7 @@ impl Channel {
     /// Sends `message`: hands it to a waiting direct receiver, or enqueues it (module
     /// invariants); says whether the send is complete already. Fails (handing the
     /// message back) when closed.
+    #[inline]
     pub(crate) fn begin_send(&self, message: Message) -> Result<Started, Message> {
         let mut state = self.lock();
         if state.cut.is_some() {
@@ -234,10 +239,12 @@ impl Channel {
     }
 
     /// [`Channel::poll_send`] with a borrowed waker, cloned only if registered.
+    #[inline]
     pub(crate) fn poll_send_with(&self, sequence: u64, waker: &Waker) -> SendPoll {
         self.poll_send_as(sequence, Some(WakerArg::Borrowed(waker)))
     }
 
+    #[inline]
     fn poll_send_as(&self, sequence: u64, waker: Option<WakerArg<'_>>) -> SendPoll {
         let mut state = self.lock();
         if state.sent(sequence, self.capacity) {
@@ -272,6 +279,7 @@ impl Channel {
     /// it while it waits (direct delivery, module invariants): a blocking receive
     /// that ends only by taking a message or by leaving. `waker` is cloned only if
     /// kept.
+    #[inline]
     pub(crate) fn poll_receive_direct(&self, id: u64, waker: &Waker) -> ReceivePoll {
         match self.take(Some(id)) {
             Ok(taken) => taken,
@@ -285,6 +293,7 @@ impl Channel {
     /// What receiver `id` (if any) takes, under the lock: the message handed to it,
     /// else the oldest queued (its registration goes), else `Closed`; or, when there
     /// is nothing and the channel is open, the state, still locked.
+    #[inline]
     fn take(&self, id: Option<u64>) -> Result<ReceivePoll, MutexGuard<'_, State>> {
         let mut state = self.lock();
         if let Some(id) = id

@@ -150,10 +150,12 @@ impl WakeQueue {
     /// message handed to it while it waits ([`WakeQueue::deliver`]): its waiter
     /// takes it with [`WakeQueue::take_delivered`] before anything else. `waker` is
     /// cloned only if the entry does not hold one that wakes the same task.
+    #[inline]
     pub(crate) fn register_direct(&mut self, id: u64, waker: &Waker) {
         self.enter(id, WakerArg::Borrowed(waker), true);
     }
 
+    #[inline]
     fn enter(&mut self, id: u64, waker: WakerArg<'_>, direct: bool) {
         let ticket = self.next_ticket;
         match self.entries.entry(id) {
@@ -185,6 +187,7 @@ impl WakeQueue {
     /// Removes the entry of `id`, if any; returns whether it had been woken (then
     /// [`WakeQueue::woken`] counts one fewer). The entry is not a delivered one (its
     /// waiter took that message first, [`WakeQueue::take_delivered`]).
+    #[inline]
     pub(crate) fn remove(&mut self, id: u64) -> bool {
         match self.withdraw(id) {
             Removed::Quiet => false,
@@ -197,6 +200,7 @@ impl WakeQueue {
 
     /// Removes the entry of `id`, if any, and says what it was (a delivered entry
     /// hands its message back).
+    #[inline]
     pub(crate) fn withdraw(&mut self, id: u64) -> Removed {
         match self.entries.remove(&id) {
             None => Removed::Quiet,
@@ -216,6 +220,7 @@ impl WakeQueue {
     }
 
     /// The message handed to `id`, if any (its entry goes).
+    #[inline]
     pub(crate) fn take_delivered(&mut self, id: u64) -> Option<Message> {
         let Slot::Occupied(slot) = self.entries.entry(id) else {
             return None;
@@ -233,6 +238,7 @@ impl WakeQueue {
     /// Hands `message` (of `sequence`) to the oldest waiting entry, and wakes it, if
     /// that entry is direct; otherwise gives the message back (the oldest waiting
     /// one goes first, so a message never overtakes it).
+    #[inline]
     pub(crate) fn deliver(&mut self, message: Message, sequence: u64) -> Result<(), Message> {
         while let Some(&(id, ticket)) = self.order.front() {
             let entry = self.entries.get_mut(&id);
@@ -263,11 +269,13 @@ impl WakeQueue {
     }
 
     /// Entries woken and not yet resolved.
+    #[inline]
     pub(crate) fn woken(&self) -> usize {
         self.woken
     }
 
     /// Wakes the oldest waiting entry (it becomes `Woken`); `false` if none waits.
+    #[inline]
     pub(crate) fn wake_one(&mut self) -> bool {
         while let Some((id, ticket)) = self.order.pop_front() {
             let Some(entry) = self.entries.get_mut(&id) else {
@@ -303,6 +311,7 @@ impl WakeQueue {
 
     /// Drops the stale tickets of `order` once they outnumber the live ones (each
     /// sweep is paid for by as many stale tickets as it keeps live ones).
+    #[inline]
     fn sweep(&mut self) {
         let live = self.entries.len() - self.woken - self.delivered;
         if self.order.len() <= 2 * live + 16 {

@@ -80,6 +80,7 @@ impl ProcessCore {
         }
     }
 
+    #[inline]
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -119,6 +120,7 @@ impl ProcessCore {
     }
 
     /// Notes that the process registered on `channel` as a receiver.
+    #[inline]
     pub(crate) fn note_receiving(&self, channel: &Arc<Channel>) {
         self.lock_receiving()
             .entry(channel.id())
@@ -149,6 +151,7 @@ impl ProcessCore {
     /// A blocking receive took its message from `channel`, giving up its registration
     /// there as it took: leaves the other channels it registered on, if any (as
     /// [`ProcessCore::leave_channels`]), without taking `channel`'s lock again.
+    #[inline]
     pub(crate) fn took_from(&self, channel: &Channel) {
         {
             let mut receiving = self.lock_receiving();
@@ -160,6 +163,7 @@ impl ProcessCore {
         self.leave_channels();
     }
 
+    #[inline]
     fn lock_receiving(&self) -> MutexGuard<'_, HashMap<u64, Weak<Channel>>> {
         self.receiving.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -210,6 +214,7 @@ impl ProcessCore {
     }
 
     /// Notes what the process is about to wait on (`None` once it stops waiting).
+    #[inline]
     pub fn set_waiting_on(&self, what: Option<Arc<str>>) {
         match what {
             Some(label) => self.note_waiting_on(&label),
@@ -219,6 +224,7 @@ impl ProcessCore {
 
     /// Notes that the process is about to wait on `label` (kept, not copied, when it
     /// is the label of its last wait).
+    #[inline]
     pub(crate) fn note_waiting_on(&self, label: &Arc<str>) {
         {
             let mut state = self.lock();

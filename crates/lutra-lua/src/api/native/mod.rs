@@ -90,6 +90,7 @@ enum Answer {
 /// # Safety
 /// `state` runs a native closure of this module (its upvalues as the module says);
 /// called as its last act (it may longjmp).
+#[inline(always)]
 unsafe fn perform(state: *mut lua_State, action: Action, k: ffi::lua_KFunction) -> c_int {
     // SAFETY: stack operations on the running thread; every Rust value is moved out
     // (or dropped) before a call that may longjmp (module invariants).
@@ -125,6 +126,7 @@ unsafe fn perform(state: *mut lua_State, action: Action, k: ffi::lua_KFunction) 
 ///
 /// # Safety
 /// As [`perform`].
+#[inline]
 unsafe fn answer_with(state: *mut lua_State, answer: Answer) -> c_int {
     // SAFETY: as in `perform`; the message is dropped before the call that imports a
     // pending one.
@@ -167,6 +169,7 @@ unsafe extern "C-unwind" fn returned(
 ///
 /// # Safety
 /// As [`current`]; `state` is the running thread.
+#[inline]
 unsafe fn parkable<'a>(state: *mut lua_State) -> Option<&'a ProcessContext> {
     // SAFETY: see `current`; lua_isyieldable reads the running thread.
     unsafe {
@@ -178,6 +181,7 @@ unsafe fn parkable<'a>(state: *mut lua_State) -> Option<&'a ProcessContext> {
 }
 
 /// The caller's waker, made once per process.
+#[inline]
 fn waker(context: &ProcessContext) -> &Waker {
     context.waker.get_or_init(crate::wakers::current_waker)
 }
@@ -187,6 +191,7 @@ fn waker(context: &ProcessContext) -> &Waker {
 ///
 /// # Safety
 /// `state` is the running thread; `index` is a valid position.
+#[inline]
 unsafe fn channel_address(state: *mut lua_State, index: c_int) -> Option<*const Channel> {
     // SAFETY: reads of the stack, balanced.
     unsafe {
@@ -221,6 +226,7 @@ unsafe fn channel_at(state: *mut lua_State, index: c_int) -> Option<Arc<Channel>
 /// # Safety
 /// As [`channel_at`]; the handle stays at `index` for as long as the result is used,
 /// and the result does not outlive the native call (clone it to keep the channel).
+#[inline]
 unsafe fn channel_borrowed(
     state: *mut lua_State,
     index: c_int,
@@ -305,6 +311,7 @@ fn same(a: &'static str, b: &'static str) -> bool {
 /// [`park`], noted as receiving, registered to take a message handed to it: the
 /// call ends only by taking one or by leaving); `None` when the channel is closed
 /// and drained.
+#[inline]
 fn receive_or_park(
     context: &ProcessContext,
     channel: &Arc<Channel>,
@@ -330,6 +337,7 @@ fn receive_or_park(
 ///
 /// # Safety
 /// `state` runs the continuation of a native closure of this module.
+#[inline]
 unsafe fn resumed<'a>(
     state: *mut lua_State,
 ) -> Option<(&'a ProcessContext, Arc<Channel>, NativeWait, bool)> {
@@ -365,6 +373,7 @@ fn cannot_wait(context: &ProcessContext, label: &str) -> Action {
 /// A receive took `message` from `channel` (giving up its registration there): the
 /// process leaves the other channels it waited on, and the message is answered (its
 /// values pushed, or imported by `take_pending`).
+#[inline]
 fn took(context: &ProcessContext, channel: &Channel, message: Message) -> Action {
     context.process.took_from(channel);
     context.runtime.counters.note_received();
