@@ -25,9 +25,10 @@ pub(crate) struct ProcessContext {
     /// The label of the last wait of a native blocking call (`api/native`), by what
     /// it was and the channel's id: built once per run of waits on one channel.
     pub(crate) native_wait: RefCell<Option<NativeWait>>,
-    /// The wait of the native blocking call the process is parked in, if any (at most
-    /// one: the whole process parks, and is resumed down to that call first).
-    pub(crate) parked: RefCell<Option<(Arc<crate::channel::Channel>, NativeWait)>>,
+    /// The channel of the native blocking call the process is parked in, if any (at
+    /// most one: the whole process parks, and is resumed down to that call first);
+    /// its wait is `native_wait`.
+    pub(crate) parked: RefCell<Option<Arc<crate::channel::Channel>>>,
     /// A message a native receive took whose values are not all scalars: imported by
     /// `raw.take_pending`, which the native call runs next.
     pub(crate) pending: RefCell<Option<crate::transfer::Message>>,

@@ -80,8 +80,8 @@ unsafe extern "C-unwind" fn send_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
-            Some((context, channel, _, false)) => send_poll(context, &channel, ctx as u64),
+            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, false)) => send_poll(context, &channel, ctx as u64),
             None => lost("send"),
         };
         perform(state, action, send_continued)
@@ -138,8 +138,8 @@ unsafe extern "C-unwind" fn receive_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
-            Some((context, channel, _, false)) => {
+            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, false)) => {
                 receive_poll(context, &channel).unwrap_or_else(|| {
                     context.process.leave_channels();
                     Action::Raise(format!(

@@ -7,8 +7,8 @@
 //! first; a call that finds it closed forgets it before falling back.
 
 use super::{
-    Action, Answer, NAMED, cannot_wait, channel_at, lost, park, parkable, perform, receive_or_park,
-    resumed, scalar, waker,
+    Action, Answer, NAMED, cannot_wait, channel_at, lost, park, parkable, parked_name, perform,
+    receive_or_park, resumed, scalar, waker,
 };
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
@@ -154,9 +154,9 @@ unsafe extern "C-unwind" fn send_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
-            Some((context, channel, wait, false)) => {
-                let name = wait.name.unwrap_or_else(|| "".into());
+            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, false)) => {
+                let name = parked_name(context);
                 let closed = "destroyed while waiting for receiver";
                 send_poll(context, &channel, ctx as u64, || name.clone(), closed)
             }
@@ -224,9 +224,9 @@ unsafe extern "C-unwind" fn receive_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
-            Some((context, channel, wait, false)) => {
-                let name = wait.name.unwrap_or_else(|| "".into());
+            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, false)) => {
+                let name = parked_name(context);
                 receive_poll(context, &channel, || name.clone()).unwrap_or_else(|| {
                     context.process.leave_channels();
                     Action::Return(Answer::NilAnd(format!(

@@ -29,9 +29,10 @@
 //!   (`debug.setuservalue` is guarded, see [`guard_setuservalue`]).
 //! - A native call keeps nothing on its stack across a wait (mlua's `Thread::resume`
 //!   empties it when the main coroutine yielded): what the continuation needs is in
-//!   the context's `parked` (the channel, kept alive there, and the wait) and in the
-//!   continuation's `ctx` (a send's sequence). A process parks in at most one native
-//!   call at a time; its continuation takes `parked` back.
+//!   the context's `parked` (the channel, kept alive there), its `native_wait` (the
+//!   wait, noted by the park) and the continuation's `ctx` (a send's sequence). A
+//!   process parks in at most one native call at a time; its continuation takes
+//!   `parked` back (`native_wait` stays, for the next park on the same channel).
 
 mod channel;
 mod luaproc;
@@ -279,25 +280,23 @@ fn park(
     label: impl FnOnce(Option<&str>) -> String,
     ctx: ffi::lua_KContext,
 ) -> Action {
-    let wait = {
+    {
         let mut last = context.native_wait.borrow_mut();
-        match &*last {
-            Some(wait) if wait.channel_id == channel.id() && same(wait.what, what) => wait.clone(),
-            _ => {
+        let wait = match &mut *last {
+            Some(wait) if wait.channel_id == channel.id() && same(wait.what, what) => wait,
+            last => {
                 let name = name();
-                let wait = NativeWait {
+                last.insert(NativeWait {
                     what,
                     channel_id: channel.id(),
                     label: label(name.as_deref()).into(),
                     name,
-                };
-                *last = Some(wait.clone());
-                wait
+                })
             }
-        }
-    };
-    context.process.note_waiting_on(&wait.label);
-    *context.parked.borrow_mut() = Some((channel.clone(), wait));
+        };
+        context.process.note_waiting_on(&wait.label);
+    }
+    *context.parked.borrow_mut() = Some(channel.clone());
     Action::Park { ctx }
 }
 
@@ -331,24 +330,33 @@ fn receive_or_park(
     )
 }
 
-/// The context, channel and wait of the native call resumed on `state`, and whether
-/// it was resumed with `CANNOT`; `None` if nothing was parked (never: see
-/// `ProcessContext::parked`).
+/// The context and channel of the native call resumed on `state` (its wait is the
+/// context's `native_wait`), and whether it was resumed with `CANNOT`; `None` if
+/// nothing was parked (never: see `ProcessContext::parked`).
 ///
 /// # Safety
 /// `state` runs the continuation of a native closure of this module.
 #[inline]
-unsafe fn resumed<'a>(
-    state: *mut lua_State,
-) -> Option<(&'a ProcessContext, Arc<Channel>, NativeWait, bool)> {
+unsafe fn resumed<'a>(state: *mut lua_State) -> Option<(&'a ProcessContext, Arc<Channel>, bool)> {
     // SAFETY: see `current`; reads of the stack (the resume values alone, see
     // `perform`) and of upvalue 2.
     unsafe {
         let context = current()?;
-        let (channel, wait) = context.parked.borrow_mut().take()?;
+        let channel = context.parked.borrow_mut().take()?;
         let cannot = ffi::lua_gettop(state) >= 1
             && ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(CANNOT)) != 0;
-        Some((context, channel, wait, cannot))
+        Some((context, channel, cannot))
+    }
+}
+
+/// The luaproc name of the channel the process parked on (its `native_wait`'s), or
+/// an empty name.
+fn parked_name(context: &ProcessContext) -> Arc<str> {
+    match &*context.native_wait.borrow() {
+        Some(NativeWait {
+            name: Some(name), ..
+        }) => name.clone(),
+        _ => "".into(),
     }
 }
 
@@ -361,7 +369,11 @@ fn lost(what: &str) -> Action {
 
 /// The error of a wait resumed with `CANNOT` (the Lua loop's `park`): the process no
 /// longer waits, and leaves the channels it registered on.
-fn cannot_wait(context: &ProcessContext, label: &str) -> Action {
+fn cannot_wait(context: &ProcessContext) -> Action {
+    let label = match &*context.native_wait.borrow() {
+        Some(wait) => wait.label.clone(),
+        None => "a channel".into(),
+    };
     context.process.set_waiting_on(None);
     context.process.leave_channels();
     Action::Raise(format!(
