@@ -105,7 +105,7 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
         let Ok(started) = channel.begin_send(message) else {
             return refresh(context, fallback);
         };
-        context.runtime.counters.note_sent();
+        context.runtime.counters.note_sent(context.process.id());
         if started.sent {
             return Action::Return(Answer::True);
         }

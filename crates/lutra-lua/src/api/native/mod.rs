@@ -388,7 +388,7 @@ fn cannot_wait(context: &ProcessContext) -> Action {
 #[inline]
 fn took(context: &ProcessContext, channel: &Channel, message: Message) -> Action {
     context.process.took_from(channel);
-    context.runtime.counters.note_received();
+    context.runtime.counters.note_received(context.process.id());
     if scalar::fits(&message) {
         return Action::Return(Answer::Values(message));
     }
