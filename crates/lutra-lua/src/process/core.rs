@@ -7,10 +7,12 @@
 //! - `receiving` names every channel on which the process may hold a receiver's
 //!   registration (a superset: a registration may have gone since, taken or closed).
 //!   It is emptied, each channel left, when a blocking receive or select ends and when
-//!   the process finishes (the channel a receive took its message from needs no
-//!   leave: taking gave up the registration there), so a wake-up the process was handed and did not use passes
-//!   on at once (the channel's "one wake per message", `channel/core.rs`). Only the
-//!   process itself touches it; its lock is never held while a channel's is taken.
+//!   the process finishes, so a wake-up the process was handed and did not use passes
+//!   on at once (the channel's "one wake per message", `channel/core.rs`). The channel
+//!   a receive took its message from needs no leave (taking gave up the registration
+//!   there): its entry may stay, so that a process receiving on one channel in a loop
+//!   notes it once. Only the process itself touches it; its lock is never held while
+//!   a channel's is taken.
 //! - What the process waits on is the label in its state while `waiting` is set: a
 //!   wait sets the label (unless it is the same as the last one) and then the flag; a
 //!   process that stops waiting clears the flag alone, without taking the lock.
@@ -150,13 +152,18 @@ impl ProcessCore {
 
     /// A blocking receive took its message from `channel`, giving up its registration
     /// there as it took: leaves the other channels it registered on, if any (as
-    /// [`ProcessCore::leave_channels`]), without taking `channel`'s lock again.
+    /// [`ProcessCore::leave_channels`]). `channel` itself needs no leave: its entry
+    /// stays noted (module invariants), ready for the next wait there.
     #[inline]
     pub(crate) fn took_from(&self, channel: &Channel) {
         {
-            let mut receiving = self.lock_receiving();
-            receiving.remove(&channel.id());
-            if receiving.is_empty() {
+            let receiving = self.lock_receiving();
+            let only_this = match receiving.len() {
+                0 => true,
+                1 => receiving.contains_key(&channel.id()),
+                _ => false,
+            };
+            if only_this {
                 return;
             }
         }
