@@ -109,7 +109,7 @@ fn run_slice(
     may_hand_off: bool,
 ) -> Chosen {
     task.state.store(RUNNING, Ordering::SeqCst);
-    context::set_task(Some(task.clone()));
+    context::set_task(Some(&task));
     let step = {
         let mut body = task
             .body
