@@ -15,12 +15,15 @@
 //!   a channel's is taken.
 //! - What the process waits on is the label in its state while `waiting` is set: a
 //!   wait sets the label (unless it is the same as the last one) and then the flag; a
-//!   process that stops waiting clears the flag alone, without taking the lock.
+//!   process that stops waiting clears the flag alone, without taking the lock. Only
+//!   the process itself stores its labels (its own calls, one at a time), and
+//!   `label_at` is the address of the one stored: a wait on that same label stores
+//!   nothing.
 
 use crate::channel::{Channel, WaitList, Waiter};
 use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// How a process ended, if it has.
@@ -46,6 +49,9 @@ pub struct ProcessCore {
     /// Whether the process waits on what `State::waiting_on` says (module
     /// invariants): cleared without the lock when it stops waiting.
     waiting: AtomicBool,
+    /// The address of the label in `State::waiting_on` (0: none): a wait on the same
+    /// label takes no lock (the label, held there, keeps its address).
+    label_at: AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -79,6 +85,7 @@ impl ProcessCore {
             }),
             receiving: Mutex::new(HashMap::default()),
             waiting: AtomicBool::new(false),
+            label_at: AtomicUsize::new(0),
         }
     }
 
@@ -114,6 +121,7 @@ impl ProcessCore {
             matches!(outcome, Outcome::Failed(_)) && state.joiners.is_empty() && !state.joined;
         state.outcome = outcome;
         state.waiting_on = None;
+        self.label_at.store(0, Ordering::Relaxed);
         self.waiting.store(false, Ordering::Release);
         state.joiners.wake_all();
         drop(state);
@@ -233,15 +241,12 @@ impl ProcessCore {
     /// is the label of its last wait).
     #[inline]
     pub(crate) fn note_waiting_on(&self, label: &Arc<str>) {
-        {
-            let mut state = self.lock();
-            if !state
-                .waiting_on
-                .as_ref()
-                .is_some_and(|last| Arc::ptr_eq(last, label))
-            {
-                state.waiting_on = Some(label.clone());
-            }
+        let address = Arc::as_ptr(label).cast::<u8>() as usize;
+        // ORDERING: Relaxed: the process alone stores its labels (module invariants),
+        // so it reads back its own last store.
+        if self.label_at.load(Ordering::Relaxed) != address {
+            self.lock().waiting_on = Some(label.clone());
+            self.label_at.store(address, Ordering::Relaxed);
         }
         // ORDERING: Release, after the label's store (under the lock): a reader that
         // sees the flag set sees this label or a later one.
