@@ -143,7 +143,7 @@ impl State {
 pub(crate) struct Started {
     /// The message's sequence, to poll the send with ([`Channel::poll_send`]).
     pub(crate) sequence: u64,
-    /// The send is complete: no need to poll.
+    /// The send is complete: no need to poll (or wait).
     pub(crate) sent: bool,
 }
 
@@ -197,14 +197,20 @@ impl Channel {
     /// Enqueues `message` and returns its sequence number, to be polled with
     /// [`Channel::poll_send`]. Fails (handing the message back) when closed.
     pub fn start_send(&self, message: Message) -> Result<u64, Message> {
-        self.begin_send(message).map(|started| started.sequence)
+        self.send_as(message, None).map(|started| started.sequence)
     }
 
     /// Sends `message`: hands it to a waiting direct receiver, or enqueues it (module
-    /// invariants); says whether the send is complete already. Fails (handing the
-    /// message back) when closed.
+    /// invariants); says whether the send is complete already, and if not registers
+    /// `waker` as [`Channel::poll_send`] would (a clone, under the same lock). Fails
+    /// (handing the message back) when closed.
     #[inline]
-    pub(crate) fn begin_send(&self, message: Message) -> Result<Started, Message> {
+    pub(crate) fn begin_send(&self, message: Message, waker: &Waker) -> Result<Started, Message> {
+        self.send_as(message, Some(waker))
+    }
+
+    #[inline]
+    fn send_as(&self, message: Message, waker: Option<&Waker>) -> Result<Started, Message> {
         let mut state = self.lock();
         if state.cut.is_some() {
             return Err(message);
@@ -227,10 +233,13 @@ impl Channel {
         };
         state.queue.push_back((sequence, message));
         state.wake_receivers();
-        Ok(Started {
-            sequence,
-            sent: state.sent(sequence, self.capacity),
-        })
+        let sent = state.sent(sequence, self.capacity);
+        if let Some(waker) = waker
+            && !sent
+        {
+            state.register_sender(sequence, waker.clone());
+        }
+        Ok(Started { sequence, sent })
     }
 
     /// Whether the send of message `sequence` is complete; registers `waiter` if not.
@@ -942,16 +951,19 @@ mod model {
         }
     }
 
-    /// A blocking send as the native one does it (no poll when `begin_send` says it
-    /// is complete).
+    /// A blocking send as the native one does it (`begin_send` registers the waiter
+    /// when the send is not complete: it parks before its first poll).
     fn blocking_send(a: &Channel, id: u64, value: i64) {
-        let started = a.begin_send(Message::of(vec![Value::Integer(value)]));
+        let started = a.begin_send(Message::of(vec![Value::Integer(value)]), &waiter(id).waker);
         let started = started.expect("the channel is open");
         if started.sent {
             return;
         }
-        while a.poll_send(started.sequence, Some(waiter(id))) == SendPoll::Wait {
+        loop {
             thread::park();
+            if a.poll_send(started.sequence, Some(waiter(id))) != SendPoll::Wait {
+                return;
+            }
         }
     }
 

@@ -41,15 +41,27 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
         let Some(message) = scalar::export(state, 2, args) else {
             return fallback;
         };
-        let Ok(started) = channel.begin_send(message) else {
+        let Ok(started) = channel.begin_send(message, waker(context)) else {
             return fallback;
         };
         context.runtime.counters.note_sent(context.process.id());
         if started.sent {
             return Action::Return(Answer::Nothing);
         }
-        send_poll(context, &channel, started.sequence)
+        park_sending(context, &channel, started.sequence)
     }
+}
+
+/// Parks the sender of message `sequence` (its waker registered).
+fn park_sending(context: &ProcessContext, channel: &Arc<Channel>, sequence: u64) -> Action {
+    park(
+        context,
+        "send on ",
+        channel,
+        || None,
+        |_| format!("send on channel#{}", channel.id()),
+        sequence as ffi::lua_KContext,
+    )
 }
 
 /// Polls the send of message `sequence` (registering the caller if it must wait).
@@ -60,14 +72,7 @@ fn send_poll(context: &ProcessContext, channel: &Arc<Channel>, sequence: u64) ->
             "send on channel#{}: the channel was closed before the message was received",
             channel.id()
         )),
-        SendPoll::Wait => park(
-            context,
-            "send on ",
-            channel,
-            || None,
-            |_| format!("send on channel#{}", channel.id()),
-            sequence as ffi::lua_KContext,
-        ),
+        SendPoll::Wait => park_sending(context, channel, sequence),
     }
 }
 

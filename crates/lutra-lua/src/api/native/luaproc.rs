@@ -102,22 +102,33 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
         let Some(message) = scalar::export(state, 2, args) else {
             return fallback;
         };
-        let Ok(started) = channel.begin_send(message) else {
+        let Ok(started) = channel.begin_send(message, waker(context)) else {
             return refresh(context, fallback);
         };
         context.runtime.counters.note_sent(context.process.id());
         if started.sent {
             return Action::Return(Answer::True);
         }
-        let sequence = started.sequence;
-        send_poll(
-            context,
-            &channel,
-            sequence,
-            || name(state),
-            "does not exist",
-        )
+        park_sending(context, &channel, started.sequence, || name(state))
     }
+}
+
+/// Parks the sender of message `sequence` on the channel called `name()` (its waker
+/// registered).
+fn park_sending(
+    context: &ProcessContext,
+    channel: &Arc<Channel>,
+    sequence: u64,
+    name: impl FnOnce() -> Arc<str>,
+) -> Action {
+    park(
+        context,
+        "luaproc.send",
+        channel,
+        || Some(name()),
+        |name| format!("luaproc.send on channel '{}'", name.unwrap_or_default()),
+        sequence as ffi::lua_KContext,
+    )
 }
 
 /// Polls the send of message `sequence` on the channel called `name()`; a closed
@@ -134,14 +145,7 @@ fn send_poll(
         SendPoll::Closed => {
             Action::Return(Answer::NilAnd(format!("channel '{}' {closed}", name())))
         }
-        SendPoll::Wait => park(
-            context,
-            "luaproc.send",
-            channel,
-            || Some(name()),
-            |name| format!("luaproc.send on channel '{}'", name.unwrap_or_default()),
-            sequence as ffi::lua_KContext,
-        ),
+        SendPoll::Wait => park_sending(context, channel, sequence, name),
     }
 }
 
