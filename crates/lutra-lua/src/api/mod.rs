@@ -131,14 +131,15 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     Ok(lutra)
 }
 
-/// `package.preload.luaproc`: builds luaproc's API (`luaproc.lua`) on first `require`.
+/// `package.preload.luaproc`: builds luaproc's API (`luaproc.lua`) on first `require`,
+/// loading the chunk only then (most processes never require it).
 fn preload_luaproc(lua: &Lua, package: &Table, raw: &Table, exports: &Table) -> mlua::Result<()> {
     static LUAPROC: OnceLock<Vec<u8>> = OnceLock::new();
-    let chunk = precompiled(lua, &LUAPROC, include_str!("../luaproc.lua"), "=luaproc")?;
-    let loader: Function = lua
-        .load("local chunk, raw, internal = ... return function() return chunk(raw, internal) end")
-        .set_name("=luaproc")
-        .call((chunk, raw, exports.get::<Table>("internal")?))?;
+    let (raw, internal) = (raw.clone(), exports.get::<Table>("internal")?);
+    let loader = lua.create_function(move |lua, ()| {
+        let chunk = precompiled(lua, &LUAPROC, include_str!("../luaproc.lua"), "=luaproc")?;
+        chunk.call::<MultiValue>((&raw, &internal))
+    })?;
     package.get::<Table>("preload")?.set("luaproc", loader)
 }
 
