@@ -5,15 +5,28 @@
 //! # Invariants
 //! - Counters only grow; they are read with relaxed loads (a snapshot is approximate
 //!   while processes run, exact after [`LuaRuntime::wait`](crate::LuaRuntime::wait)).
+//! - Messages are counted in one of [`SHARDS`] shards, each on its own cache lines,
+//!   chosen by the counting process's id: processes on different workers rarely
+//!   write the same line once per message. A snapshot sums the shards.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Shards of the message counters.
+const SHARDS: usize = 16;
+
+/// One shard of the message counters, alone on its cache lines.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Shard {
+    sent: AtomicU64,
+    received: AtomicU64,
+}
 
 /// The runtime's event counters.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     spawned: AtomicU64,
-    sent: AtomicU64,
-    received: AtomicU64,
+    shards: [Shard; SHARDS],
 }
 
 impl Counters {
@@ -21,19 +34,34 @@ impl Counters {
         self.spawned.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn note_sent(&self) {
-        self.sent.fetch_add(1, Ordering::Relaxed);
+    /// Process `by` sent a message.
+    #[inline]
+    pub(crate) fn note_sent(&self, by: u64) {
+        self.shard(by).sent.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn note_received(&self) {
-        self.received.fetch_add(1, Ordering::Relaxed);
+    /// Process `by` received a message.
+    #[inline]
+    pub(crate) fn note_received(&self, by: u64) {
+        self.shard(by).received.fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn shard(&self, by: u64) -> &Shard {
+        &self.shards[(by % SHARDS as u64) as usize]
     }
 
     pub(crate) fn snapshot(&self) -> RuntimeStats {
         RuntimeStats {
             processes_spawned: self.spawned.load(Ordering::Relaxed),
-            messages_sent: self.sent.load(Ordering::Relaxed),
-            messages_received: self.received.load(Ordering::Relaxed),
+            messages_sent: self
+                .shards
+                .iter()
+                .map(|s| s.sent.load(Ordering::Relaxed))
+                .sum(),
+            messages_received: (self.shards.iter())
+                .map(|s| s.received.load(Ordering::Relaxed))
+                .sum(),
             transactions: None,
         }
     }

@@ -3,6 +3,12 @@
 //! Every function here reads the thread-locals afresh and is `#[inline(never)]`: a
 //! native task may resume on another worker after any suspension, and a thread-local
 //! address computed before it would belong to the old thread.
+//!
+//! # Invariants
+//! - `TASK` is the address of the task being resumed on this thread, or null: the
+//!   worker sets it from the `Arc` it holds for the whole slice and clears it before
+//!   letting that `Arc` go, so the address is valid while it is set (no reference is
+//!   counted for it; [`current_task`] counts one for what it hands out).
 
 use crate::shared::Shared;
 use crate::task::{Step, TaskCore};
@@ -11,7 +17,7 @@ use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 thread_local! {
-    static TASK: RefCell<Option<Arc<TaskCore>>> = const { RefCell::new(None) };
+    static TASK: Cell<*const TaskCore> = const { Cell::new(std::ptr::null()) };
     static WORKER: Cell<Option<usize>> = const { Cell::new(None) };
     static RUNTIME: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
     static HANDOFF: RefCell<Option<Arc<TaskCore>>> = const { RefCell::new(None) };
@@ -34,10 +40,18 @@ pub(crate) fn leave_worker() {
     RUNTIME.with(|runtime| runtime.borrow_mut().take());
 }
 
-/// Sets (or clears) the task the current worker is resuming.
+/// Sets (or clears) the task the current worker is resuming; `task` stays held by
+/// the caller until it clears it (module invariants).
 #[inline(never)]
-pub(crate) fn set_task(task: Option<Arc<TaskCore>>) {
-    TASK.with(|current| *current.borrow_mut() = task);
+pub(crate) fn set_task(task: Option<&Arc<TaskCore>>) {
+    TASK.with(|current| current.set(task.map_or(std::ptr::null(), Arc::as_ptr)));
+}
+
+/// The task being resumed on this thread, borrowed for the current call.
+fn task_ref<'a>() -> Option<&'a TaskCore> {
+    // SAFETY: a set address is that of a task its worker holds until it clears it
+    // (module invariants); the callers use the reference within the slice.
+    unsafe { TASK.with(Cell::get).as_ref() }
 }
 
 /// The direct switch's slot (see `worker.rs`): keeps `task`, woken during the current
@@ -47,7 +61,7 @@ pub(crate) fn set_task(task: Option<Arc<TaskCore>>) {
 /// thread (a wake-up outside a slice: the run queue's path).
 #[inline(never)]
 pub(crate) fn hand_off(task: Arc<TaskCore>) -> Option<Arc<TaskCore>> {
-    if TASK.with(|current| current.borrow().is_none()) {
+    if TASK.with(Cell::get).is_null() {
         return Some(task);
     }
     HANDOFF.with(|slot| slot.borrow_mut().replace(task))
@@ -62,7 +76,13 @@ pub(crate) fn take_handoff() -> Option<Arc<TaskCore>> {
 /// The task being resumed on this thread, if any.
 #[inline(never)]
 pub fn current_task() -> Option<Arc<TaskCore>> {
-    TASK.with(|current| current.borrow().clone())
+    let task = task_ref()?;
+    // SAFETY: the task is alive (see `task_ref`); the count taken here is the one
+    // the returned `Arc` gives back.
+    unsafe {
+        Arc::increment_strong_count(task);
+        Some(Arc::from_raw(task))
+    }
 }
 
 /// The index of the worker running the current thread, if it is one.
@@ -92,7 +112,7 @@ pub(crate) fn runtime() -> Option<Arc<Shared>> {
 /// Runs `f` with the task being resumed on this thread, if any. `f` must not suspend.
 #[inline(never)]
 pub(crate) fn with_task<R>(f: impl FnOnce(&TaskCore) -> R) -> Option<R> {
-    TASK.with(|current| current.borrow().as_deref().map(f))
+    task_ref().map(f)
 }
 
 /// Suspends the current native task with `step`; returns false (doing nothing) when

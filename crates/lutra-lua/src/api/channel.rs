@@ -92,7 +92,7 @@ fn channel_send(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
         );
     };
     let context = ProcessContext::of(lua)?;
-    context.runtime.counters.note_sent();
+    context.runtime.counters.note_sent(context.process.id());
     match channel.poll_send(sequence, Some(current_waiter(&context))) {
         SendPoll::Sent => success(lua, true),
         SendPoll::Wait => success(lua, sequence),
@@ -230,7 +230,10 @@ fn delivered(
     from: Option<&AnyUserData>,
     message: &transfer::Message,
 ) -> mlua::Result<MultiValue> {
-    ProcessContext::of(lua)?.runtime.counters.note_received();
+    {
+        let context = ProcessContext::of(lua)?;
+        context.runtime.counters.note_received(context.process.id());
+    }
     let mut values = transfer::import(lua, message)?;
     if let Some(handle) = from {
         values.push_front(mlua::Value::UserData(handle.clone()));

@@ -46,7 +46,7 @@ pub(crate) const LUTRA_KEY: &str = "lutra.module";
 /// once per OS process, then loaded from its bytecode (with its debug information,
 /// so positions and names stay), since every new process state loads the same
 /// chunks and parsing them was most of the cost of a spawn.
-fn precompiled(
+pub(crate) fn precompiled(
     lua: &Lua,
     bytecode: &'static OnceLock<Vec<u8>>,
     source: &str,
@@ -131,14 +131,15 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     Ok(lutra)
 }
 
-/// `package.preload.luaproc`: builds luaproc's API (`luaproc.lua`) on first `require`.
+/// `package.preload.luaproc`: builds luaproc's API (`luaproc.lua`) on first `require`,
+/// loading the chunk only then (most processes never require it).
 fn preload_luaproc(lua: &Lua, package: &Table, raw: &Table, exports: &Table) -> mlua::Result<()> {
     static LUAPROC: OnceLock<Vec<u8>> = OnceLock::new();
-    let chunk = precompiled(lua, &LUAPROC, include_str!("../luaproc.lua"), "=luaproc")?;
-    let loader: Function = lua
-        .load("local chunk, raw, internal = ... return function() return chunk(raw, internal) end")
-        .set_name("=luaproc")
-        .call((chunk, raw, exports.get::<Table>("internal")?))?;
+    let (raw, internal) = (raw.clone(), exports.get::<Table>("internal")?);
+    let loader = lua.create_function(move |lua, ()| {
+        let chunk = precompiled(lua, &LUAPROC, include_str!("../luaproc.lua"), "=luaproc")?;
+        chunk.call::<MultiValue>((&raw, &internal))
+    })?;
     package.get::<Table>("preload")?.set("luaproc", loader)
 }
 

@@ -107,7 +107,10 @@ fn process_send(lua: &Lua, (process, args): (AnyUserData, MultiValue)) -> mlua::
     match core.mailbox().start_send(message) {
         Ok(sequence) => {
             moves.commit(lua)?;
-            ProcessContext::of(lua)?.runtime.counters.note_sent();
+            {
+                let context = ProcessContext::of(lua)?;
+                context.runtime.counters.note_sent(context.process.id());
+            }
             success(lua, sequence)
         }
         Err(_) => failure(

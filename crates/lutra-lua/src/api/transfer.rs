@@ -7,6 +7,7 @@ use crate::transfer::freeze::{
 use crate::transfer::function::SETUPVALUE_KEY;
 use crate::transfer::moved::{MOVED_METATABLE_KEY, is_moved, marker};
 use mlua::{Function, Lua, MultiValue, Table};
+use std::sync::OnceLock;
 
 /// Registers the raw functions, then runs `transfer.lua`, which adds `lutra.freeze`,
 /// `lutra.is_frozen`, `lutra.move` and `lutra.is_moved` to `lutra`.
@@ -43,10 +44,9 @@ pub(super) fn install(lua: &Lua, lutra: &Table) -> mlua::Result<()> {
             Ok(matches!(&value, mlua::Value::Table(t) if is_moved(lua, t)))
         })?,
     )?;
-    let chunk = lua
-        .load(include_str!("../transfer/transfer.lua"))
-        .set_name("=lutra.transfer")
-        .into_function()?;
+    static TRANSFER: OnceLock<Vec<u8>> = OnceLock::new();
+    let source = include_str!("../transfer/transfer.lua");
+    let chunk = crate::api::precompiled(lua, &TRANSFER, source, "=lutra.transfer")?;
     let exports: Table = chunk.call((raw, lutra))?;
     lua.set_named_registry_value(
         MOVED_METATABLE_KEY,

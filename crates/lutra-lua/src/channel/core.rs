@@ -4,8 +4,10 @@
 //!
 //! # Invariants
 //! - Messages carry consecutive sequence numbers from `next_sequence`; the queue holds
-//!   them in order. `received` is one past the sequence of the last message taken, so
-//!   message `s` was delivered iff `received > s`.
+//!   them in order. `received` is one past the sequence of the last message taken or
+//!   handed to a receiver (never lower than before), so message `s` was delivered iff
+//!   `received > s`. Only a message handed back by a receiver that left (direct
+//!   delivery, below) is queued below `received`: at the front, the oldest.
 //! - A sender of message `s` on a channel of capacity `c` may return once
 //!   `received + c > s` (capacity 0: once its message was taken — a rendezvous).
 //! - Closing sets `cut = received + c`: the messages at or above `cut` are those whose
@@ -21,6 +23,17 @@
 //!   them; every change that may break the inequality (a message in, a woken receiver
 //!   back without taking, a woken receiver leaving) restores it at once, under the
 //!   lock ([`State::wake_receivers`]), so each costs O(1) amortised.
+//!
+//! - **Direct delivery**: a receiver that waits in a plain blocking receive registers
+//!   *direct* ([`Channel::poll_receive_direct`]). A message sent while the queue is
+//!   empty and the oldest waiting receiver is direct goes to that receiver, not to the
+//!   queue: it is received at once (`received` moves past it, so its send is
+//!   complete and its sender goes on without waiting), and the receiver is woken to
+//!   take it. The queue being empty, every earlier message was taken: the order of
+//!   messages is kept. A receiver takes a message handed to it before anything
+//!   queued (it is older). A receiver that leaves instead (its blocking call ended
+//!   another way) hands it back to the front of the queue, where the next receiver
+//!   takes it: a message is never lost.
 //!
 //! # Protocol (no lost wake-up)
 //! A poll that finds nothing registers its waiter under the channel's lock; every
@@ -43,7 +56,7 @@
 //! | closed, queued | `Sent` if `s<cut` | `Message` (drains)      |
 //! | closed, empty  | `Sent` if `s<cut` | `Closed`                |
 
-use crate::channel::wait_list::{Waiter, WakeQueue};
+use crate::channel::wait_list::{Removed, Waiter, WakeQueue, WakerArg};
 use crate::transfer::Message;
 #[cfg(feature = "shuttle")]
 use shuttle::sync::{Mutex, MutexGuard};
@@ -77,6 +90,7 @@ struct State {
 
 impl State {
     /// Whether the send of message `sequence` has completed.
+    #[inline]
     fn sent(&self, sequence: u64, capacity: usize) -> bool {
         match self.cut {
             Some(cut) if sequence >= cut => false,
@@ -94,6 +108,7 @@ impl State {
     }
 
     /// Wakes the waiting senders whose sends are now complete.
+    #[inline]
     fn wake_completed_senders(&mut self, capacity: usize) {
         let limit = self.received + capacity as u64;
         while self
@@ -116,9 +131,20 @@ impl State {
 
     /// Restores "one wake per message" (module invariants): wakes waiting receivers
     /// until as many are woken as messages are queued, or none waits.
+    #[inline]
     fn wake_receivers(&mut self) {
         while self.receivers.woken() < self.queue.len() && self.receivers.wake_one() {}
     }
+}
+
+/// A send just started: its message's sequence, and whether the send is complete
+/// already (handed to a waiting receiver, or buffered within the capacity).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Started {
+    /// The message's sequence, to poll the send with ([`Channel::poll_send`]).
+    pub(crate) sequence: u64,
+    /// The send is complete: no need to poll (or wait).
+    pub(crate) sent: bool,
 }
 
 /// Where a send stands.
@@ -163,6 +189,7 @@ impl Channel {
         self.capacity
     }
 
+    #[inline]
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -170,19 +197,64 @@ impl Channel {
     /// Enqueues `message` and returns its sequence number, to be polled with
     /// [`Channel::poll_send`]. Fails (handing the message back) when closed.
     pub fn start_send(&self, message: Message) -> Result<u64, Message> {
+        self.send_as(message, None).map(|started| started.sequence)
+    }
+
+    /// Sends `message`: hands it to a waiting direct receiver, or enqueues it (module
+    /// invariants); says whether the send is complete already, and if not registers
+    /// `waker` as [`Channel::poll_send`] would (a clone, under the same lock). Fails
+    /// (handing the message back) when closed.
+    #[inline]
+    pub(crate) fn begin_send(&self, message: Message, waker: &Waker) -> Result<Started, Message> {
+        self.send_as(message, Some(waker))
+    }
+
+    #[inline]
+    fn send_as(&self, message: Message, waker: Option<&Waker>) -> Result<Started, Message> {
         let mut state = self.lock();
         if state.cut.is_some() {
             return Err(message);
         }
         let sequence = state.next_sequence;
         state.next_sequence += 1;
+        let message = if state.queue.is_empty() {
+            match state.receivers.deliver(message, sequence) {
+                Ok(()) => {
+                    state.received = sequence + 1;
+                    return Ok(Started {
+                        sequence,
+                        sent: true,
+                    });
+                }
+                Err(message) => message,
+            }
+        } else {
+            message
+        };
         state.queue.push_back((sequence, message));
         state.wake_receivers();
-        Ok(sequence)
+        let sent = state.sent(sequence, self.capacity);
+        if let Some(waker) = waker
+            && !sent
+        {
+            state.register_sender(sequence, waker.clone());
+        }
+        Ok(Started { sequence, sent })
     }
 
     /// Whether the send of message `sequence` is complete; registers `waiter` if not.
     pub(crate) fn poll_send(&self, sequence: u64, waiter: Option<Waiter>) -> SendPoll {
+        self.poll_send_as(sequence, waiter.map(|waiter| WakerArg::Owned(waiter.waker)))
+    }
+
+    /// [`Channel::poll_send`] with a borrowed waker, cloned only if registered.
+    #[inline]
+    pub(crate) fn poll_send_with(&self, sequence: u64, waker: &Waker) -> SendPoll {
+        self.poll_send_as(sequence, Some(WakerArg::Borrowed(waker)))
+    }
+
+    #[inline]
+    fn poll_send_as(&self, sequence: u64, waker: Option<WakerArg<'_>>) -> SendPoll {
         let mut state = self.lock();
         if state.sent(sequence, self.capacity) {
             return SendPoll::Sent;
@@ -190,8 +262,8 @@ impl Channel {
         if state.cut.is_some() {
             return SendPoll::Closed;
         }
-        if let Some(waiter) = waiter {
-            state.register_sender(sequence, waiter.waker);
+        if let Some(waker) = waker {
+            state.register_sender(sequence, waker.into_owned());
         }
         SendPoll::Wait
     }
@@ -201,31 +273,71 @@ impl Channel {
     /// A `waiter` that takes a message gives up its registration, woken or not.
     /// `None` takes without touching any registration (see [`Channel::leave`]).
     pub(crate) fn poll_receive(&self, waiter: Option<Waiter>) -> ReceivePoll {
+        match self.take(waiter.as_ref().map(|waiter| waiter.id)) {
+            Ok(taken) => taken,
+            Err(mut state) => {
+                if let Some(waiter) = waiter {
+                    state.receivers.register(waiter);
+                }
+                ReceivePoll::Empty
+            }
+        }
+    }
+
+    /// [`Channel::poll_receive`] for receiver `id`, which takes a message handed to
+    /// it while it waits (direct delivery, module invariants): a blocking receive
+    /// that ends only by taking a message or by leaving. `waker` is cloned only if
+    /// kept.
+    #[inline]
+    pub(crate) fn poll_receive_direct(&self, id: u64, waker: &Waker) -> ReceivePoll {
+        match self.take(Some(id)) {
+            Ok(taken) => taken,
+            Err(mut state) => {
+                state.receivers.register_direct(id, waker);
+                ReceivePoll::Empty
+            }
+        }
+    }
+
+    /// What receiver `id` (if any) takes, under the lock: the message handed to it,
+    /// else the oldest queued (its registration goes), else `Closed`; or, when there
+    /// is nothing and the channel is open, the state, still locked.
+    #[inline]
+    fn take(&self, id: Option<u64>) -> Result<ReceivePoll, MutexGuard<'_, State>> {
         let mut state = self.lock();
+        if let Some(id) = id
+            && let Some(message) = state.receivers.take_delivered(id)
+        {
+            return Ok(ReceivePoll::Message(message));
+        }
         if let Some((sequence, message)) = state.queue.pop_front() {
-            state.received = sequence + 1;
-            if let Some(waiter) = &waiter {
-                state.receivers.remove(waiter.id);
+            // A message handed back by a receiver that left is older than `received`.
+            state.received = state.received.max(sequence + 1);
+            if let Some(id) = id {
+                state.receivers.remove(id);
             }
             state.wake_receivers();
             state.wake_completed_senders(self.capacity);
-            return ReceivePoll::Message(message);
+            return Ok(ReceivePoll::Message(message));
         }
         if state.cut.is_some() {
-            return ReceivePoll::Closed;
+            return Ok(ReceivePoll::Closed);
         }
-        if let Some(waiter) = waiter {
-            state.receivers.register(waiter);
-        }
-        ReceivePoll::Empty
+        Err(state)
     }
 
     /// The receiver `id` stops waiting here (its blocking call ended another way): its
-    /// registration goes, and a wake-up it had not used passes to the next receiver.
+    /// registration goes, a wake-up it had not used passes to the next receiver, and a
+    /// message handed to it goes back to the front of the queue (module invariants).
     pub(crate) fn leave(&self, id: u64) {
         let mut state = self.lock();
-        if state.receivers.remove(id) {
-            state.wake_receivers();
+        match state.receivers.withdraw(id) {
+            Removed::Quiet => {}
+            Removed::Woken => state.wake_receivers(),
+            Removed::Delivered(message, sequence) => {
+                state.queue.push_front((sequence, message));
+                state.wake_receivers();
+            }
         }
     }
 
@@ -700,7 +812,9 @@ mod tests {
 /// process's park): a receiver woken for a message that leaves without taking it (its
 /// select served by another channel, its timeout) must pass the wake-up on, or the
 /// plain receiver beside it parks for good with the message queued (shuttle reports
-/// the deadlock). Without the pass-on in [`Channel::leave`], both checks fail.
+/// the deadlock). Without the pass-on in [`Channel::leave`], both checks fail. Direct
+/// delivery has its own: each message received once, a message handed to a receiver
+/// that leaves handed back, and one handed to a receiver kept by a close.
 #[cfg(all(test, feature = "shuttle"))]
 mod model {
     use super::*;
@@ -823,6 +937,131 @@ mod model {
         a.close();
         timing_out.join().unwrap();
         plain.join().unwrap();
+    }
+
+    /// A blocking receive as the native one does it (registered direct): a message,
+    /// or `None` once the channel is closed and drained.
+    fn direct(id: u64, a: &Channel) -> Option<Message> {
+        loop {
+            match a.poll_receive_direct(id, &waiter(id).waker) {
+                ReceivePoll::Message(message) => return Some(message),
+                ReceivePoll::Closed => return None,
+                ReceivePoll::Empty => thread::park(),
+            }
+        }
+    }
+
+    /// A blocking send as the native one does it (`begin_send` registers the waiter
+    /// when the send is not complete: it parks before its first poll).
+    fn blocking_send(a: &Channel, id: u64, value: i64) {
+        let started = a.begin_send(Message::of(vec![Value::Integer(value)]), &waiter(id).waker);
+        let started = started.expect("the channel is open");
+        if started.sent {
+            return;
+        }
+        loop {
+            thread::park();
+            if a.poll_send(started.sequence, Some(waiter(id))) != SendPoll::Wait {
+                return;
+            }
+        }
+    }
+
+    fn integer(message: &Message) -> i64 {
+        match message.values.as_slice() {
+            [Value::Integer(value)] => *value,
+            other => panic!("unexpected message {other:?}"),
+        }
+    }
+
+    /// Two direct receivers, two senders on a rendezvous channel: every message is
+    /// received once, and every send returns.
+    fn direct_delivery() {
+        let a = Arc::new(Channel::new(0));
+        let receivers: Vec<_> = (1..=2)
+            .map(|id| {
+                let a = a.clone();
+                thread::spawn(move || integer(&direct(id, &a).expect("a message")))
+            })
+            .collect();
+        let senders: Vec<_> = (1..=2)
+            .map(|value| {
+                let a = a.clone();
+                thread::spawn(move || blocking_send(&a, 10 + value as u64, value))
+            })
+            .collect();
+        senders.into_iter().for_each(|t| t.join().unwrap());
+        let mut got: Vec<i64> = receivers.into_iter().map(|t| t.join().unwrap()).collect();
+        got.sort_unstable();
+        assert_eq!(got, vec![1, 2]);
+    }
+
+    /// A direct receiver that registers and then leaves (its call ended another way),
+    /// and a plain receiver: a message handed to the first goes back to the queue and
+    /// is taken. Without the hand-back in [`Channel::leave`] it is lost (a deadlock).
+    fn direct_receiver_leaves() {
+        let a = Arc::new(Channel::new(0));
+        let taken = Taken::new();
+        let leaving = {
+            let (a, taken) = (a.clone(), taken.clone());
+            thread::spawn(move || {
+                if let ReceivePoll::Message(_) = a.poll_receive_direct(1, &waiter(1).waker) {
+                    return taken.set();
+                }
+                thread::yield_now();
+                a.leave(1);
+            })
+        };
+        let plain = {
+            let (a, taken) = (a.clone(), taken.clone());
+            thread::spawn(move || plain(2, &a, &taken))
+        };
+        let sender = {
+            let a = a.clone();
+            thread::spawn(move || blocking_send(&a, 10, 1))
+        };
+        taken.wait();
+        a.close();
+        leaving.join().unwrap();
+        plain.join().unwrap();
+        sender.join().unwrap();
+    }
+
+    /// A send that returned and then closed the channel: the direct receiver still
+    /// gets the message (closing keeps a message handed to a receiver).
+    fn direct_delivery_then_close() {
+        let a = Arc::new(Channel::new(0));
+        let receiver = {
+            let a = a.clone();
+            thread::spawn(move || direct(1, &a))
+        };
+        blocking_send(&a, 10, 7);
+        a.close();
+        let got = receiver
+            .join()
+            .unwrap()
+            .expect("the sent message, not closed");
+        assert_eq!(integer(&got), 7);
+    }
+
+    #[test]
+    fn direct_delivery_random() {
+        shuttle::check_random(direct_delivery, 20_000);
+    }
+
+    #[test]
+    fn direct_delivery_pct() {
+        shuttle::check_pct(direct_delivery, 20_000, 3);
+    }
+
+    #[test]
+    fn direct_receiver_leaves_random() {
+        shuttle::check_random(direct_receiver_leaves, 20_000);
+    }
+
+    #[test]
+    fn direct_delivery_then_close_random() {
+        shuttle::check_random(direct_delivery_then_close, 20_000);
     }
 
     #[test]

@@ -6,14 +6,22 @@
 //! - Each holds at most one entry per waiter id; registering, unregistering and
 //!   waking one cost O(1) (amortised), whatever the number of waiters. Ids are the
 //!   runtime's own numbers, so the maps use a cheap hash (Fx), not SipHash.
-//! - [`WakeQueue`]: an entry is `Waiting` (in `order`, its ticket current) or `Woken`
+//! - [`WakeQueue`]: an entry is `Waiting` (in `order`, its ticket current), `Woken`
 //!   (taken out of `order` by [`WakeQueue::wake_one`], counted in `woken`, until its
-//!   waiter resolves it with [`WakeQueue::remove`] or registers again). `order` may
-//!   also hold stale tickets (entries removed or re-registered since), skipped when
+//!   waiter resolves it with [`WakeQueue::remove`] or registers again) or `Delivered`
+//!   (a waiting entry registered *direct* was handed a message by
+//!   [`WakeQueue::deliver`]: out of `order`, counted in `delivered`, until its waiter
+//!   takes the message, [`WakeQueue::take_delivered`], or leaves,
+//!   [`WakeQueue::remove`], which hands the message back). `order` may also hold
+//!   stale tickets (entries removed, re-registered or resolved since), skipped when
 //!   met and dropped in a sweep once they outnumber the live ones.
+//! - A `Delivered` entry is never dropped with its message: registering again keeps
+//!   it, and [`WakeQueue::wake_all`] keeps it.
 
+use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
+use std::collections::hash_map::Entry as Slot;
 use std::task::Waker;
 
 /// Who waits: a process id (or a host thread's id) and how to wake it.
@@ -53,10 +61,67 @@ impl WaitList {
 /// One registration in a [`WakeQueue`].
 #[derive(Debug)]
 enum Entry {
-    /// In the queue under `ticket`, not woken yet.
-    Waiting { ticket: u64, waker: Waker },
+    /// In the queue under `ticket`, not woken yet; `direct`: it takes a message
+    /// handed to it ([`WakeQueue::deliver`]).
+    Waiting {
+        ticket: u64,
+        waker: Waker,
+        direct: bool,
+    },
     /// Woken, and not yet back to say whether it took what it was woken for.
     Woken,
+    /// Handed message `.0` of sequence `.1`, and woken; not yet back to take it.
+    Delivered(Message, u64),
+}
+
+/// A waker given to register: owned, or borrowed (cloned only if kept).
+pub(crate) enum WakerArg<'a> {
+    /// Kept as it is.
+    Owned(Waker),
+    /// Cloned if kept.
+    Borrowed(&'a Waker),
+}
+
+impl WakerArg<'_> {
+    /// The waker, owned.
+    pub(crate) fn into_owned(self) -> Waker {
+        match self {
+            Self::Owned(waker) => waker,
+            Self::Borrowed(waker) => waker.clone(),
+        }
+    }
+
+    /// Puts this waker in `old`'s place, unless `old` wakes the same task already.
+    fn replace(self, old: &mut Waker) {
+        match self {
+            Self::Owned(waker) => *old = waker,
+            Self::Borrowed(waker) => {
+                if !old.will_wake(waker) {
+                    *old = waker.clone();
+                }
+            }
+        }
+    }
+
+    /// A waiting entry with this waker.
+    fn waiting(self, ticket: u64, direct: bool) -> Entry {
+        Entry::Waiting {
+            ticket,
+            waker: self.into_owned(),
+            direct,
+        }
+    }
+}
+
+/// What [`WakeQueue::remove`] found.
+#[derive(Debug)]
+pub(crate) enum Removed {
+    /// No entry, or a waiting one.
+    Quiet,
+    /// A woken entry ([`WakeQueue::woken`] counts one fewer).
+    Woken,
+    /// An entry handed this message (of this sequence), which it did not take.
+    Delivered(Message, u64),
 }
 
 /// Waiters of one event in FIFO order, woken one at a time; the owner keeps count of
@@ -69,62 +134,148 @@ pub(crate) struct WakeQueue {
     next_ticket: u64,
     /// Entries in the `Woken` state.
     woken: usize,
+    /// Entries in the `Delivered` state.
+    delivered: usize,
 }
 
 impl WakeQueue {
     /// Registers `waiter`: a waiting one keeps its place (its waker is replaced), a
-    /// woken or new one goes to the back (a woken one is no longer counted woken).
+    /// woken or new one goes to the back (a woken one is no longer counted woken); a
+    /// delivered one stays as it is (its message waits for it).
     pub(crate) fn register(&mut self, waiter: Waiter) {
-        let fresh_ticket = self.next_ticket;
-        match self.entries.get_mut(&waiter.id) {
-            Some(Entry::Waiting { waker, .. }) => {
-                *waker = waiter.waker;
-                return;
-            }
-            Some(entry @ Entry::Woken) => {
-                self.woken -= 1;
-                *entry = Entry::Waiting {
-                    ticket: fresh_ticket,
-                    waker: waiter.waker,
-                };
-            }
-            None => {
-                self.entries.insert(
-                    waiter.id,
-                    Entry::Waiting {
-                        ticket: fresh_ticket,
-                        waker: waiter.waker,
-                    },
-                );
+        self.enter(waiter.id, WakerArg::Owned(waiter.waker), false);
+    }
+
+    /// Registers waiter `id` as [`WakeQueue::register`] does, as one that takes a
+    /// message handed to it while it waits ([`WakeQueue::deliver`]): its waiter
+    /// takes it with [`WakeQueue::take_delivered`] before anything else. `waker` is
+    /// cloned only if the entry does not hold one that wakes the same task.
+    #[inline]
+    pub(crate) fn register_direct(&mut self, id: u64, waker: &Waker) {
+        self.enter(id, WakerArg::Borrowed(waker), true);
+    }
+
+    #[inline]
+    fn enter(&mut self, id: u64, waker: WakerArg<'_>, direct: bool) {
+        let ticket = self.next_ticket;
+        match self.entries.entry(id) {
+            Slot::Occupied(slot) => match slot.into_mut() {
+                Entry::Waiting {
+                    waker: old,
+                    direct: was_direct,
+                    ..
+                } => {
+                    waker.replace(old);
+                    *was_direct = direct;
+                    return;
+                }
+                Entry::Delivered(..) => return,
+                entry @ Entry::Woken => {
+                    self.woken -= 1;
+                    *entry = waker.waiting(ticket, direct);
+                }
+            },
+            Slot::Vacant(slot) => {
+                slot.insert(waker.waiting(ticket, direct));
             }
         }
         self.next_ticket += 1;
-        self.order.push_back((waiter.id, fresh_ticket));
+        self.order.push_back((id, ticket));
         self.sweep();
     }
 
     /// Removes the entry of `id`, if any; returns whether it had been woken (then
-    /// [`WakeQueue::woken`] counts one fewer).
+    /// [`WakeQueue::woken`] counts one fewer). The entry is not a delivered one (its
+    /// waiter took that message first, [`WakeQueue::take_delivered`]).
+    #[inline]
     pub(crate) fn remove(&mut self, id: u64) -> bool {
-        match self.entries.remove(&id) {
-            None => false,
-            Some(Entry::Waiting { .. }) => {
-                self.sweep();
-                false
-            }
-            Some(Entry::Woken) => {
-                self.woken -= 1;
-                true
+        match self.withdraw(id) {
+            Removed::Quiet => false,
+            Removed::Woken => true,
+            Removed::Delivered(..) => {
+                unreachable!("a delivered entry is taken before it is removed")
             }
         }
     }
 
+    /// Removes the entry of `id`, if any, and says what it was (a delivered entry
+    /// hands its message back).
+    #[inline]
+    pub(crate) fn withdraw(&mut self, id: u64) -> Removed {
+        match self.entries.remove(&id) {
+            None => Removed::Quiet,
+            Some(Entry::Waiting { .. }) => {
+                self.sweep();
+                Removed::Quiet
+            }
+            Some(Entry::Woken) => {
+                self.woken -= 1;
+                Removed::Woken
+            }
+            Some(Entry::Delivered(message, sequence)) => {
+                self.delivered -= 1;
+                Removed::Delivered(message, sequence)
+            }
+        }
+    }
+
+    /// The message handed to `id`, if any (its entry goes).
+    #[inline]
+    pub(crate) fn take_delivered(&mut self, id: u64) -> Option<Message> {
+        let Slot::Occupied(slot) = self.entries.entry(id) else {
+            return None;
+        };
+        if !matches!(slot.get(), Entry::Delivered(..)) {
+            return None;
+        }
+        let Entry::Delivered(message, _) = slot.remove() else {
+            unreachable!("matched as delivered just above")
+        };
+        self.delivered -= 1;
+        Some(message)
+    }
+
+    /// Hands `message` (of `sequence`) to the oldest waiting entry, and wakes it, if
+    /// that entry is direct; otherwise gives the message back (the oldest waiting
+    /// one goes first, so a message never overtakes it).
+    #[inline]
+    pub(crate) fn deliver(&mut self, message: Message, sequence: u64) -> Result<(), Message> {
+        while let Some(&(id, ticket)) = self.order.front() {
+            let entry = self.entries.get_mut(&id);
+            match entry {
+                Some(Entry::Waiting {
+                    ticket: t,
+                    direct: true,
+                    ..
+                }) if *t == ticket => {
+                    self.order.pop_front();
+                    let entry = entry.expect("matched just above");
+                    let Entry::Waiting { waker, .. } =
+                        std::mem::replace(entry, Entry::Delivered(message, sequence))
+                    else {
+                        unreachable!("matched as waiting just above")
+                    };
+                    self.delivered += 1;
+                    waker.wake();
+                    return Ok(());
+                }
+                Some(Entry::Waiting { ticket: t, .. }) if *t == ticket => return Err(message),
+                _ => {
+                    self.order.pop_front();
+                }
+            }
+        }
+        Err(message)
+    }
+
     /// Entries woken and not yet resolved.
+    #[inline]
     pub(crate) fn woken(&self) -> usize {
         self.woken
     }
 
     /// Wakes the oldest waiting entry (it becomes `Woken`); `false` if none waits.
+    #[inline]
     pub(crate) fn wake_one(&mut self) -> bool {
         while let Some((id, ticket)) = self.order.pop_front() {
             let Some(entry) = self.entries.get_mut(&id) else {
@@ -144,20 +295,25 @@ impl WakeQueue {
     }
 
     /// Wakes every waiting entry and forgets every entry (the event ended for all).
+    /// A delivered entry stays (its message is its waiter's).
     pub(crate) fn wake_all(&mut self) {
         self.order.clear();
         self.woken = 0;
-        for (_, entry) in self.entries.drain() {
-            if let Entry::Waiting { waker, .. } = entry {
-                waker.wake();
+        self.entries.retain(|_, entry| match entry {
+            Entry::Delivered(..) => true,
+            Entry::Woken => false,
+            Entry::Waiting { waker, .. } => {
+                waker.wake_by_ref();
+                false
             }
-        }
+        });
     }
 
     /// Drops the stale tickets of `order` once they outnumber the live ones (each
     /// sweep is paid for by as many stale tickets as it keeps live ones).
+    #[inline]
     fn sweep(&mut self) {
-        let live = self.entries.len() - self.woken;
+        let live = self.entries.len() - self.woken - self.delivered;
         if self.order.len() <= 2 * live + 16 {
             return;
         }

@@ -8,12 +8,22 @@
 //!   registration (a superset: a registration may have gone since, taken or closed).
 //!   It is emptied, each channel left, when a blocking receive or select ends and when
 //!   the process finishes, so a wake-up the process was handed and did not use passes
-//!   on at once (the channel's "one wake per message", `channel/core.rs`). Only the
-//!   process itself touches it; its lock is never held while a channel's is taken.
+//!   on at once (the channel's "one wake per message", `channel/core.rs`). The channel
+//!   a receive took its message from needs no leave (taking gave up the registration
+//!   there): its entry may stay, so that a process receiving on one channel in a loop
+//!   notes it once. Only the process itself touches it; its lock is never held while
+//!   a channel's is taken.
+//! - What the process waits on is the label in its state while `waiting` is set: a
+//!   wait sets the label (unless it is the same as the last one) and then the flag; a
+//!   process that stops waiting clears the flag alone, without taking the lock. Only
+//!   the process itself stores its labels (its own calls, one at a time), and
+//!   `label_at` is the address of the one stored: a wait on that same label stores
+//!   nothing.
 
 use crate::channel::{Channel, WaitList, Waiter};
 use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// How a process ended, if it has.
@@ -36,6 +46,12 @@ pub struct ProcessCore {
     state: Mutex<State>,
     /// Channels the process may wait on as a receiver, by id (module invariants).
     receiving: Mutex<HashMap<u64, Weak<Channel>>>,
+    /// Whether the process waits on what `State::waiting_on` says (module
+    /// invariants): cleared without the lock when it stops waiting.
+    waiting: AtomicBool,
+    /// The address of the label in `State::waiting_on` (0: none): a wait on the same
+    /// label takes no lock (the label, held there, keeps its address).
+    label_at: AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -43,6 +59,7 @@ struct State {
     outcome: Outcome,
     joined: bool,
     joiners: WaitList,
+    /// What the process waits on, or waited on last (see `waiting`).
     waiting_on: Option<Arc<str>>,
     /// It failed while nobody waited to join it: its error is reported at once.
     failed_unattended: bool,
@@ -67,9 +84,12 @@ impl ProcessCore {
                 reported: false,
             }),
             receiving: Mutex::new(HashMap::default()),
+            waiting: AtomicBool::new(false),
+            label_at: AtomicUsize::new(0),
         }
     }
 
+    #[inline]
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -101,6 +121,8 @@ impl ProcessCore {
             matches!(outcome, Outcome::Failed(_)) && state.joiners.is_empty() && !state.joined;
         state.outcome = outcome;
         state.waiting_on = None;
+        self.label_at.store(0, Ordering::Relaxed);
+        self.waiting.store(false, Ordering::Release);
         state.joiners.wake_all();
         drop(state);
         self.leave_channels();
@@ -108,6 +130,7 @@ impl ProcessCore {
     }
 
     /// Notes that the process registered on `channel` as a receiver.
+    #[inline]
     pub(crate) fn note_receiving(&self, channel: &Arc<Channel>) {
         self.lock_receiving()
             .entry(channel.id())
@@ -135,6 +158,27 @@ impl ProcessCore {
         }
     }
 
+    /// A blocking receive took its message from `channel`, giving up its registration
+    /// there as it took: leaves the other channels it registered on, if any (as
+    /// [`ProcessCore::leave_channels`]). `channel` itself needs no leave: its entry
+    /// stays noted (module invariants), ready for the next wait there.
+    #[inline]
+    pub(crate) fn took_from(&self, channel: &Channel) {
+        {
+            let receiving = self.lock_receiving();
+            let only_this = match receiving.len() {
+                0 => true,
+                1 => receiving.contains_key(&channel.id()),
+                _ => false,
+            };
+            if only_this {
+                return;
+            }
+        }
+        self.leave_channels();
+    }
+
+    #[inline]
     fn lock_receiving(&self) -> MutexGuard<'_, HashMap<u64, Weak<Channel>>> {
         self.receiving.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -185,12 +229,35 @@ impl ProcessCore {
     }
 
     /// Notes what the process is about to wait on (`None` once it stops waiting).
+    #[inline]
     pub fn set_waiting_on(&self, what: Option<Arc<str>>) {
-        self.lock().waiting_on = what;
+        match what {
+            Some(label) => self.note_waiting_on(&label),
+            None => self.waiting.store(false, Ordering::Release),
+        }
+    }
+
+    /// Notes that the process is about to wait on `label` (kept, not copied, when it
+    /// is the label of its last wait).
+    #[inline]
+    pub(crate) fn note_waiting_on(&self, label: &Arc<str>) {
+        let address = Arc::as_ptr(label).cast::<u8>() as usize;
+        // ORDERING: Relaxed: the process alone stores its labels (module invariants),
+        // so it reads back its own last store.
+        if self.label_at.load(Ordering::Relaxed) != address {
+            self.lock().waiting_on = Some(label.clone());
+            self.label_at.store(address, Ordering::Relaxed);
+        }
+        // ORDERING: Release, after the label's store (under the lock): a reader that
+        // sees the flag set sees this label or a later one.
+        self.waiting.store(true, Ordering::Release);
     }
 
     /// What the process waits on, if it is blocked.
     pub fn waiting_on(&self) -> Option<String> {
+        if !self.waiting.load(Ordering::Acquire) {
+            return None;
+        }
         self.lock().waiting_on.as_deref().map(str::to_owned)
     }
 }

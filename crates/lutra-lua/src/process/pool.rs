@@ -19,7 +19,7 @@
 //!   out of memory is not pooled.
 
 use mlua::{Function, Lua};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// Registry key of the function that restores a state's baseline.
 const RESTORE_KEY: &str = "lutra.baseline.restore";
@@ -57,10 +57,10 @@ impl StatePool {
 
 /// Takes the baseline of a new state (step 1).
 pub(crate) fn snapshot_baseline(lua: &Lua) -> mlua::Result<()> {
-    let restore: Function = lua
-        .load(include_str!("baseline.lua"))
-        .set_name("=lutra.baseline")
-        .call(())?;
+    static BASELINE: OnceLock<Vec<u8>> = OnceLock::new();
+    let source = include_str!("baseline.lua");
+    let snapshot = crate::api::precompiled(lua, &BASELINE, source, "=lutra.baseline")?;
+    let restore: Function = snapshot.call(())?;
     lua.set_named_registry_value(RESTORE_KEY, restore)
 }
 

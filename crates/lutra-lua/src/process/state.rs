@@ -25,15 +25,22 @@ pub(crate) struct ProcessContext {
     /// The label of the last wait of a native blocking call (`api/native`), by what
     /// it was and the channel's id: built once per run of waits on one channel.
     pub(crate) native_wait: RefCell<Option<NativeWait>>,
-    /// The wait of the native blocking call the process is parked in, if any (at most
-    /// one: the whole process parks, and is resumed down to that call first).
-    pub(crate) parked: RefCell<Option<(Arc<crate::channel::Channel>, NativeWait)>>,
+    /// The channel of the native blocking call the process is parked in, if any (at
+    /// most one: the whole process parks, and is resumed down to that call first);
+    /// its wait is `native_wait`.
+    pub(crate) parked: RefCell<Option<Arc<crate::channel::Channel>>>,
     /// A message a native receive took whose values are not all scalars: imported by
     /// `raw.take_pending`, which the native call runs next.
     pub(crate) pending: RefCell<Option<crate::transfer::Message>>,
     /// The process's waker (`wakers::current_waker`), made at its first wait.
     pub(crate) waker: OnceCell<std::task::Waker>,
+    /// The luaproc channel a native call found by name last, with its name
+    /// (`api/native/luaproc.rs`).
+    pub(crate) last_named: RefCell<Option<NamedChannel>>,
 }
+
+/// A luaproc channel with its name.
+pub(crate) type NamedChannel = (Box<[u8]>, Arc<crate::channel::Channel>);
 
 /// What a native blocking call waits on: how (`what`), the channel's id, its luaproc
 /// name if it has one, and the label deadlock reports show.
@@ -66,6 +73,7 @@ impl ProcessContext {
             parked: RefCell::new(None),
             pending: RefCell::new(None),
             waker: OnceCell::new(),
+            last_named: RefCell::new(None),
         }
     }
 

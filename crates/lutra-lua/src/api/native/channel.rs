@@ -2,8 +2,8 @@
 //! fallbacks are `Channel.send` and `Channel.receive` of `prelude.lua`.
 
 use super::{
-    Action, Answer, cannot_wait, channel_at, lost, park, parkable, perform, receive_or_park,
-    resumed, scalar, waiter,
+    Action, Answer, cannot_wait, channel_borrowed, lost, park, parkable, perform, receive_or_park,
+    resumed, scalar, waker,
 };
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
@@ -26,43 +26,53 @@ pub(super) unsafe extern "C-unwind" fn send(state: *mut lua_State) -> c_int {
 /// # Safety
 /// As [`send`].
 unsafe fn start_send(state: *mut lua_State) -> Action {
-    // SAFETY: reads of the running thread's stack (see the helpers).
+    // SAFETY: reads of the running thread's stack (see the helpers); the channel is
+    // borrowed from the handle at position 1, which stays there until the call ends,
+    // and only clones of it outlive this function (`park`).
     unsafe {
         let args = ffi::lua_gettop(state);
         let fallback = Action::Fallback { args };
         let Some(context) = parkable(state) else {
             return fallback;
         };
-        let Some(channel) = channel_at(state, 1) else {
+        let Some(channel) = channel_borrowed(state, 1) else {
             return fallback;
         };
         let Some(message) = scalar::export(state, 2, args) else {
             return fallback;
         };
-        let Ok(sequence) = channel.start_send(message) else {
+        let Ok(started) = channel.begin_send(message, waker(context)) else {
             return fallback;
         };
-        context.runtime.counters.note_sent();
-        send_poll(context, &channel, sequence)
+        context.runtime.counters.note_sent(context.process.id());
+        if started.sent {
+            return Action::Return(Answer::Nothing);
+        }
+        park_sending(context, &channel, started.sequence)
     }
+}
+
+/// Parks the sender of message `sequence` (its waker registered).
+fn park_sending(context: &ProcessContext, channel: &Arc<Channel>, sequence: u64) -> Action {
+    park(
+        context,
+        "send on ",
+        channel,
+        || None,
+        |_| format!("send on channel#{}", channel.id()),
+        sequence as ffi::lua_KContext,
+    )
 }
 
 /// Polls the send of message `sequence` (registering the caller if it must wait).
 fn send_poll(context: &ProcessContext, channel: &Arc<Channel>, sequence: u64) -> Action {
-    match channel.poll_send(sequence, Some(waiter(context))) {
+    match channel.poll_send_with(sequence, waker(context)) {
         SendPoll::Sent => Action::Return(Answer::Nothing),
         SendPoll::Closed => Action::Raise(format!(
             "send on channel#{}: the channel was closed before the message was received",
             channel.id()
         )),
-        SendPoll::Wait => park(
-            context,
-            "send on ",
-            channel,
-            || None,
-            |_| format!("send on channel#{}", channel.id()),
-            sequence as ffi::lua_KContext,
-        ),
+        SendPoll::Wait => park_sending(context, channel, sequence),
     }
 }
 
@@ -75,8 +85,8 @@ unsafe extern "C-unwind" fn send_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
-            Some((context, channel, _, false)) => send_poll(context, &channel, ctx as u64),
+            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, false)) => send_poll(context, &channel, ctx as u64),
             None => lost("send"),
         };
         perform(state, action, send_continued)
@@ -98,7 +108,7 @@ pub(super) unsafe extern "C-unwind" fn receive(state: *mut lua_State) -> c_int {
 /// # Safety
 /// As [`receive`].
 unsafe fn start_receive(state: *mut lua_State) -> Action {
-    // SAFETY: reads of the running thread's stack (see the helpers).
+    // SAFETY: as in `start_send`.
     unsafe {
         let fallback = Action::Fallback {
             args: ffi::lua_gettop(state),
@@ -106,7 +116,7 @@ unsafe fn start_receive(state: *mut lua_State) -> Action {
         let Some(context) = parkable(state) else {
             return fallback;
         };
-        let Some(channel) = channel_at(state, 1) else {
+        let Some(channel) = channel_borrowed(state, 1) else {
             return fallback;
         };
         receive_poll(context, &channel).unwrap_or(fallback)
@@ -133,8 +143,8 @@ unsafe extern "C-unwind" fn receive_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
-            Some((context, channel, _, false)) => {
+            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, false)) => {
                 receive_poll(context, &channel).unwrap_or_else(|| {
                     context.process.leave_channels();
                     Action::Raise(format!(

@@ -2,11 +2,13 @@
 //! protocol); their fallbacks are the functions of `luaproc.lua`, which also fill the
 //! cache of named channels (upvalue 4: name → handle) whenever they look a name up.
 //! A cached channel that was deleted is closed: the native call then falls back, and
-//! the fallback finds what the name means now.
+//! the fallback finds what the name means now. The process also keeps the last
+//! channel a native call found by name (`ProcessContext::last_named`), looked up
+//! first; a call that finds it closed forgets it before falling back.
 
 use super::{
-    Action, Answer, NAMED, cannot_wait, channel_at, lost, park, parkable, perform, receive_or_park,
-    resumed, scalar, waiter,
+    Action, Answer, NAMED, cannot_wait, channel_at, lost, park, parkable, parked_name, perform,
+    receive_or_park, resumed, scalar, waker,
 };
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
@@ -15,23 +17,42 @@ use std::ffi::c_int;
 use std::sync::Arc;
 
 /// The channel cached for the name at position 1; `None` if the name is not a string
-/// or not cached.
+/// or not cached. The process's last one is looked up first (no table lookup), then
+/// the cache of named channels, which then becomes the process's last one.
 ///
 /// # Safety
 /// `state` runs a native closure of this module with at least one argument.
-unsafe fn named_channel(state: *mut lua_State) -> Option<Arc<Channel>> {
-    // SAFETY: stack operations on the running thread (balanced); the cache is
-    // upvalue 4.
+unsafe fn named_channel(state: *mut lua_State, context: &ProcessContext) -> Option<Arc<Channel>> {
+    // SAFETY: stack operations on the running thread (balanced); the name's bytes
+    // are read while it is on the stack; the cache is upvalue 4.
     unsafe {
         if ffi::lua_type(state, 1) != ffi::LUA_TSTRING {
             return None;
+        }
+        let mut length = 0;
+        let bytes = ffi::lua_tolstring(state, 1, &mut length);
+        let bytes = std::slice::from_raw_parts(bytes.cast::<u8>(), length);
+        if let Some((name, channel)) = &*context.last_named.borrow()
+            && **name == *bytes
+        {
+            return Some(channel.clone());
         }
         ffi::lua_pushvalue(state, 1);
         ffi::lua_rawget(state, ffi::lua_upvalueindex(NAMED));
         let channel = channel_at(state, ffi::lua_gettop(state));
         ffi::lua_pop(state, 1);
+        if let Some(channel) = &channel {
+            *context.last_named.borrow_mut() = Some((bytes.into(), channel.clone()));
+        }
         channel
     }
+}
+
+/// The fallback, after forgetting the process's last named channel: it was closed
+/// (deleted, perhaps), and the fallback finds what the name means now.
+fn refresh(context: &ProcessContext, fallback: Action) -> Action {
+    context.last_named.borrow_mut().take();
+    fallback
 }
 
 /// The name at position 1 (a string, checked when the call started).
@@ -75,24 +96,39 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
         let Some(context) = parkable(state) else {
             return fallback;
         };
-        let Some(channel) = named_channel(state) else {
+        let Some(channel) = named_channel(state, context) else {
             return fallback;
         };
         let Some(message) = scalar::export(state, 2, args) else {
             return fallback;
         };
-        let Ok(sequence) = channel.start_send(message) else {
-            return fallback;
+        let Ok(started) = channel.begin_send(message, waker(context)) else {
+            return refresh(context, fallback);
         };
-        context.runtime.counters.note_sent();
-        send_poll(
-            context,
-            &channel,
-            sequence,
-            || name(state),
-            "does not exist",
-        )
+        context.runtime.counters.note_sent(context.process.id());
+        if started.sent {
+            return Action::Return(Answer::True);
+        }
+        park_sending(context, &channel, started.sequence, || name(state))
     }
+}
+
+/// Parks the sender of message `sequence` on the channel called `name()` (its waker
+/// registered).
+fn park_sending(
+    context: &ProcessContext,
+    channel: &Arc<Channel>,
+    sequence: u64,
+    name: impl FnOnce() -> Arc<str>,
+) -> Action {
+    park(
+        context,
+        "luaproc.send",
+        channel,
+        || Some(name()),
+        |name| format!("luaproc.send on channel '{}'", name.unwrap_or_default()),
+        sequence as ffi::lua_KContext,
+    )
 }
 
 /// Polls the send of message `sequence` on the channel called `name()`; a closed
@@ -104,19 +140,12 @@ fn send_poll(
     name: impl Fn() -> Arc<str>,
     closed: &str,
 ) -> Action {
-    match channel.poll_send(sequence, Some(waiter(context))) {
+    match channel.poll_send_with(sequence, waker(context)) {
         SendPoll::Sent => Action::Return(Answer::True),
         SendPoll::Closed => {
             Action::Return(Answer::NilAnd(format!("channel '{}' {closed}", name())))
         }
-        SendPoll::Wait => park(
-            context,
-            "luaproc.send",
-            channel,
-            || Some(name()),
-            |name| format!("luaproc.send on channel '{}'", name.unwrap_or_default()),
-            sequence as ffi::lua_KContext,
-        ),
+        SendPoll::Wait => park_sending(context, channel, sequence, name),
     }
 }
 
@@ -129,9 +158,9 @@ unsafe extern "C-unwind" fn send_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
-            Some((context, channel, wait, false)) => {
-                let name = wait.name.unwrap_or_else(|| "".into());
+            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, false)) => {
+                let name = parked_name(context);
                 let closed = "destroyed while waiting for receiver";
                 send_poll(context, &channel, ctx as u64, || name.clone(), closed)
             }
@@ -167,10 +196,11 @@ unsafe fn start_receive(state: *mut lua_State) -> Action {
         let Some(context) = parkable(state) else {
             return fallback;
         };
-        let Some(channel) = named_channel(state) else {
+        let Some(channel) = named_channel(state, context) else {
             return fallback;
         };
-        receive_poll(context, &channel, || name(state)).unwrap_or(fallback)
+        receive_poll(context, &channel, || name(state))
+            .unwrap_or_else(|| refresh(context, fallback))
     }
 }
 
@@ -198,9 +228,9 @@ unsafe extern "C-unwind" fn receive_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, wait, true)) => cannot_wait(context, &wait.label),
-            Some((context, channel, wait, false)) => {
-                let name = wait.name.unwrap_or_else(|| "".into());
+            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, false)) => {
+                let name = parked_name(context);
                 receive_poll(context, &channel, || name.clone()).unwrap_or_else(|| {
                     context.process.leave_channels();
                     Action::Return(Answer::NilAnd(format!(

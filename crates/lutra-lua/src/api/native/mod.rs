@@ -29,16 +29,16 @@
 //!   (`debug.setuservalue` is guarded, see [`guard_setuservalue`]).
 //! - A native call keeps nothing on its stack across a wait (mlua's `Thread::resume`
 //!   empties it when the main coroutine yielded): what the continuation needs is in
-//!   the context's `parked` (the channel, kept alive there, and the wait) and in the
-//!   continuation's `ctx` (a send's sequence). A process parks in at most one native
-//!   call at a time; its continuation takes `parked` back.
+//!   the context's `parked` (the channel, kept alive there), its `native_wait` (the
+//!   wait, noted by the park) and the continuation's `ctx` (a send's sequence). A
+//!   process parks in at most one native call at a time; its continuation takes
+//!   `parked` back (`native_wait` stays, for the next park on the same channel).
 
 mod channel;
 mod luaproc;
 mod scalar;
 
 use crate::api::PARK;
-use crate::channel::Waiter;
 use crate::channel::{Channel, ReceivePoll};
 use crate::process::ProcessContext;
 use crate::process::state::NativeWait;
@@ -47,8 +47,10 @@ use crate::transfer::Message;
 use mlua::ffi::{self, lua_State};
 use mlua::{Function, Lua, MultiValue, Table};
 use std::ffi::c_int;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::Waker;
 
 /// Upvalue positions (module invariants).
 const FALLBACK: c_int = 1;
@@ -89,6 +91,7 @@ enum Answer {
 /// # Safety
 /// `state` runs a native closure of this module (its upvalues as the module says);
 /// called as its last act (it may longjmp).
+#[inline(always)]
 unsafe fn perform(state: *mut lua_State, action: Action, k: ffi::lua_KFunction) -> c_int {
     // SAFETY: stack operations on the running thread; every Rust value is moved out
     // (or dropped) before a call that may longjmp (module invariants).
@@ -124,6 +127,7 @@ unsafe fn perform(state: *mut lua_State, action: Action, k: ffi::lua_KFunction) 
 ///
 /// # Safety
 /// As [`perform`].
+#[inline]
 unsafe fn answer_with(state: *mut lua_State, answer: Answer) -> c_int {
     // SAFETY: as in `perform`; the message is dropped before the call that imports a
     // pending one.
@@ -166,6 +170,7 @@ unsafe extern "C-unwind" fn returned(
 ///
 /// # Safety
 /// As [`current`]; `state` is the running thread.
+#[inline]
 unsafe fn parkable<'a>(state: *mut lua_State) -> Option<&'a ProcessContext> {
     // SAFETY: see `current`; lua_isyieldable reads the running thread.
     unsafe {
@@ -176,15 +181,10 @@ unsafe fn parkable<'a>(state: *mut lua_State) -> Option<&'a ProcessContext> {
     }
 }
 
-/// The caller as a waiter, with the process's waker made once.
-fn waiter(context: &ProcessContext) -> Waiter {
-    Waiter {
-        id: context.process.id(),
-        waker: context
-            .waker
-            .get_or_init(crate::wakers::current_waker)
-            .clone(),
-    }
+/// The caller's waker, made once per process.
+#[inline]
+fn waker(context: &ProcessContext) -> &Waker {
+    context.waker.get_or_init(crate::wakers::current_waker)
 }
 
 /// The address of the channel whose handle is at stack position `index` (absolute),
@@ -192,6 +192,7 @@ fn waiter(context: &ProcessContext) -> Waiter {
 ///
 /// # Safety
 /// `state` is the running thread; `index` is a valid position.
+#[inline]
 unsafe fn channel_address(state: *mut lua_State, index: c_int) -> Option<*const Channel> {
     // SAFETY: reads of the stack, balanced.
     unsafe {
@@ -217,6 +218,26 @@ unsafe fn channel_at(state: *mut lua_State, index: c_int) -> Option<Arc<Channel>
         let address = channel_address(state, index)?;
         Arc::increment_strong_count(address);
         Some(Arc::from_raw(address))
+    }
+}
+
+/// The channel whose handle is at stack position `index` (absolute), if it is one,
+/// borrowed: no reference is counted, and the `Arc` is never dropped.
+///
+/// # Safety
+/// As [`channel_at`]; the handle stays at `index` for as long as the result is used,
+/// and the result does not outlive the native call (clone it to keep the channel).
+#[inline]
+unsafe fn channel_borrowed(
+    state: *mut lua_State,
+    index: c_int,
+) -> Option<ManuallyDrop<Arc<Channel>>> {
+    // SAFETY: as in `channel_at`; the handle's own reference keeps the channel alive
+    // while the handle is on the stack, and `ManuallyDrop` never gives back the
+    // reference this `Arc` does not own.
+    unsafe {
+        let address = channel_address(state, index)?;
+        Some(ManuallyDrop::new(Arc::from_raw(address)))
     }
 }
 
@@ -259,30 +280,37 @@ fn park(
     label: impl FnOnce(Option<&str>) -> String,
     ctx: ffi::lua_KContext,
 ) -> Action {
-    let wait = {
+    {
         let mut last = context.native_wait.borrow_mut();
-        match &*last {
-            Some(wait) if wait.what == what && wait.channel_id == channel.id() => wait.clone(),
-            _ => {
+        let wait = match &mut *last {
+            Some(wait) if wait.channel_id == channel.id() && same(wait.what, what) => wait,
+            last => {
                 let name = name();
-                let wait = NativeWait {
+                last.insert(NativeWait {
                     what,
                     channel_id: channel.id(),
                     label: label(name.as_deref()).into(),
                     name,
-                };
-                *last = Some(wait.clone());
-                wait
+                })
             }
-        }
-    };
-    context.process.set_waiting_on(Some(wait.label.clone()));
-    *context.parked.borrow_mut() = Some((channel.clone(), wait));
+        };
+        context.process.note_waiting_on(&wait.label);
+    }
+    *context.parked.borrow_mut() = Some(channel.clone());
     Action::Park { ctx }
 }
 
+/// Whether two waits' kinds are the same: by address first (each is a literal of one
+/// call site), by content otherwise.
+fn same(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
 /// One receive attempt on `channel`: the message taken, or the caller parked (as by
-/// [`park`], noted as receiving); `None` when the channel is closed and drained.
+/// [`park`], noted as receiving, registered to take a message handed to it: the
+/// call ends only by taking one or by leaving); `None` when the channel is closed
+/// and drained.
+#[inline]
 fn receive_or_park(
     context: &ProcessContext,
     channel: &Arc<Channel>,
@@ -290,33 +318,45 @@ fn receive_or_park(
     name: impl FnOnce() -> Option<Arc<str>>,
     label: impl FnOnce(Option<&str>) -> String,
 ) -> Option<Action> {
-    Some(match channel.poll_receive(Some(waiter(context))) {
-        ReceivePoll::Message(message) => took(context, message),
-        ReceivePoll::Closed => return None,
-        ReceivePoll::Empty => {
-            context.process.note_receiving(channel);
-            park(context, what, channel, name, label, 0)
-        }
-    })
+    Some(
+        match channel.poll_receive_direct(context.process.id(), waker(context)) {
+            ReceivePoll::Message(message) => took(context, channel, message),
+            ReceivePoll::Closed => return None,
+            ReceivePoll::Empty => {
+                context.process.note_receiving(channel);
+                park(context, what, channel, name, label, 0)
+            }
+        },
+    )
 }
 
-/// The context, channel and wait of the native call resumed on `state`, and whether
-/// it was resumed with `CANNOT`; `None` if nothing was parked (never: see
-/// `ProcessContext::parked`).
+/// The context and channel of the native call resumed on `state` (its wait is the
+/// context's `native_wait`), and whether it was resumed with `CANNOT`; `None` if
+/// nothing was parked (never: see `ProcessContext::parked`).
 ///
 /// # Safety
 /// `state` runs the continuation of a native closure of this module.
-unsafe fn resumed<'a>(
-    state: *mut lua_State,
-) -> Option<(&'a ProcessContext, Arc<Channel>, NativeWait, bool)> {
+#[inline]
+unsafe fn resumed<'a>(state: *mut lua_State) -> Option<(&'a ProcessContext, Arc<Channel>, bool)> {
     // SAFETY: see `current`; reads of the stack (the resume values alone, see
     // `perform`) and of upvalue 2.
     unsafe {
         let context = current()?;
-        let (channel, wait) = context.parked.borrow_mut().take()?;
+        let channel = context.parked.borrow_mut().take()?;
         let cannot = ffi::lua_gettop(state) >= 1
             && ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(CANNOT)) != 0;
-        Some((context, channel, wait, cannot))
+        Some((context, channel, cannot))
+    }
+}
+
+/// The luaproc name of the channel the process parked on (its `native_wait`'s), or
+/// an empty name.
+fn parked_name(context: &ProcessContext) -> Arc<str> {
+    match &*context.native_wait.borrow() {
+        Some(NativeWait {
+            name: Some(name), ..
+        }) => name.clone(),
+        _ => "".into(),
     }
 }
 
@@ -329,7 +369,11 @@ fn lost(what: &str) -> Action {
 
 /// The error of a wait resumed with `CANNOT` (the Lua loop's `park`): the process no
 /// longer waits, and leaves the channels it registered on.
-fn cannot_wait(context: &ProcessContext, label: &str) -> Action {
+fn cannot_wait(context: &ProcessContext) -> Action {
+    let label = match &*context.native_wait.borrow() {
+        Some(wait) => wait.label.clone(),
+        None => "a channel".into(),
+    };
     context.process.set_waiting_on(None);
     context.process.leave_channels();
     Action::Raise(format!(
@@ -338,11 +382,13 @@ fn cannot_wait(context: &ProcessContext, label: &str) -> Action {
     ))
 }
 
-/// A receive took `message`: the process leaves the channels it waited on, and the
-/// message is answered (its values pushed, or imported by `take_pending`).
-fn took(context: &ProcessContext, message: Message) -> Action {
-    context.process.leave_channels();
-    context.runtime.counters.note_received();
+/// A receive took `message` from `channel` (giving up its registration there): the
+/// process leaves the other channels it waited on, and the message is answered (its
+/// values pushed, or imported by `take_pending`).
+#[inline]
+fn took(context: &ProcessContext, channel: &Channel, message: Message) -> Action {
+    context.process.took_from(channel);
+    context.runtime.counters.note_received(context.process.id());
     if scalar::fits(&message) {
         return Action::Return(Answer::Values(message));
     }

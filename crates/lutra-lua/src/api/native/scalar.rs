@@ -12,6 +12,7 @@ use std::sync::Arc;
 ///
 /// # Safety
 /// `state` is a running thread; `first >= 1` and `last` is at most its top.
+#[inline]
 pub(super) unsafe fn export(state: *mut lua_State, first: c_int, last: c_int) -> Option<Message> {
     // SAFETY: positions within the stack of the running thread.
     unsafe {
@@ -52,6 +53,7 @@ unsafe fn scalar_at(state: *mut lua_State, index: c_int) -> Option<Value> {
 }
 
 /// Whether every value of `message` is a scalar [`push`] can push.
+#[inline]
 pub(super) fn fits(message: &Message) -> bool {
     message.tables.is_empty()
         && message.values.iter().all(|value| {
@@ -69,13 +71,18 @@ pub(super) fn fits(message: &Message) -> bool {
 /// Pushes the values of `message` (all scalars, see [`fits`]); returns how many.
 ///
 /// # Safety
-/// `state` is the running thread of a C function (a stack overflow raises an error).
+/// `state` is the running thread of a C function (a stack overflow raises an error),
+/// whose stack holds no more than it held when called (its arguments) or resumed.
+#[inline]
 pub(super) unsafe fn push(state: *mut lua_State, message: &Message) -> c_int {
     let count = message.values.len() as c_int;
-    // SAFETY: room is made first (luaL_checkstack raises if it cannot be); every push
-    // copies its value into Lua.
+    // SAFETY: room is made first (luaL_checkstack raises if it cannot be), unless
+    // the values fit in the `LUA_MINSTACK` slots Lua guarantees a C function above
+    // what it was called or resumed with; every push copies its value into Lua.
     unsafe {
-        ffi::luaL_checkstack(state, count, c"too many values to receive".as_ptr());
+        if count > ffi::LUA_MINSTACK / 2 {
+            ffi::luaL_checkstack(state, count, c"too many values to receive".as_ptr());
+        }
         for value in &message.values {
             match value {
                 Value::Boolean(b) => ffi::lua_pushboolean(state, c_int::from(*b)),
