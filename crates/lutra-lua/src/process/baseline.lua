@@ -48,14 +48,24 @@ local type_metas = {}
 for i, sample in next, samples do type_metas[i] = getmeta(sample) or false end
 local nil_meta = getmeta(nil)
 
+-- Fields are cleared during the traversal (which `next` allows for existing fields)
+-- and a field is only written when it differs; with the original metatable back in
+-- place first, a table that had none is indexed raw, without a call per field.
 local function restore_table(t, copy, meta)
-  local stale = {}
-  for k in next, t do
-    if copy[k] == nil then stale[#stale + 1] = k end
-  end
-  for i = 1, #stale do rawset(t, stale[i], nil) end
-  for k, v in next, copy do rawset(t, k, v) end
   setmeta(t, meta)
+  if meta == nil then
+    for k in next, t do
+      if copy[k] == nil then t[k] = nil end
+    end
+    for k, v in next, copy do
+      if t[k] ~= v then t[k] = v end
+    end
+  else
+    for k in next, t do
+      if copy[k] == nil then rawset(t, k, nil) end
+    end
+    for k, v in next, copy do rawset(t, k, v) end
+  end
 end
 
 return function()
