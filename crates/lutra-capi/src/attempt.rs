@@ -95,11 +95,19 @@ impl ThreadTx {
         // A pending abort dooms the attempt, and a doomed attempt is not lean; nor is
         // one after aborts of its transaction.
         debug_assert!(self.pending.is_none());
-        debug_assert_eq!(self.stats.consecutive_aborts, 0);
+        self.close_committed();
+        true
+    }
+
+    /// The outermost level committed (after any run of aborts was closed): the
+    /// transaction is over and counted, and nothing is asked of the next one yet
+    /// (`irrevocable_next` is only set outside transactions), so it may begin on the
+    /// straight path.
+    #[inline(always)]
+    fn close_committed(&mut self) {
         self.nesting = 0;
         self.stats.count_first_time_commit();
         self.plain_ready = true;
-        true
     }
 
     /// Makes the thread's next transaction start irrevocable (called outside
@@ -191,12 +199,9 @@ impl ThreadTx {
     pub(crate) fn commit_outermost(&mut self) -> Result<(), c_int> {
         match self.desc.commit() {
             Ok(()) => {
-                self.nesting = 0;
                 self.pending = None;
-                self.stats.count_commit();
-                // Nothing is asked of the next transaction yet (`irrevocable_next`
-                // is only set outside transactions).
-                self.plain_ready = true;
+                self.stats.close_abort_run();
+                self.close_committed();
                 if self.solo_paused {
                     self.solo_paused = false;
                     self.desc.allow_solo(true);

@@ -54,15 +54,21 @@ fn allocate(size: usize, allocate: impl FnOnce(usize) -> *mut c_void) -> CapiRes
     }
     if thread::is_registered() {
         with_thread(|state| {
-            if state.nesting > 0 {
-                state
-                    .desc
-                    .record_allocation(block as usize, size, release_with_free);
-            }
+            record_in(state, block, size);
             Ok(())
         })?;
     }
     Ok(block)
+}
+
+/// Inside a transaction of `state`, records `block` (`size` bytes from the C
+/// allocator) so that an abort frees it.
+fn record_in(state: &mut ThreadTx, block: *mut c_void, size: usize) {
+    if state.nesting > 0 {
+        state
+            .desc
+            .record_allocation(block as usize, size, release_with_free);
+    }
 }
 
 /// tinySTM's `stm_malloc`: allocates `size` bytes (rounded up to whole words) inside
@@ -79,11 +85,7 @@ pub extern "C" fn stm_malloc(size: usize) -> *mut c_void {
         // SAFETY: `malloc` may be called with any size.
         let block = unsafe { malloc(size) };
         if !block.is_null() {
-            if state.nesting > 0 {
-                state
-                    .desc
-                    .record_allocation(block as usize, size, release_with_free);
-            }
+            record_in(state, block, size);
             return block;
         }
     }

@@ -159,16 +159,17 @@ impl LocalStats {
         }
     }
 
+    /// The running transaction is about to be counted as committed: a run of aborts
+    /// before it counts for `max_retries`, and the next transaction starts a new one.
     #[inline]
-    pub(crate) fn count_commit(&mut self) {
-        Tally::bump(&self.tally.commits, 1);
+    pub(crate) fn close_abort_run(&mut self) {
         if self.consecutive_aborts != 0 {
             self.end_abort_run();
         }
     }
 
-    /// A transaction that aborted before it committed: its run of aborts counts for
-    /// `max_retries`.
+    /// [`LocalStats::close_abort_run`] for a transaction that aborted before it
+    /// committed.
     #[cold]
     #[inline(never)]
     fn end_abort_run(&mut self) {
@@ -336,6 +337,14 @@ pub extern "C" fn mod_stats_init() {}
 mod tests {
     use super::*;
     use crate::status::{STM_ABORT_NO_RETRY, explicit_code};
+
+    impl LocalStats {
+        /// A commit as the C ABI counts one.
+        fn count_commit(&mut self) {
+            self.close_abort_run();
+            self.count_first_time_commit();
+        }
+    }
 
     #[test]
     fn counts_by_tinystm_code() {

@@ -77,11 +77,10 @@ impl UndoLog {
     /// Closes the window, forgetting the entries (the attempt has ended).
     #[inline]
     pub(crate) fn close(&mut self) {
-        self.window.next = ptr::null_mut();
-        self.window.end = ptr::null_mut();
-        if self.buffer.capacity() > KEPT_CAPACITY {
+        if !self.is_kept() {
             self.buffer = Vec::new();
         }
+        self.close_window();
     }
 
     /// Whether the window opens without touching the allocator: the buffer holds

@@ -228,11 +228,29 @@ fn or_else_is_woken_by_a_location_only_the_first_branch_read() {
 /// Runs a raw word transaction of `tx` (`body`, as the C ABI does) until it commits.
 fn until_committed<T>(
     tx: &mut TxDescriptor,
+    body: impl FnMut(&mut TxDescriptor) -> Result<T, lutra_stm::Abort>,
+) -> T {
+    until_committed_on(tx, false, body)
+}
+
+/// [`until_committed`], beginning and committing on the straight paths (`lean.rs`)
+/// when `straight` and they apply, as the C ABI does.
+fn until_committed_on<T>(
+    tx: &mut TxDescriptor,
+    straight: bool,
     mut body: impl FnMut(&mut TxDescriptor) -> Result<T, lutra_stm::Abort>,
 ) -> T {
     loop {
-        tx.begin(TxOptions::default());
-        match body(tx).and_then(|value| tx.commit().map(|()| value)) {
+        if !(straight && tx.try_begin(0)) {
+            tx.begin(TxOptions::default());
+        }
+        let committed = body(tx).and_then(|value| {
+            if straight && tx.try_commit() {
+                return Ok(value);
+            }
+            tx.commit().map(|()| value)
+        });
+        match committed {
             Ok(value) => return value,
             Err(abort) => {
                 tx.rollback(abort.reason());
@@ -344,27 +362,11 @@ fn serial_move_and_straight_audits(design: DesignKind) {
     let mut auditor = TxDescriptor::new(&stm).unwrap();
     let (a, b) = (words[0].as_word_ptr(), words[1].as_word_ptr());
     for _ in 0..2 {
-        let sum = loop {
-            if !auditor.try_begin(0) {
-                auditor.begin(TxOptions::default());
-            }
-            // SAFETY: the words live in the `Arc`; besides the serial attempt, only
-            // transactions of this engine access them.
-            let sum = unsafe { auditor.load(a).and_then(|x| Ok(x + auditor.load(b)?)) };
-            let committed = sum.and_then(|sum| {
-                if auditor.try_commit() {
-                    return Ok(sum);
-                }
-                auditor.commit().map(|()| sum)
-            });
-            match committed {
-                Ok(sum) => break sum,
-                Err(abort) => {
-                    auditor.rollback(abort.reason());
-                    thread::yield_now();
-                }
-            }
-        };
+        // SAFETY: the words live in the `Arc`; besides the serial attempt, only
+        // transactions of this engine access them.
+        let sum = until_committed_on(&mut auditor, true, |tx| unsafe {
+            Ok(tx.load(a)? + tx.load(b)?)
+        });
         assert_eq!(sum, 200, "a straight audit saw half of a serial move");
     }
     drop(auditor);
