@@ -83,13 +83,24 @@ impl ThreadTx {
 
     /// The common case of committing the outermost level (the caller checked that the
     /// nesting is 1; [`ThreadTx::commit_outermost`] is the general case): a lean
-    /// attempt with nothing to write back, committed on the engine's straight path
-    /// ([`TxDescriptor::try_commit`](lutra_stm::TxDescriptor::try_commit)). Returns
-    /// `false`, having done nothing, when any other case applies.
+    /// attempt committed on the engine's straight path, inline when it wrote nothing
+    /// ([`TxDescriptor::try_commit_inline`](lutra_stm::TxDescriptor::try_commit_inline))
+    /// and through one call otherwise
+    /// ([`TxDescriptor::try_commit`](lutra_stm::TxDescriptor::try_commit)), as
+    /// `with_writes` asks. Returns `false`, having changed nothing the program can
+    /// see, when any other case applies.
     #[inline(always)]
-    pub(crate) fn try_commit_plain(&mut self) -> bool {
+    pub(crate) fn try_commit_plain(&mut self, with_writes: bool) -> bool {
         debug_assert_eq!(self.nesting, 1);
-        if self.solo_paused || !self.desc.try_commit() {
+        if self.solo_paused {
+            return false;
+        }
+        let committed = if with_writes {
+            self.desc.try_commit()
+        } else {
+            self.desc.try_commit_inline()
+        };
+        if !committed {
             return false;
         }
         // A pending abort dooms the attempt, and a doomed attempt is not lean; nor is

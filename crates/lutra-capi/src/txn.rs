@@ -151,7 +151,7 @@ pub unsafe extern "C" fn stm_commit() -> c_int {
     if let Some(state) = unsafe { fast::state() }
         && state.nesting == 1
     {
-        if state.try_commit_plain() {
+        if state.try_commit_plain(false) {
             return 1;
         }
         // SAFETY: as this function's; `state` is the caller's.
@@ -161,14 +161,17 @@ pub unsafe extern "C" fn stm_commit() -> c_int {
     unsafe { stm_commit_slow() }
 }
 
-/// [`stm_commit`] of a plain thread's outermost level that the straight commit
-/// declined: the full commit, then the jump if it restarts.
+/// [`stm_commit`] of a plain thread's outermost level that the inline commit
+/// declined: the straight commit of an attempt that wrote, else the full commit,
+/// then the jump if it restarts.
 ///
 /// # Safety
 /// As [`stm_commit`]; `state` is the caller's state from `fast::state`.
-#[cold]
 #[inline(never)]
 unsafe extern "C" fn stm_commit_outermost(state: &mut ThreadTx) -> c_int {
+    if state.try_commit_plain(true) {
+        return 1;
+    }
     match state.commit_outermost() {
         Ok(()) => 1,
         // SAFETY: this frame owns only integers and the state's address.

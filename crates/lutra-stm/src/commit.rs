@@ -46,6 +46,9 @@ impl Core {
             self.finish_lean(stm);
             return Ok(());
         }
+        if self.try_commit_update(stm) {
+            return Ok(());
+        }
         self.commit_update_or_roll_back(stm)
     }
 
@@ -159,7 +162,7 @@ impl Core {
 
     /// Step 5: writes every buffered word to memory.
     #[inline]
-    fn write_back(&mut self, stm: &StmInner) {
+    pub(crate) fn write_back(&mut self, stm: &StmInner) {
         // ORDERING: pairs with the acquire fence of the read protocol in `access.rs`:
         // a reader that loads a written value also sees this attempt's lock.
         fence(Ordering::Release);
@@ -233,16 +236,24 @@ impl Core {
             // is still alone in the engine.
             unsafe { &*(addr as *const AtomicUsize) }.store(old, Ordering::Relaxed);
         }
-        for held in self.locks.held() {
-            stm.orecs
-                .record(held.orec)
-                .store(LockWord::unlocked(held.version), Ordering::Release);
-        }
+        self.release_unchanged(stm);
         for block in &self.allocations {
             // SAFETY: allocated by this attempt; its writes are discarded, so nothing
             // committed refers to the block.
             unsafe { (block.release)(block.addr, block.size) };
         }
         self.finish(stm, Err(reason));
+    }
+
+    /// Releases every record the attempt holds with the version it had before (no
+    /// commit happened, so readers holding that version stay valid) and empties the
+    /// lock set.
+    pub(crate) fn release_unchanged(&mut self, stm: &StmInner) {
+        for held in self.locks.held() {
+            stm.orecs
+                .record(held.orec)
+                .store(LockWord::unlocked(held.version), Ordering::Release);
+        }
+        self.locks.clear();
     }
 }

@@ -15,11 +15,22 @@
 //! - `try_commit` does what `commit` does for a lean attempt with nothing to write
 //!   back (it read only, or it ran solo: its writes are already in memory); when it
 //!   returns `false` the attempt runs on untouched.
+//! - `Core::try_commit_update` does what `commit` does for a lean attempt that wrote
+//!   (lean implies commit-time locking: encounter-time locking makes an attempt not
+//!   lean at its first write), when nothing stands in its way. When something does (a
+//!   record locked by another attempt, a kill, the commit gate closed by another, a
+//!   read no longer valid) it undoes what it did: every record it locked gets back
+//!   the version it had, as a rollback does, and its status word reads active again,
+//!   the same word as before. The general commit then runs and meets what stopped it.
+//!   Only the clock may have moved (an aborted general commit moves it too).
 //! - Neither calls anything: a lean attempt counts no statistics, and its solo undo
 //!   log, if any, opens on a buffer already allocated and closes within the
 //!   capacity kept (a store that grows the log makes the attempt not lean).
 
+use crate::config::DesignKind;
 use crate::descriptor::{Core, TxDescriptor, TxOptions};
+use crate::orec::LockWord;
+use crate::registry::TxState;
 use crate::stm::StmInner;
 use crate::sync::Ordering;
 
@@ -74,13 +85,29 @@ impl TxDescriptor {
         true
     }
 
-    /// Commits the running attempt if it is lean and has nothing to write back (it
-    /// only read, or it ran solo). Returns `false`, having done nothing, otherwise:
-    /// call [`TxDescriptor::commit`] then. A lean attempt with nothing to write back
-    /// cannot fail to commit: its reads were consistent at its snapshot, which is
-    /// its serialization point.
+    /// Commits the running attempt if it is lean and nothing stands in its way.
+    /// A lean attempt with nothing to write back (it only read, or it ran solo)
+    /// always commits here, inline: its reads were consistent at its snapshot, which
+    /// is its serialization point. One that wrote commits here, through one call,
+    /// unless a record it wrote is locked by another attempt, it was killed, an
+    /// irrevocable attempt holds the commit gate, or its reads no longer hold.
+    /// Returns `false`, having changed nothing the program can see, otherwise: call
+    /// [`TxDescriptor::commit`] then, which meets the same obstacle and decides
+    /// (waits, aborts).
     #[inline(always)]
     pub fn try_commit(&mut self) -> bool {
+        if self.try_commit_inline() {
+            return true;
+        }
+        self.core.lean && self.core.try_commit_update(&self.stm)
+    }
+
+    /// The part of [`TxDescriptor::try_commit`] that needs no call: commits the
+    /// running attempt if it is lean and has nothing to write back. Returns `false`,
+    /// having done nothing, otherwise. For a driver whose common case must not
+    /// need a stack frame (the C ABI's `stm_commit`).
+    #[inline(always)]
+    pub fn try_commit_inline(&mut self) -> bool {
         let core = &mut self.core;
         if !core.lean || !core.writes.is_empty() {
             return false;
@@ -127,5 +154,106 @@ impl Core {
         self.lean = false;
         self.active = false;
         self.between_lean = true;
+    }
+
+    /// The commit of a lean attempt that wrote (steps 1–6 of `commit.rs`'s protocol
+    /// for commit-time locking), straight: no call but the read set's validation
+    /// when another commit came since the snapshot. Returns `false` when something
+    /// stands in the way, having undone what it did (see the module's invariants):
+    /// the general commit (`commit.rs`) runs then.
+    #[inline(never)]
+    pub(crate) fn try_commit_update(&mut self, stm: &StmInner) -> bool {
+        debug_assert!(self.lean && self.active && self.doomed.is_none() && !self.solo);
+        debug_assert!(self.locks.is_empty() && self.frees.is_empty());
+        debug_assert!(self.allocations.is_empty() && !self.irrevocable);
+        if stm.design_kind != DesignKind::WriteBackCtl {
+            return false;
+        }
+        // Step 1. ORDERING: the release half of the first compare-and-swap publishes
+        // the age and priority to whoever finds a record locked.
+        self.publish_age_and_priority(stm);
+        let mine = LockWord::locked(self.slot);
+        for entry in self.writes.entries() {
+            let orec = stm.orecs.index_of(entry.addr);
+            let record = stm.orecs.record(orec);
+            let current = record.load(Ordering::Acquire);
+            match LockWord::decode(current) {
+                LockWord::Unlocked { version }
+                    if record
+                        .compare_exchange(current, mine, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok() =>
+                {
+                    self.locks.push(orec, version);
+                }
+                // A record guarding two written words, locked for the first.
+                LockWord::Locked { owner } if owner == self.slot => {}
+                _ => return self.give_up_commit(stm, false),
+            }
+        }
+        // Step 2: the point of no return, unless what follows undoes it.
+        let shared = self.shared(stm);
+        let active = self.status;
+        let committing = active.with_state(TxState::Committing);
+        if shared
+            .status
+            .compare_exchange(
+                active.encode(),
+                committing.encode(),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_err()
+        {
+            return self.give_up_commit(stm, false);
+        }
+        // Step 3.
+        if stm.gate.closed_by_other(self.slot) {
+            return self.give_up_commit(stm, true);
+        }
+        // Step 4.
+        let write_version = stm.clock.fetch_add(1, Ordering::SeqCst) + 1;
+        let waiters = stm.waits.has_waiters();
+        if write_version != self.rv + 1 && !self.validate(stm) {
+            return self.give_up_commit(stm, true);
+        }
+        self.status = committing;
+        // Step 5.
+        self.write_back(stm);
+        // Step 6.
+        for held in self.locks.held() {
+            stm.orecs
+                .record(held.orec)
+                .store(LockWord::unlocked(write_version), Ordering::Release);
+        }
+        if waiters {
+            stm.waits
+                .notify_writes(self.locks.held().iter().map(|held| held.orec));
+        }
+        self.writes.clear();
+        self.locks.clear();
+        self.go_idle(stm);
+        self.lean = false;
+        self.active = false;
+        self.between_lean = true;
+        true
+    }
+
+    /// [`Core::try_commit_update`] met something in its way: its status word reads
+    /// active again (if `committing`, it was set to committing), and every record it
+    /// locked gets back the version it had. Returns `false`, for the caller.
+    #[cold]
+    #[inline(never)]
+    fn give_up_commit(&mut self, stm: &StmInner, committing: bool) -> bool {
+        if committing {
+            // ORDERING: sequentially consistent as the compare-and-swap it undoes: a
+            // gate's holder draining committers (`gate.rs`) sees the attempt active
+            // again, and the general commit sets it committing again before it looks
+            // at the gate.
+            self.shared(stm)
+                .status
+                .store(self.status.encode(), Ordering::SeqCst);
+        }
+        self.release_unchanged(stm);
+        false
     }
 }

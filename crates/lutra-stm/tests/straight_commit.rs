@@ -1,0 +1,164 @@
+//! The straight commit of a transaction that wrote (`lean.rs`, `TxDescriptor::try_commit`)
+//! gives up when something stands in its way, and then leaves nothing behind: every
+//! record it locked is free again with the version it had, its status reads active,
+//! and the general commit meets the same obstacle and decides.
+//!
+//! Each test drives the interleaving it needs with several descriptors on one thread
+//! (no timing, no chance): the obstacle is in place before the straight commit runs.
+//! The random and weak-memory explorations of the same path are in `model.rs` and
+//! `loom.rs` (their lean transactions commit through it).
+
+use lutra_stm::{AbortReason, Config, DesignKind, Stm, TxDescriptor, TxOptions};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// An engine without statistics or hooks, so that its attempts are lean.
+fn lean_engine() -> Stm {
+    Stm::new(
+        Config::default()
+            .with_design(DesignKind::WriteBackCtl)
+            .with_stats(false),
+    )
+}
+
+/// Three words on three different records.
+fn words() -> Box<[AtomicUsize; 3]> {
+    Box::new([
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    ])
+}
+
+fn ptr(word: &AtomicUsize) -> *mut usize {
+    word.as_ptr()
+}
+
+/// A first transaction reading `word`: the read set grows to its kept capacity,
+/// which makes that attempt not lean; the descriptor's next ones are.
+fn warm_up(desc: &mut TxDescriptor, word: &AtomicUsize) {
+    desc.begin(TxOptions::default());
+    // SAFETY: the word outlives the transaction, is aligned and is only accessed
+    // through the engine.
+    unsafe { desc.load(ptr(word)) }.unwrap();
+    desc.commit().unwrap();
+}
+
+#[test]
+fn a_straight_commit_whose_read_changed_gives_up_and_keeps_versions() {
+    let stm = lean_engine();
+    let [x, y, z] = &*words();
+    let mut writer = TxDescriptor::new(&stm).unwrap();
+    let mut other = TxDescriptor::new(&stm).unwrap();
+    let mut reader = TxDescriptor::new(&stm).unwrap();
+    warm_up(&mut writer, y);
+    warm_up(&mut reader, x);
+    // SAFETY (every block below): the words outlive the descriptors' transactions,
+    // are aligned and are only accessed through the engine.
+    reader.begin(TxOptions::default());
+    assert_eq!(unsafe { reader.load(ptr(x)) }.unwrap(), 0);
+
+    writer.begin(TxOptions::default());
+    assert_eq!(unsafe { writer.load(ptr(y)) }.unwrap(), 0);
+    unsafe { writer.store(ptr(x), 1, usize::MAX) }.unwrap();
+
+    other.begin(TxOptions::default());
+    unsafe { other.store(ptr(y), 5, usize::MAX) }.unwrap();
+    assert!(other.try_commit(), "nothing stands in the way of this one");
+    assert_eq!(y.load(Ordering::Relaxed), 5);
+
+    assert!(
+        !writer.try_commit(),
+        "the writer read y before it changed: the straight commit must give up"
+    );
+    assert!(writer.is_active(), "giving up leaves the attempt running");
+    assert_eq!(x.load(Ordering::Relaxed), 0, "nothing was written back");
+    assert_eq!(
+        writer.commit().unwrap_err().reason(),
+        AbortReason::Validation,
+        "the general commit meets the same obstacle"
+    );
+
+    // x's record is free and kept the version the reader saw: the reader's own update
+    // commit validates its read of x and commits.
+    unsafe { reader.store(ptr(z), 7, usize::MAX) }.unwrap();
+    assert!(
+        reader.try_commit(),
+        "x's record changed version or stayed locked"
+    );
+    assert_eq!(z.load(Ordering::Relaxed), 7);
+}
+
+#[test]
+fn a_straight_commit_meeting_the_commit_gate_gives_up_and_frees_its_records() {
+    let stm = lean_engine();
+    let [x, _, _] = &*words();
+    let mut writer = TxDescriptor::new(&stm).unwrap();
+    let mut irrevocable = TxDescriptor::new(&stm).unwrap();
+    let mut reader = TxDescriptor::new(&stm).unwrap();
+    // SAFETY (every block below): as in the test above.
+    writer.begin(TxOptions::default());
+    unsafe { writer.store(ptr(x), 1, usize::MAX) }.unwrap();
+
+    irrevocable.begin(TxOptions::default());
+    irrevocable.become_irrevocable().unwrap();
+
+    assert!(
+        !writer.try_commit(),
+        "an irrevocable attempt holds the commit gate: the straight commit must give up"
+    );
+    assert!(writer.is_active());
+    // The record it locked is free again: another reader gets x at once.
+    reader.begin(TxOptions::default());
+    assert_eq!(unsafe { reader.load(ptr(x)) }.unwrap(), 0);
+    reader.commit().unwrap();
+    // The general commit meets the closed gate.
+    assert_eq!(
+        writer.commit().unwrap_err().reason(),
+        AbortReason::Irrevocable
+    );
+
+    // The irrevocable attempt writes x without waiting for anyone, and commits.
+    unsafe { irrevocable.store(ptr(x), 2, usize::MAX) }.unwrap();
+    irrevocable.commit().unwrap();
+    assert_eq!(x.load(Ordering::Relaxed), 2);
+
+    // With the gate open, the writer's next transaction commits.
+    writer.begin(TxOptions::default());
+    unsafe { writer.store(ptr(x), 3, usize::MAX) }.unwrap();
+    writer.commit().unwrap();
+    assert_eq!(x.load(Ordering::Relaxed), 3);
+}
+
+#[test]
+fn a_straight_commit_of_two_words_on_one_record_locks_it_once() {
+    // Two records: the words two apart share one, already held by the commit itself
+    // when it comes to the second.
+    let stm = Stm::new(
+        Config::default()
+            .with_design(DesignKind::WriteBackCtl)
+            .with_orec_bits(1)
+            .with_stats(false),
+    );
+    let [x, _, y] = &*words();
+    let mut writer = TxDescriptor::new(&stm).unwrap();
+    let mut reader = TxDescriptor::new(&stm).unwrap();
+    // SAFETY (every block below): as in the first test.
+    reader.begin(TxOptions::default());
+    assert_eq!(unsafe { reader.load(ptr(y)) }.unwrap(), 0);
+    reader.commit().unwrap();
+
+    writer.begin(TxOptions::default());
+    unsafe { writer.store(ptr(x), 4, usize::MAX) }.unwrap();
+    unsafe { writer.store(ptr(y), 6, usize::MAX) }.unwrap();
+    assert!(writer.try_commit());
+    assert_eq!(
+        (x.load(Ordering::Relaxed), y.load(Ordering::Relaxed)),
+        (4, 6)
+    );
+
+    // The record was released once the commit ended: a reader sees both words.
+    reader.begin(TxOptions::default());
+    let seen = unsafe { (reader.load(ptr(x)).unwrap(), reader.load(ptr(y)).unwrap()) };
+    assert_eq!(seen, (4, 6));
+    reader.commit().unwrap();
+}
