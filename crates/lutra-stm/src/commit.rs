@@ -15,7 +15,10 @@
 //! 6. Release every record with version `wv`, go idle, wake the waiters of the written
 //!    records if step 4 saw any, retire freed blocks through the epochs.
 //!
-//! A read-only attempt commits by going idle: it writes no shared metadata.
+//! A read-only attempt commits by going idle: it writes no shared metadata. A lean
+//! attempt that wrote runs the same protocol on a straight path first
+//! (`Core::try_commit_update` in `lean.rs`), which undoes steps 1–4 and hands over
+//! to this one when anything but the common case applies.
 //!
 //! # Protocol: rollback
 //! Release every held record with the version it had before (no commit happened, so
@@ -34,8 +37,10 @@ use crate::sync::{Ordering, fence};
 
 impl Core {
     /// Commits the attempt. A lean one (see [`Core::lean`]: active, not doomed, holds
-    /// no lock before this) commits inline when it wrote nothing, and skips the
-    /// usability check otherwise; every other goes through [`Core::commit_special`].
+    /// no lock before this) commits inline when it wrote nothing, and otherwise on
+    /// the straight path (`lean.rs`), or, when that gives up, through the protocol
+    /// above without the usability check; every other goes through
+    /// [`Core::commit_special`].
     #[inline]
     pub(crate) fn commit(&mut self, stm: &StmInner) -> Result<(), Abort> {
         if !self.lean {
