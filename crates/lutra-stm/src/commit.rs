@@ -115,6 +115,21 @@ impl Core {
         if write_version != self.rv + 1 && !self.irrevocable && !self.validate(stm) {
             return Err(self.doom(AbortReason::Validation));
         }
+        self.write_back_and_release(stm, write_version, waiters);
+        self.finish_committed(stm);
+        Ok(())
+    }
+
+    /// Steps 5 and 6 up to the end: writes every buffered word back, releases every
+    /// held record with version `write_version`, and wakes the waiters of the written
+    /// records if step 4 saw any (`waiters`).
+    #[inline(always)]
+    pub(crate) fn write_back_and_release(
+        &mut self,
+        stm: &StmInner,
+        write_version: u64,
+        waiters: bool,
+    ) {
         self.write_back(stm);
         for held in self.locks.held() {
             stm.orecs
@@ -125,8 +140,6 @@ impl Core {
             stm.waits
                 .notify_writes(self.locks.held().iter().map(|held| held.orec));
         }
-        self.finish_committed(stm);
-        Ok(())
     }
 
     /// Step 6's end for a committed attempt that wrote: ends it; blocks it freed go to
@@ -167,7 +180,7 @@ impl Core {
 
     /// Step 5: writes every buffered word to memory.
     #[inline]
-    pub(crate) fn write_back(&mut self, stm: &StmInner) {
+    fn write_back(&mut self, stm: &StmInner) {
         // ORDERING: pairs with the acquire fence of the read protocol in `access.rs`:
         // a reader that loads a written value also sees this attempt's lock.
         fence(Ordering::Release);

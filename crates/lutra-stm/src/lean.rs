@@ -217,18 +217,8 @@ impl Core {
             return self.give_up_commit(stm, true);
         }
         self.status = committing;
-        // Step 5.
-        self.write_back(stm);
-        // Step 6.
-        for held in self.locks.held() {
-            stm.orecs
-                .record(held.orec)
-                .store(LockWord::unlocked(write_version), Ordering::Release);
-        }
-        if waiters {
-            stm.waits
-                .notify_writes(self.locks.held().iter().map(|held| held.orec));
-        }
+        // Steps 5 and 6.
+        self.write_back_and_release(stm, write_version, waiters);
         self.writes.clear();
         self.locks.clear();
         self.go_idle(stm);

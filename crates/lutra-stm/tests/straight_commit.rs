@@ -8,7 +8,7 @@
 //! The random and weak-memory explorations of the same path are in `model.rs` and
 //! `loom.rs` (their lean transactions commit through it).
 
-use lutra_stm::{AbortReason, Config, DesignKind, Stm, TxDescriptor, TxOptions};
+use lutra_stm::{Abort, AbortReason, Config, DesignKind, Stm, TxDescriptor, TxOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// An engine without statistics or hooks, so that its attempts are lean.
@@ -29,17 +29,24 @@ fn words() -> Box<[AtomicUsize; 3]> {
     ])
 }
 
-fn ptr(word: &AtomicUsize) -> *mut usize {
-    word.as_ptr()
+/// `word` read in `desc`'s running attempt.
+fn load(desc: &mut TxDescriptor, word: &AtomicUsize) -> Result<usize, Abort> {
+    // SAFETY: the words of these tests outlive every transaction, are aligned and are
+    // accessed only through the engine while transactions run.
+    unsafe { desc.load(word.as_ptr()) }
+}
+
+/// `value` written to `word` in `desc`'s running attempt.
+fn store(desc: &mut TxDescriptor, word: &AtomicUsize, value: usize) -> Result<(), Abort> {
+    // SAFETY: as in `load`.
+    unsafe { desc.store(word.as_ptr(), value, usize::MAX) }
 }
 
 /// A first transaction reading `word`: the read set grows to its kept capacity,
 /// which makes that attempt not lean; the descriptor's next ones are.
 fn warm_up(desc: &mut TxDescriptor, word: &AtomicUsize) {
     desc.begin(TxOptions::default());
-    // SAFETY: the word outlives the transaction, is aligned and is only accessed
-    // through the engine.
-    unsafe { desc.load(ptr(word)) }.unwrap();
+    load(desc, word).unwrap();
     desc.commit().unwrap();
 }
 
@@ -52,17 +59,15 @@ fn a_straight_commit_whose_read_changed_gives_up_and_keeps_versions() {
     let mut reader = TxDescriptor::new(&stm).unwrap();
     warm_up(&mut writer, y);
     warm_up(&mut reader, x);
-    // SAFETY (every block below): the words outlive the descriptors' transactions,
-    // are aligned and are only accessed through the engine.
     reader.begin(TxOptions::default());
-    assert_eq!(unsafe { reader.load(ptr(x)) }.unwrap(), 0);
+    assert_eq!(load(&mut reader, x).unwrap(), 0);
 
     writer.begin(TxOptions::default());
-    assert_eq!(unsafe { writer.load(ptr(y)) }.unwrap(), 0);
-    unsafe { writer.store(ptr(x), 1, usize::MAX) }.unwrap();
+    assert_eq!(load(&mut writer, y).unwrap(), 0);
+    store(&mut writer, x, 1).unwrap();
 
     other.begin(TxOptions::default());
-    unsafe { other.store(ptr(y), 5, usize::MAX) }.unwrap();
+    store(&mut other, y, 5).unwrap();
     assert!(other.try_commit(), "nothing stands in the way of this one");
     assert_eq!(y.load(Ordering::Relaxed), 5);
 
@@ -80,7 +85,7 @@ fn a_straight_commit_whose_read_changed_gives_up_and_keeps_versions() {
 
     // x's record is free and kept the version the reader saw: the reader's own update
     // commit validates its read of x and commits.
-    unsafe { reader.store(ptr(z), 7, usize::MAX) }.unwrap();
+    store(&mut reader, z, 7).unwrap();
     assert!(
         reader.try_commit(),
         "x's record changed version or stayed locked"
@@ -95,9 +100,8 @@ fn a_straight_commit_meeting_the_commit_gate_gives_up_and_frees_its_records() {
     let mut writer = TxDescriptor::new(&stm).unwrap();
     let mut irrevocable = TxDescriptor::new(&stm).unwrap();
     let mut reader = TxDescriptor::new(&stm).unwrap();
-    // SAFETY (every block below): as in the test above.
     writer.begin(TxOptions::default());
-    unsafe { writer.store(ptr(x), 1, usize::MAX) }.unwrap();
+    store(&mut writer, x, 1).unwrap();
 
     irrevocable.begin(TxOptions::default());
     irrevocable.become_irrevocable().unwrap();
@@ -109,7 +113,7 @@ fn a_straight_commit_meeting_the_commit_gate_gives_up_and_frees_its_records() {
     assert!(writer.is_active());
     // The record it locked is free again: another reader gets x at once.
     reader.begin(TxOptions::default());
-    assert_eq!(unsafe { reader.load(ptr(x)) }.unwrap(), 0);
+    assert_eq!(load(&mut reader, x).unwrap(), 0);
     reader.commit().unwrap();
     // The general commit meets the closed gate.
     assert_eq!(
@@ -118,13 +122,13 @@ fn a_straight_commit_meeting_the_commit_gate_gives_up_and_frees_its_records() {
     );
 
     // The irrevocable attempt writes x without waiting for anyone, and commits.
-    unsafe { irrevocable.store(ptr(x), 2, usize::MAX) }.unwrap();
+    store(&mut irrevocable, x, 2).unwrap();
     irrevocable.commit().unwrap();
     assert_eq!(x.load(Ordering::Relaxed), 2);
 
     // With the gate open, the writer's next transaction commits.
     writer.begin(TxOptions::default());
-    unsafe { writer.store(ptr(x), 3, usize::MAX) }.unwrap();
+    store(&mut writer, x, 3).unwrap();
     writer.commit().unwrap();
     assert_eq!(x.load(Ordering::Relaxed), 3);
 }
@@ -142,14 +146,13 @@ fn a_straight_commit_of_two_words_on_one_record_locks_it_once() {
     let [x, _, y] = &*words();
     let mut writer = TxDescriptor::new(&stm).unwrap();
     let mut reader = TxDescriptor::new(&stm).unwrap();
-    // SAFETY (every block below): as in the first test.
     reader.begin(TxOptions::default());
-    assert_eq!(unsafe { reader.load(ptr(y)) }.unwrap(), 0);
+    assert_eq!(load(&mut reader, y).unwrap(), 0);
     reader.commit().unwrap();
 
     writer.begin(TxOptions::default());
-    unsafe { writer.store(ptr(x), 4, usize::MAX) }.unwrap();
-    unsafe { writer.store(ptr(y), 6, usize::MAX) }.unwrap();
+    store(&mut writer, x, 4).unwrap();
+    store(&mut writer, y, 6).unwrap();
     assert!(writer.try_commit());
     assert_eq!(
         (x.load(Ordering::Relaxed), y.load(Ordering::Relaxed)),
@@ -158,7 +161,7 @@ fn a_straight_commit_of_two_words_on_one_record_locks_it_once() {
 
     // The record was released once the commit ended: a reader sees both words.
     reader.begin(TxOptions::default());
-    let seen = unsafe { (reader.load(ptr(x)).unwrap(), reader.load(ptr(y)).unwrap()) };
+    let seen = (load(&mut reader, x).unwrap(), load(&mut reader, y).unwrap());
     assert_eq!(seen, (4, 6));
     reader.commit().unwrap();
 }
