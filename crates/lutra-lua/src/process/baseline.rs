@@ -35,7 +35,11 @@
 //! - The snapshot array is in the registry before the registry is copied, so it is a
 //!   field of the baseline; it is itself not snapshotted (it is marked seen first).
 //! - Both walks run inside mlua's protected call (`exec_raw`): a Lua error (out of
-//!   memory) unwinds only frames that own nothing.
+//!   memory, a changed snapshot) unwinds only frames that own nothing.
+//! - Lua code can reach the snapshot (`debug.getregistry()`), and so defeat the
+//!   restore, as the debug library defeats isolation in other ways; but it cannot
+//!   make the restore misuse the C API: the restore checks the type of every slot it
+//!   relies on and raises an error otherwise (the state is then dropped, not pooled).
 
 use mlua::Lua;
 use mlua::ffi::{self, lua_Integer, lua_State};
@@ -286,21 +290,26 @@ unsafe fn restore_raw(state: *mut lua_State) {
     unsafe {
         ffi::luaL_checkstack(state, STACK, c"baseline".as_ptr());
         if field(state, ffi::LUA_REGISTRYINDEX, BASELINE_KEY) != ffi::LUA_TTABLE {
-            ffi::lua_pushstring(state, c"no baseline to restore".as_ptr());
-            ffi::lua_error(state);
+            changed(state);
         }
         let snapshot = ffi::lua_gettop(state);
         for i in 0..TYPES {
             push_sample(state, i);
-            ffi::lua_rawgeti(state, snapshot, TYPE_METAS + i);
+            if !is_table_or_nil(ffi::lua_rawgeti(state, snapshot, TYPE_METAS + i)) {
+                changed(state);
+            }
             ffi::lua_setmetatable(state, -2);
             ffi::lua_pop(state, 1);
         }
         let mut slot = RECORDS;
         while ffi::lua_rawgeti(state, snapshot, slot) != ffi::LUA_TNIL {
             let table = ffi::lua_gettop(state);
-            ffi::lua_rawgeti(state, snapshot, slot + 1);
-            ffi::lua_rawgeti(state, snapshot, slot + 2);
+            if ffi::lua_type(state, table) != ffi::LUA_TTABLE
+                || ffi::lua_rawgeti(state, snapshot, slot + 1) != ffi::LUA_TTABLE
+                || !is_table_or_nil(ffi::lua_rawgeti(state, snapshot, slot + 2))
+            {
+                changed(state);
+            }
             ffi::lua_rawgeti(state, snapshot, slot + 3);
             let count = ffi::lua_tointeger(state, -1);
             ffi::lua_pop(state, 1);
@@ -325,6 +334,23 @@ unsafe fn restore_raw(state: *mut lua_State) {
             ffi::lua_pop(state, 1);
         }
         ffi::lua_pop(state, 1);
+    }
+}
+
+/// Whether a value of type `kind` can be given as a metatable.
+fn is_table_or_nil(kind: c_int) -> bool {
+    kind == ffi::LUA_TTABLE || kind == ffi::LUA_TNIL
+}
+
+/// Raises the error of a snapshot that Lua code changed (module invariants).
+///
+/// # Safety
+/// Inside [`restore_raw`], with a free stack slot.
+unsafe fn changed(state: *mut lua_State) -> ! {
+    // SAFETY: the caller's contract; the protected call catches the error.
+    unsafe {
+        ffi::lua_pushstring(state, c"the baseline of this state was changed".as_ptr());
+        ffi::lua_error(state)
     }
 }
 
@@ -481,5 +507,19 @@ mod tests {
             .unwrap();
         assert!(gone, "the snapshot kept a weak table's value alive");
         restore(&lua).unwrap();
+    }
+
+    #[test]
+    fn a_changed_snapshot_is_an_error() {
+        for change in ["s[2] = 1", "s[9] = 1", "s[10] = true", "s[11] = print"] {
+            let lua = state();
+            snapshot(&lua).unwrap();
+            lua.load(format!(
+                r#"local s = debug.getregistry()["lutra.baseline"] {change}"#
+            ))
+            .exec()
+            .unwrap();
+            assert!(restore(&lua).is_err(), "{change}");
+        }
     }
 }
