@@ -320,7 +320,11 @@ unsafe fn restore_raw(state: *mut lua_State) {
             slot += RECORD;
         }
         ffi::lua_pop(state, 1);
-        ffi::lua_gc(state, ffi::LUA_GCRESTART);
+        // Restarting sets the collector's debt to zero (a cycle starts at the next
+        // allocation): only a stopped collector is restarted.
+        if ffi::lua_gc(state, ffi::LUA_GCISRUNNING) == 0 {
+            ffi::lua_gc(state, ffi::LUA_GCRESTART);
+        }
         ffi::lua_gc(
             state,
             ffi::LUA_GCINC,
