@@ -54,6 +54,8 @@ const RANDOMSEED: lua_Integer = 1;
 const TYPE_METAS: lua_Integer = 2;
 /// Basic types with a metatable per type (samples pushed by [`push_sample`]).
 const TYPES: lua_Integer = 7;
+/// The string among the samples of [`push_sample`].
+const STRING_SAMPLE: lua_Integer = 4;
 /// First slot of the records.
 const RECORDS: lua_Integer = TYPE_METAS + TYPES;
 /// Slots per record: table, copy, metatable, field count.
@@ -83,6 +85,8 @@ struct Writer {
     last: lua_Integer,
 }
 
+/// Writes the snapshot (module header) into the registry.
+///
 /// # Safety
 /// `state` is a live Lua state inside a protected call.
 unsafe fn snapshot_raw(state: *mut lua_State) {
@@ -123,7 +127,7 @@ unsafe fn snapshot_raw(state: *mut lua_State) {
         record_reachable(state, &mut writer, globals, 2);
         ffi::lua_pop(state, 1);
         record_reachable(state, &mut writer, ffi::LUA_REGISTRYINDEX, 1);
-        push_sample(state, 4);
+        push_sample(state, STRING_SAMPLE);
         if ffi::lua_getmetatable(state, -1) != 0 {
             record_reachable(state, &mut writer, ffi::lua_gettop(state), 0);
             ffi::lua_pop(state, 1);
@@ -145,7 +149,7 @@ unsafe fn push_sample(state: *mut lua_State, i: lua_Integer) {
             1 => ffi::lua_pushboolean(state, 0),
             2 => ffi::lua_pushlightuserdata(state, std::ptr::null_mut()),
             3 => ffi::lua_pushinteger(state, 0),
-            4 => {
+            STRING_SAMPLE => {
                 ffi::lua_pushstring(state, c"".as_ptr());
             }
             5 => ffi::lua_pushcfunction(state, no_op),
@@ -282,6 +286,8 @@ unsafe fn push_copy_meta(state: *mut lua_State, table: c_int, copy: c_int) {
     }
 }
 
+/// Restores what the snapshot in the registry records (module header).
+///
 /// # Safety
 /// `state` is a live Lua state inside a protected call, whose baseline was taken.
 unsafe fn restore_raw(state: *mut lua_State) {
