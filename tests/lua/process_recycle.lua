@@ -1,7 +1,8 @@
 -- lutra-args: -w 1
 -- Finished states are recycled, and a process never sees what an earlier process
--- left in its state. One worker makes the reuse deterministic: a process's state is
--- back in the pool before its joiner runs.
+-- left in its state: not in its globals, its library tables, its registry or its
+-- loaded modules, not even what its finalizers store. One worker makes the reuse
+-- deterministic: a process's state is back in the pool before its joiner runs.
 local function visit(i)
   -- what an earlier process would have left behind
   assert(leaked == nil, "a global of an earlier process")
@@ -12,11 +13,12 @@ local function visit(i)
   assert(package.loaded.leaky == nil and package.preload.leaky == nil)
   assert(arg == nil, "the main script's arg")
   assert(type(print) == "function" and type(lutra.spawn) == "function")
-  assert(io.output() == io.stdout)
-  -- the registry is not reset (documented): it tells whether this state was reused
+  assert(io.output() == io.stdout and io.input() == io.stdin)
   local registry = debug.getregistry()
-  local reused = registry.process_recycle_mark == true
-  registry.process_recycle_mark = true
+  assert(registry.process_recycle_mark == nil, "a registry entry of an earlier process")
+  assert(getmetatable(string) == nil, "a library's metatable of an earlier process")
+  assert(package.loaded.string == string and package.loaded._G == _G)
+  assert(leaked_by_finalizer == nil, "a global stored by an earlier process's finalizer")
   -- leave everything dirty
   leaked = i
   string.leaked = i
@@ -29,12 +31,21 @@ local function visit(i)
   package.loaded.leaky = true
   package.preload.leaky = function() end
   io.output(io.stderr)
-  return reused
+  io.input(io.stderr)
+  registry.process_recycle_mark = i
+  setmetatable(string, { __index = function() return "ghost" end })
+  package.loaded.string = nil
+  package.loaded._G = { leaked = i }
+  finalized = setmetatable({}, { __gc = function() leaked_by_finalizer = i end })
+  -- the library table's address tells the main script whether this state was reused
+  return tostring(math)
 end
 
-local reused = 0
+local reused, states = 0, {}
 for i = 1, 30 do
-  if lutra.spawn(visit, i):join() then reused = reused + 1 end
+  local state = lutra.spawn(visit, i):join()
+  if states[state] then reused = reused + 1 end
+  states[state] = true
 end
 assert(reused >= 25, "states were recycled: " .. reused)
 -- failed processes' states are recycled (and cleaned) as well

@@ -1,6 +1,7 @@
 //! Processes: isolated Lua states run as scheduler tasks and resumed as coroutines
 //! (seed 001's Lua processes; seed 002's isolation).
 
+mod baseline;
 mod core;
 pub(crate) mod handle;
 mod pool;

@@ -3,26 +3,29 @@
 //! runtime's recycle limit.
 //!
 //! # Protocol
-//! 1. A new state takes a snapshot of its baseline (`baseline.lua`) once its libraries
+//! 1. A new state takes a snapshot of its baseline (`baseline.rs`) once its libraries
 //!    and `lutra` are installed, before any user code runs.
 //! 2. A process that finished (returned or raised) hands its state to
 //!    [`StatePool::recycle`]: the process's context is removed, the memory limit
-//!    lifted, the baseline restored, the garbage collected (dropping the handles the
-//!    old process held); then the state is pooled, unless the pool is full.
+//!    lifted, the baseline restored, the garbage collected once, in full (dropping the
+//!    handles the old process held and running its finalizers, with no process
+//!    context), and the baseline restored again (undoing what those finalizers
+//!    stored); then the state is pooled, unless the pool is full. What the finalizers
+//!    resurrected is left for the next process's collections, without a finalizer
+//!    (it ran) unless one set a new one.
 //! 3. [`StatePool::take`] gives a pooled state to a new process, which binds its own
 //!    context and memory limit to it.
 //!
 //! # Invariants
 //! - A pooled state holds no process context and no Lua value of an earlier process
-//!   reachable from its globals (see `baseline.lua` for exactly what is restored).
+//!   reachable from its globals, its registry or its loaded modules (see `baseline.rs`
+//!   for exactly what is restored).
 //! - A state whose process hit an internal error (a Rust panic, a failed boot) or ran
 //!   out of memory is not pooled.
 
-use mlua::{Function, Lua};
-use std::sync::{Mutex, OnceLock};
-
-/// Registry key of the function that restores a state's baseline.
-const RESTORE_KEY: &str = "lutra.baseline.restore";
+use super::baseline;
+use mlua::Lua;
+use std::sync::Mutex;
 
 /// Finished states ready for reuse.
 #[derive(Default)]
@@ -55,22 +58,11 @@ impl StatePool {
     }
 }
 
-/// Takes the baseline of a new state (step 1).
-pub(crate) fn snapshot_baseline(lua: &Lua) -> mlua::Result<()> {
-    static BASELINE: OnceLock<Vec<u8>> = OnceLock::new();
-    let source = include_str!("baseline.lua");
-    let snapshot = crate::api::precompiled(lua, &BASELINE, source, "=lutra.baseline")?;
-    let restore: Function = snapshot.call(())?;
-    lua.set_named_registry_value(RESTORE_KEY, restore)
-}
-
 /// Restores the baseline of a finished process's state (step 2).
 fn reset(lua: &Lua) -> mlua::Result<()> {
     lua.remove_app_data::<crate::process::ProcessContext>();
     lua.set_memory_limit(0)?;
-    let restore: Function = lua.named_registry_value(RESTORE_KEY)?;
-    restore.call::<()>(())?;
-    // Twice: the first cycle runs finalizers, the second frees what they released.
+    baseline::restore(lua)?;
     lua.gc_collect()?;
-    lua.gc_collect()
+    baseline::restore(lua)
 }

@@ -113,7 +113,7 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
     bind(&lua, runtime, process);
     crate::api::install(&lua)?;
-    super::pool::snapshot_baseline(&lua)?;
+    super::baseline::snapshot(&lua)?;
     Ok(lua)
 }
 
