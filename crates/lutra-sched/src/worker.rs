@@ -35,11 +35,14 @@
 //! # Invariants
 //! - A worker leaves only between slices: when the runtime shuts down, or when the
 //!   requested worker count drops below its index + 1. A task it picked but did not
-//!   start goes back to its queue; a leaving worker hands its unpinned tasks to the
-//!   global queue (`retire`).
+//!   start goes back to its queue; a leaving worker hands its unpinned tasks (those of
+//!   its private buffer too) to the global queue (`retire`).
+//! - The worker's private buffer (`queue::Private`) lives in this loop and is lent to
+//!   the queue's owner operations only: no other thread ever touches it.
 
 use crate::context;
 use crate::overflow;
+use crate::queue::Private;
 use crate::shared::Shared;
 use crate::task::{DONE, PARKED, RUNNABLE, RUNNING, Step, TaskCore};
 use std::sync::Arc;
@@ -71,6 +74,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
     let mut tick: u32 = 0;
     let mut handoffs: u32 = 0;
     let mut next: Chosen = None;
+    let mut private = Private::new();
     loop {
         tick = tick.wrapping_add(1);
         let global_first = tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL);
@@ -85,7 +89,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
             }
             None => {
                 handoffs = 0;
-                match shared.queue.next(index, global_first, stop) {
+                match shared.queue.next(index, &mut private, global_first, stop) {
                     Some(task) => task,
                     None => break,
                 }
@@ -93,9 +97,16 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
         };
         let may_hand_off =
             handoffs < MAX_HANDOFFS && !tick.wrapping_add(1).is_multiple_of(GLOBAL_QUEUE_INTERVAL);
-        next = run_slice(&shared, index, task, global_first, may_hand_off);
+        next = run_slice(
+            &shared,
+            index,
+            &mut private,
+            task,
+            global_first,
+            may_hand_off,
+        );
     }
-    shared.queue.retire(index);
+    shared.queue.retire(index, &mut private);
     context::leave_worker();
 }
 
@@ -104,6 +115,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
 fn run_slice(
     shared: &Arc<Shared>,
     index: usize,
+    private: &mut Private,
     task: Arc<TaskCore>,
     global_first: bool,
     may_hand_off: bool,
@@ -132,14 +144,14 @@ fn run_slice(
         Step::Yield => {
             task.state.store(RUNNABLE, Ordering::SeqCst);
             chosen(if global_first && task.home.is_none() {
-                shared.queue.rotate(index, task)
+                shared.queue.rotate(index, private, task)
             } else {
-                shared.queue.yield_task(index, task)
+                shared.queue.yield_task(index, private, task)
             })
         }
         Step::Switch(tx_id) => {
             task.state.store(RUNNABLE, Ordering::SeqCst);
-            let (next, switched) = shared.queue.switch(index, task, tx_id);
+            let (next, switched) = shared.queue.switch(index, private, task, tx_id);
             if switched {
                 shared.count_switch();
             }
@@ -149,7 +161,7 @@ fn run_slice(
             task.state.store(RUNNABLE, Ordering::SeqCst);
             let (next, switched) = shared
                 .queue
-                .switch_where(index, task, |other| other.priority() >= min);
+                .switch_where(index, private, task, |other| other.priority() >= min);
             if switched {
                 shared.count_switch();
             }

@@ -7,13 +7,16 @@
 //! wall time × workers / yields (what one yield costs the worker that makes it).
 //! System calls per yield come from running this binary again under
 //! `strace -f -c` twice, with `yields` and with 0 yields, so the runtime's start and
-//! shutdown cancel out: (calls(yields) − calls(0)) / total yields. Without `strace`
-//! on the machine those columns read `-`.
+//! shutdown cancel out: (calls(yields) − calls(0)) / total yields. Instructions per
+//! yield, which do not move with the machine's load, likewise come from two runs
+//! under callgrind, with `--count-yields` and twice as many: (cost(2n) − cost(n)) /
+//! n yields of every task. Without `strace` or `valgrind` on the machine those
+//! columns read `-`.
 //!
 //! ```text
 //! cargo run --release -p lutra-bench --bin yields
 //! cargo run --release -p lutra-bench --bin yields -- --workers 1,2 --tasks 1,4 --yields 100000
-//! cargo run --release -p lutra-bench --bin yields -- --no-strace
+//! cargo run --release -p lutra-bench --bin yields -- --no-strace --no-callgrind
 //! ```
 
 use clap::Parser;
@@ -46,6 +49,12 @@ struct Args {
     /// Do not count system calls with strace.
     #[arg(long)]
     no_strace: bool,
+    /// Do not count instructions with callgrind.
+    #[arg(long)]
+    no_callgrind: bool,
+    /// Yields per task of the smaller callgrind run (the other makes twice as many).
+    #[arg(long, default_value_t = 20_000)]
+    count_yields: u64,
     /// CSV output [default: target/bench/yields.csv].
     #[arg(long)]
     csv: Option<PathBuf>,
@@ -95,6 +104,18 @@ fn run(config: Config) -> f64 {
     start.elapsed().as_secs_f64()
 }
 
+/// The arguments that make this binary run `config` once (what a tool traces).
+fn once_args(config: Config) -> Vec<String> {
+    let mut args: Vec<String> = ["--once", "--no-strace", "--no-callgrind", "--repeat", "1"]
+        .map(String::from)
+        .into();
+    args.extend(["--sync".into(), config.sync.name().into()]);
+    args.extend(["--workers".into(), config.workers.to_string()]);
+    args.extend(["--tasks".into(), config.tasks_per_worker.to_string()]);
+    args.extend(["--yields".into(), config.yields.to_string()]);
+    args
+}
+
 /// System calls counted by `strace -f -c` over one run of `config`: (futex, all).
 fn traced_calls(config: Config) -> Option<(u64, u64)> {
     let out = std::env::temp_dir().join(format!("lutra-yields-{}.strace", std::process::id()));
@@ -104,11 +125,7 @@ fn traced_calls(config: Config) -> Option<(u64, u64)> {
         .arg("-o")
         .arg(&out)
         .arg(std::env::current_exe().ok()?)
-        .args(["--once", "--no-strace", "--repeat", "1"])
-        .args(["--sync", config.sync.name()])
-        .args(["--workers", &config.workers.to_string()])
-        .args(["--tasks", &config.tasks_per_worker.to_string()])
-        .args(["--yields", &config.yields.to_string()])
+        .args(once_args(config))
         .output()
         .ok()?
         .status;
@@ -132,6 +149,33 @@ fn parse_strace_summary(summary: &str) -> Option<(u64, u64)> {
         })
     };
     Some((calls("futex").unwrap_or(0), calls("total")?))
+}
+
+/// Instructions callgrind counts over one run of `config` (all threads).
+fn counted_instructions(config: Config) -> Option<u64> {
+    let output = Command::new("valgrind")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(std::env::current_exe().ok()?)
+        .args(once_args(config))
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    // "==pid== Collected : 123456789" on standard error.
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .find_map(|line| line.split_once("Collected :"))
+        .and_then(|(_, count)| count.trim().parse().ok())
+}
+
+/// Instructions per yield: the difference between runs of `yields` and `2 × yields`
+/// yields per task, divided by the yields added.
+fn instructions_per_yield(config: Config, yields: u64) -> Option<f64> {
+    let at = |yields| counted_instructions(Config { yields, ..config });
+    let (once, twice) = (at(yields)?, at(2 * yields)?);
+    let added = config.tasks() as u64 * yields;
+    Some(twice.saturating_sub(once) as f64 / added as f64)
 }
 
 /// Calls per yield: the difference between a run with yields and one without.
@@ -165,10 +209,10 @@ fn main() -> std::io::Result<()> {
     let path = args.csv.unwrap_or_else(|| default_csv_path("yields"));
     let mut csv = Csv::with_header(
         &path,
-        "sync,workers,tasks,yields,seconds,ns_per_yield,futex_per_yield,syscalls_per_yield",
+        "sync,workers,tasks,yields,seconds,ns_per_yield,futex_per_yield,syscalls_per_yield,instructions_per_yield",
     )?;
     println!(
-        "{:>5} {:>7} {:>5} {:>10} {:>10} {:>12} {:>10} {:>12}",
+        "{:>5} {:>7} {:>5} {:>10} {:>10} {:>12} {:>10} {:>12} {:>12}",
         "sync",
         "workers",
         "tasks",
@@ -176,7 +220,8 @@ fn main() -> std::io::Result<()> {
         "seconds",
         "ns/yield",
         "futex/yield",
-        "syscalls/yield"
+        "syscalls/yield",
+        "instr/yield"
     );
     for &sync in &args.sync {
         for &workers in &args.workers {
@@ -195,8 +240,12 @@ fn main() -> std::io::Result<()> {
                 let show =
                     |value: Option<f64>| value.map_or("-".to_string(), |v| format!("{v:.4}"));
                 let (futex, all) = (calls.map(|c| c.0), calls.map(|c| c.1));
+                let instructions = (!args.no_callgrind)
+                    .then(|| instructions_per_yield(config, args.count_yields))
+                    .flatten()
+                    .map_or("-".to_string(), |v| format!("{v:.0}"));
                 println!(
-                    "{:>5} {:>7} {:>5} {:>10} {:>10.3} {:>12.1} {:>11} {:>14}",
+                    "{:>5} {:>7} {:>5} {:>10} {:>10.3} {:>12.1} {:>11} {:>14} {:>12}",
                     sync.name(),
                     workers,
                     config.tasks(),
@@ -204,10 +253,11 @@ fn main() -> std::io::Result<()> {
                     seconds,
                     ns,
                     show(futex),
-                    show(all)
+                    show(all),
+                    instructions
                 );
                 csv.write_lines([format!(
-                    "{},{},{},{},{:.6},{:.1},{},{}",
+                    "{},{},{},{},{:.6},{:.1},{},{},{}",
                     sync.name(),
                     workers,
                     config.tasks(),
@@ -215,7 +265,8 @@ fn main() -> std::io::Result<()> {
                     seconds,
                     ns,
                     show(futex),
-                    show(all)
+                    show(all),
+                    instructions
                 )])?;
             }
         }

@@ -2,16 +2,17 @@
 //! the global queue likewise, idle workers asleep on condition variables (`idle.rs`).
 //! A worker's mutex is taken by that worker on every yield and by others only to push
 //! a task for it or to steal, so while every worker is busy it is uncontended: a
-//! yield is two atomic operations and no system call.
+//! yield is two atomic operations and no system call. It keeps no private tasks (the
+//! workers' `Private` buffers stay empty).
 //!
 //! # Protocol (idle wait)
 //! `next`: look (own, global, steal); nothing: `idle.prepare`, check `stop`, look
 //! again; still nothing: `idle.sleep`, then start over. Pushes queue the task, then
 //! `idle.wake` (pinned) or `idle.wake_one`. The ordering argument is in `idle.rs`.
 
-use super::TaskQueue;
 use super::idle::Idle;
 use super::slots::Slots;
+use super::{Private, TaskQueue};
 use crate::task::TaskCore;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -79,7 +80,12 @@ impl TaskQueue for LockedQueue {
         }
     }
 
-    fn yield_task(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore> {
+    fn yield_task(
+        &self,
+        worker: usize,
+        _private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> Arc<TaskCore> {
         let mut tasks = self.local(worker);
         match tasks.pop_front() {
             Some(next) => {
@@ -90,7 +96,12 @@ impl TaskQueue for LockedQueue {
         }
     }
 
-    fn rotate(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore> {
+    fn rotate(
+        &self,
+        worker: usize,
+        _private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> Arc<TaskCore> {
         let mut global = lock(&self.global);
         if let Some(next) = global.pop_front() {
             global.push_back(current);
@@ -112,6 +123,7 @@ impl TaskQueue for LockedQueue {
     fn switch_where(
         &self,
         worker: usize,
+        _private: &mut Private,
         current: Arc<TaskCore>,
         suits: &dyn Fn(&TaskCore) -> bool,
     ) -> (Arc<TaskCore>, bool) {
@@ -129,9 +141,11 @@ impl TaskQueue for LockedQueue {
     fn next(
         &self,
         worker: usize,
+        private: &mut Private,
         global_first: bool,
         stop: &dyn Fn() -> bool,
     ) -> Option<Arc<TaskCore>> {
+        debug_assert!(private.is_empty(), "lock mode keeps no private tasks");
         loop {
             if stop() {
                 return None;
@@ -152,7 +166,8 @@ impl TaskQueue for LockedQueue {
         }
     }
 
-    fn retire(&self, worker: usize) {
+    fn retire(&self, worker: usize, private: &mut Private) {
+        debug_assert!(private.is_empty(), "lock mode keeps no private tasks");
         let unpinned: VecDeque<_> = {
             let mut tasks = self.local(worker);
             let (pinned, unpinned) = tasks.drain(..).partition(|task| task.home.is_some());

@@ -6,7 +6,7 @@
 //! | file | algorithm |
 //! |------|-----------|
 //! | `locked.rs` | each queue a `VecDeque` under its own mutex (uncontended while its worker is busy); sleepers on condition variables (`idle.rs`) |
-//! | `transactional.rs` | each queue a linked list of transactional nodes on the runtime's private engine; sleepers wait in `retry` |
+//! | `transactional.rs` | each queue a linked list of transactional nodes on the runtime's private engine, plus the worker's private buffer of the tasks it yielded; sleepers wait in `retry` |
 //! | `idle.rs` | lock mode's sleep/wake protocol: register, re-check, sleep; wake one |
 //! | `slots.rs` | the per-worker table, indexed by worker, growing without moving |
 //!
@@ -22,10 +22,15 @@
 //!   only).
 //! - A yield touches only the worker's own queue (no other worker's data, no system
 //!   call): the task goes to the back, the front runs (the same task if the queue was
-//!   empty). It wakes nobody: it adds no task to the runtime.
+//!   empty). It wakes nobody: it adds no task to the runtime (but in `tm` mode it may
+//!   hand tasks to a worker already asleep, waking it).
 //! - A worker sleeps only after it found nothing it may run in its own queue, the
 //!   global queue and every other worker's queue, with its registration as a sleeper
-//!   ordered before that last look (no lost wake-up: see each implementation).
+//!   ordered before that last look (no lost wake-up: see each implementation). In
+//!   `tm` mode a busy worker's private buffer (the tasks it yielded) is not searched:
+//!   that worker hands a sleeper half of it at its next slice end.
+//! - A worker with a task in its private buffer never sleeps; a leaving one empties
+//!   it into the queues.
 //! - A push of a task made runnable (spawned, woken, handed over by a leaving worker)
 //!   wakes at most one sleeper: for a pinned task its worker, if it sleeps; otherwise
 //!   any one, if one sleeps.
@@ -49,7 +54,15 @@ mod transactional;
 
 use crate::sync_mode::{SyncDomain, SyncMode};
 use crate::task::TaskCore;
+use std::collections::VecDeque;
 use std::sync::Arc;
+
+/// A worker's private buffer of runnable tasks: held by the worker's run loop (so
+/// only that worker ever touches it, without synchronisation) and lent to the
+/// queue's owner operations. `tm` mode's fast path keeps there the tasks its worker
+/// yielded (see `transactional.rs`); lock mode leaves it empty (its own queue's
+/// mutex is already uncontended).
+pub(crate) type Private = VecDeque<Arc<TaskCore>>;
 
 /// The run queues' operations.
 pub(crate) trait TaskQueue: Send + Sync {
@@ -60,13 +73,22 @@ pub(crate) trait TaskQueue: Send + Sync {
 
     /// Puts `current` (which `worker` may run) at the back of `worker`'s queue and
     /// takes the front: the task `worker` runs next (`current` if the queue was empty).
-    fn yield_task(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore>;
+    ///
+    /// This and the other operations that take `private` are called only by worker
+    /// `worker`, with its own buffer.
+    fn yield_task(
+        &self,
+        worker: usize,
+        private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> Arc<TaskCore>;
 
     /// The global queue's turn, for an unpinned `current` yielding on `worker`: if the
     /// global queue has a task, `current` takes its place there and it runs next;
     /// otherwise, if `worker`'s queue has one, `current` goes to the global queue
     /// (waking one sleeper) and that task runs next; otherwise `current` runs on.
-    fn rotate(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore>;
+    fn rotate(&self, worker: usize, private: &mut Private, current: Arc<TaskCore>)
+    -> Arc<TaskCore>;
 
     /// Puts `current` at the back of `worker`'s queue, waking nobody.
     fn requeue(&self, worker: usize, current: Arc<TaskCore>);
@@ -78,6 +100,7 @@ pub(crate) trait TaskQueue: Send + Sync {
     fn switch_where(
         &self,
         worker: usize,
+        private: &mut Private,
         current: Arc<TaskCore>,
         suits: &dyn Fn(&TaskCore) -> bool,
     ) -> (Arc<TaskCore>, bool);
@@ -87,13 +110,15 @@ pub(crate) trait TaskQueue: Send + Sync {
     fn next(
         &self,
         worker: usize,
+        private: &mut Private,
         global_first: bool,
         stop: &dyn Fn() -> bool,
     ) -> Option<Arc<TaskCore>>;
 
-    /// Worker `worker` leaves: its unpinned tasks move to the global queue, and one
-    /// sleeper is woken (also passing on a wake-up the leaving worker may have taken).
-    fn retire(&self, worker: usize);
+    /// Worker `worker` leaves: its unpinned tasks (also those of `private`, which it
+    /// empties) move to the global queue, and one sleeper is woken (also passing on a
+    /// wake-up the leaving worker may have taken).
+    fn retire(&self, worker: usize, private: &mut Private);
 
     /// Wakes every sleeping worker (shutdown, worker count changes).
     fn wake_all(&self);
@@ -118,13 +143,23 @@ impl RunQueue {
     }
 
     /// See [`TaskQueue::yield_task`].
-    pub(crate) fn yield_task(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore> {
-        self.0.yield_task(worker, current)
+    pub(crate) fn yield_task(
+        &self,
+        worker: usize,
+        private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> Arc<TaskCore> {
+        self.0.yield_task(worker, private, current)
     }
 
     /// See [`TaskQueue::rotate`].
-    pub(crate) fn rotate(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore> {
-        self.0.rotate(worker, current)
+    pub(crate) fn rotate(
+        &self,
+        worker: usize,
+        private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> Arc<TaskCore> {
+        self.0.rotate(worker, private, current)
     }
 
     /// See [`TaskQueue::requeue`].
@@ -138,36 +173,39 @@ impl RunQueue {
     pub(crate) fn switch(
         &self,
         worker: usize,
+        private: &mut Private,
         current: Arc<TaskCore>,
         tx_id: u64,
     ) -> (Arc<TaskCore>, bool) {
         self.0
-            .switch_where(worker, current, &|task| task.tx_id() != tx_id)
+            .switch_where(worker, private, current, &|task| task.tx_id() != tx_id)
     }
 
     /// See [`TaskQueue::switch_where`].
     pub(crate) fn switch_where(
         &self,
         worker: usize,
+        private: &mut Private,
         current: Arc<TaskCore>,
         suits: impl Fn(&TaskCore) -> bool,
     ) -> (Arc<TaskCore>, bool) {
-        self.0.switch_where(worker, current, &suits)
+        self.0.switch_where(worker, private, current, &suits)
     }
 
     /// See [`TaskQueue::next`].
     pub(crate) fn next(
         &self,
         worker: usize,
+        private: &mut Private,
         global_first: bool,
         stop: impl Fn() -> bool,
     ) -> Option<Arc<TaskCore>> {
-        self.0.next(worker, global_first, &stop)
+        self.0.next(worker, private, global_first, &stop)
     }
 
     /// See [`TaskQueue::retire`].
-    pub(crate) fn retire(&self, worker: usize) {
-        self.0.retire(worker);
+    pub(crate) fn retire(&self, worker: usize, private: &mut Private) {
+        self.0.retire(worker, private);
     }
 
     /// See [`TaskQueue::wake_all`].

@@ -1,9 +1,12 @@
 //! The run queues on transactions: each worker's queue and the global queue a
 //! [`TxList`] of tasks on the runtime's private engine (seed 001's port, without its
-//! busy-waits). A yield is one transaction on the worker's own list, which no other
-//! worker writes while it is busy: it commits without conflict and without a system
-//! call. Idle workers sleep in the engine's `retry`, each on a word of its own, so a
-//! push wakes exactly the sleeper it chose.
+//! busy-waits). Idle workers sleep in the engine's `retry`, each on a word of its own,
+//! so a push wakes exactly the sleeper it chose.
+//!
+//! A worker's own queue is its shared list plus its [`Private`] buffer, which only it
+//! touches: the tasks it yielded wait there, so a yield between busy tasks runs no
+//! transaction and makes no system call (two loads, a pop and a push: the fast path
+//! below), as a yield in lock mode takes only its own uncontended mutex.
 //!
 //! # Invariants
 //! - Each node holds its own reference to its task, dropped when the node is
@@ -14,6 +17,9 @@
 //!   `sleeping` is the number of such workers. Both change only in transactions.
 //! - `alarm` changes (in a transaction) after every change of the stop condition
 //!   (shutdown, fewer workers): `wake_all`.
+//! - A worker whose `Private` holds a task never sleeps (`next` takes from it first);
+//!   a leaving worker empties it into the lists (`retire`). So every task there is run
+//!   by that worker, or handed to a sleeper (fast path, step 3): none is stranded.
 //!
 //! # Protocol (idle wait, no lost wake-up)
 //! 1. Worker `w`, in one transaction: read `alarm`; if `stop()`, leave; take a task
@@ -31,15 +37,34 @@
 //! step 1 does, the push sees the registration and clears `asleep[w]`, whose commit
 //! wakes step 2 (or step 2 reads 0 and never waits).
 //!
+//! # Protocol (fast path: the owner's yield, switch, rotation and `next`)
+//! 1. Load, without a transaction ([`peek`]), the head of its own list and
+//!    `sleeping`. Both 0 (the common case): go to 4.
+//! 2. Its own list holds a task: in one transaction take every task of it, then
+//!    append them to `Private` (in order: the FIFO of the worker's queue is kept).
+//! 3. `sleeping` > 0: in one transaction, if a worker is still registered, clear its
+//!    `asleep`, decrement `sleeping` and link to that worker's own list the back half
+//!    (rounded up) of `Private`'s unpinned tasks.
+//! 4. Yield: `Private`'s front runs next and the yielding task goes to its back (it
+//!    runs on if `Private` is empty); switch: the first suitable task of `Private`.
+//!
+//! The loads are hints, never trusted for safety: a stale 0 delays steps 2 and 3 to
+//! the worker's next slice end (a push that happened before the load is seen: it
+//! loads what the push's commit wrote back). What a worker about to sleep cannot take
+//! from a busy worker's `Private` it is handed at that worker's next slice end (steps
+//! 1 and 3), which is also when a task pushed to the busy worker's list reaches its
+//! `Private` (step 2): so tasks woken for a worker wait behind those it yielded before,
+//! as in one FIFO.
+//!
 //! Stopping: the stop condition is stored (SeqCst), then `wake_all` writes `alarm`
 //! and clears every `asleep`. Step 1 read `alarm`: if `wake_all` commits before
 //! step 1 does, step 1 is invalidated and re-runs, and sees the condition; otherwise
 //! `wake_all` finds `w` registered and clears it.
 
-use super::TaskQueue;
 use super::slots::Slots;
+use super::{Private, TaskQueue};
 use crate::sync_mode::SITE_RUN_QUEUE;
-use crate::sync_mode::engine::{Tx, TxEngine};
+use crate::sync_mode::engine::{Tx, TxEngine, peek};
 use crate::sync_mode::list::{Node, TxList, release_dropping_item};
 use crate::task::TaskCore;
 use lutra_stm::{Abort, TVar};
@@ -65,6 +90,13 @@ enum Look {
     Found(Arc<TaskCore>),
     Stop,
     Registered,
+}
+
+/// Where a rotation found the task to run next.
+enum Rotated {
+    Global(Arc<TaskCore>),
+    Private,
+    Nowhere,
 }
 
 pub(crate) struct TransactionalQueue {
@@ -167,6 +199,111 @@ impl TransactionalQueue {
         Ok(None)
     }
 
+    /// Fast path, step 1: whether the owner of `local` has anything to catch up with
+    /// (a task in its shared list, a sleeping worker), judged by two loads.
+    #[inline]
+    fn needs_catch_up(&self, local: &Local) -> bool {
+        local.tasks.may_hold_a_node() || peek(&self.sleeping) > 0
+    }
+
+    /// Fast path, step 2 (owner only): moves every task of `worker`'s shared list to
+    /// the back of `private`, in order; then, if a worker sleeps, hands it the back
+    /// half of `private`'s unpinned tasks.
+    #[cold]
+    fn catch_up_slow(&self, worker: usize, private: &mut Private) {
+        let tasks = &self.locals.get(worker).tasks;
+        if tasks.may_hold_a_node() {
+            let mut taken = Vec::new();
+            self.engine.run(SITE_RUN_QUEUE, |tx| {
+                taken.clear();
+                while let Some(task) = take(tx, tasks, |_| true)? {
+                    taken.push(task);
+                }
+                Ok(())
+            });
+            private.extend(taken);
+        }
+        if peek(&self.sleeping) > 0 {
+            self.hand_over(private);
+        }
+    }
+
+    /// Fast path, step 3: gives the back half (rounded up) of `private`'s unpinned
+    /// tasks to one sleeping worker: linked to its own list, in the transaction that
+    /// wakes it. They stay in `private` if no worker sleeps by then.
+    fn hand_over(&self, private: &mut Private) {
+        let unpinned = private.iter().filter(|task| task.home.is_none()).count();
+        let mut given: Vec<Arc<TaskCore>> = Vec::with_capacity(unpinned.div_ceil(2));
+        let mut at = private.len();
+        while given.len() < unpinned.div_ceil(2) {
+            at -= 1;
+            if private[at].home.is_none() {
+                given.push(private.remove(at).expect("an index below the length"));
+            }
+        }
+        if given.is_empty() {
+            return;
+        }
+        given.reverse();
+        let nodes: Vec<_> = given.iter().map(|task| node(task.clone())).collect();
+        let woken = self.engine.run(SITE_RUN_QUEUE, |tx| {
+            let sleeping = tx.read(&self.sleeping)?;
+            if sleeping == 0 {
+                return Ok(false);
+            }
+            for worker in 0..self.locals.len() {
+                let local = self.locals.get(worker);
+                if tx.read(&local.asleep)? == 1 {
+                    tx.write(&local.asleep, 0)?;
+                    tx.write(&self.sleeping, sleeping - 1)?;
+                    for &node in &nodes {
+                        // SAFETY: the nodes are new; the list owns them once this
+                        // commits.
+                        unsafe { local.tasks.push_back(tx, node)? };
+                    }
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        });
+        if !woken {
+            nodes.into_iter().for_each(discard);
+            private.extend(given);
+        }
+    }
+
+    /// The fast path's catch-up (owner only; see the module's protocol).
+    #[inline]
+    fn catch_up(&self, worker: usize, private: &mut Private) {
+        if self.needs_catch_up(self.locals.get(worker)) {
+            self.catch_up_slow(worker, private);
+        }
+    }
+
+    /// `next` while `private` holds a task: stop, or the global list's front on its
+    /// turn, or `private`'s front (after the catch-up); never a sleep.
+    fn next_private(
+        &self,
+        worker: usize,
+        private: &mut Private,
+        global_first: bool,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Arc<TaskCore>> {
+        if stop() {
+            return None;
+        }
+        if global_first {
+            let global = self
+                .engine
+                .run(SITE_RUN_QUEUE, |tx| take(tx, &self.global, |_| true));
+            if global.is_some() {
+                return global;
+            }
+        }
+        self.catch_up(worker, private);
+        private.pop_front()
+    }
+
     /// Step 1 of the protocol.
     fn look(&self, worker: usize, global_first: bool, stop: &dyn Fn() -> bool) -> Look {
         let local = self.locals.get(worker);
@@ -201,45 +338,52 @@ impl TaskQueue for TransactionalQueue {
         });
     }
 
-    fn yield_task(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore> {
-        let tasks = &self.locals.get(worker).tasks;
-        let node = node(current.clone());
-        let next = self.engine.run(SITE_RUN_QUEUE, |tx| {
-            let Some(next) = take(tx, tasks, |_| true)? else {
-                return Ok(None);
-            };
-            // SAFETY: the node is new; the list owns it once this commits.
-            unsafe { tasks.push_back(tx, node)? };
-            Ok(Some(next))
-        });
-        next.unwrap_or_else(|| {
-            discard(node);
-            current
-        })
+    fn yield_task(
+        &self,
+        worker: usize,
+        private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> Arc<TaskCore> {
+        self.catch_up(worker, private);
+        match private.pop_front() {
+            Some(next) => {
+                private.push_back(current);
+                next
+            }
+            None => current,
+        }
     }
 
-    fn rotate(&self, worker: usize, current: Arc<TaskCore>) -> Arc<TaskCore> {
-        let own = &self.locals.get(worker).tasks;
+    fn rotate(
+        &self,
+        worker: usize,
+        private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> Arc<TaskCore> {
+        self.catch_up(worker, private);
+        let local_next = !private.is_empty();
         let node = node(current.clone());
-        let next = self.engine.run(SITE_RUN_QUEUE, |tx| {
-            let next = match take(tx, &self.global, |_| true)? {
-                Some(next) => next,
-                None => match take(tx, own, |_| true)? {
-                    Some(next) => {
-                        self.wake_in(tx, None)?;
-                        next
-                    }
-                    None => return Ok(None),
-                },
+        let rotated = self.engine.run(SITE_RUN_QUEUE, |tx| {
+            let rotated = match take(tx, &self.global, |_| true)? {
+                Some(next) => Rotated::Global(next),
+                None if local_next => {
+                    self.wake_in(tx, None)?;
+                    Rotated::Private
+                }
+                None => return Ok(Rotated::Nowhere),
             };
             // SAFETY: the node is new; the list owns it once this commits.
             unsafe { self.global.push_back(tx, node)? };
-            Ok(Some(next))
+            Ok(rotated)
         });
-        next.unwrap_or_else(|| {
-            discard(node);
-            current
-        })
+        match rotated {
+            Rotated::Global(next) => next,
+            Rotated::Private => private.pop_front().expect("checked before the rotation"),
+            Rotated::Nowhere => {
+                discard(node);
+                current
+            }
+        }
     }
 
     fn requeue(&self, worker: usize, current: Arc<TaskCore>) {
@@ -254,34 +398,31 @@ impl TaskQueue for TransactionalQueue {
     fn switch_where(
         &self,
         worker: usize,
+        private: &mut Private,
         current: Arc<TaskCore>,
         suits: &dyn Fn(&TaskCore) -> bool,
     ) -> (Arc<TaskCore>, bool) {
-        let tasks = &self.locals.get(worker).tasks;
-        let node = node(current.clone());
-        let other = self.engine.run(SITE_RUN_QUEUE, |tx| {
-            let Some(other) = take(tx, tasks, |task| suits(task))? else {
-                return Ok(None);
-            };
-            // SAFETY: the node is new; the list owns it once this commits.
-            unsafe { tasks.push_back(tx, node)? };
-            Ok(Some(other))
-        });
-        match other {
-            Some(other) => (other, true),
-            None => {
-                discard(node);
-                (current, false)
+        self.catch_up(worker, private);
+        match private.iter().position(|task| suits(task)) {
+            Some(at) => {
+                let other = private.remove(at).expect("a position found in this buffer");
+                private.push_back(current);
+                (other, true)
             }
+            None => (current, false),
         }
     }
 
     fn next(
         &self,
         worker: usize,
+        private: &mut Private,
         global_first: bool,
         stop: &dyn Fn() -> bool,
     ) -> Option<Arc<TaskCore>> {
+        if !private.is_empty() {
+            return self.next_private(worker, private, global_first, stop);
+        }
         let asleep = &self.locals.get(worker).asleep;
         loop {
             match self.look(worker, global_first, stop) {
@@ -298,8 +439,16 @@ impl TaskQueue for TransactionalQueue {
         }
     }
 
-    fn retire(&self, worker: usize) {
+    fn retire(&self, worker: usize, private: &mut Private) {
         let tasks = &self.locals.get(worker).tasks;
+        let nodes: Vec<_> = private.drain(..).map(node).collect();
+        self.engine.run(SITE_RUN_QUEUE, |tx| {
+            for &node in &nodes {
+                // SAFETY: the nodes are new; the list owns them once this commits.
+                unsafe { tasks.push_back(tx, node)? };
+            }
+            Ok(())
+        });
         loop {
             let moved = self.engine.run(SITE_RUN_QUEUE, |tx| {
                 let Some(found) = tasks.find(tx, |task| task.home.is_none())? else {
@@ -330,5 +479,356 @@ impl TaskQueue for TransactionalQueue {
             }
             tx.write(&self.sleeping, 0)
         });
+    }
+}
+
+/// Model checks of the fast path (the module's "fast path" protocol) on shuttle's
+/// scheduler, beside the unchanged idle protocol it interacts with. The private
+/// engine cannot run under shuttle, so each transaction is modelled as a critical
+/// section of one mutex (transactions are serialisable: every history they allow is
+/// one of these), a `retry` as a wait for the next commit, and the words a `peek`
+/// loads as atomics written back at the end of each commit. Workers run the real
+/// shapes of `yield_task`, `next` (its private branch and its look / register /
+/// sleep loop), `catch_up`, `hand_over` and `retire`; a pusher queues tasks as `push`
+/// does (some on a worker's own list, some pinned). A stranded task leaves every
+/// worker asleep: shuttle reports the deadlock and the check fails.
+#[cfg(all(test, feature = "shuttle"))]
+mod model {
+    use shuttle::scheduler::{PctScheduler, RandomScheduler};
+    use shuttle::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use shuttle::sync::{Condvar, Mutex, MutexGuard};
+    use shuttle::{Runner, thread};
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    /// Schedules explored per scheduler.
+    const ITERATIONS: usize = 2000;
+    const WORKERS: usize = 2;
+
+    /// Hand-overs made in every schedule explored (outside shuttle's world).
+    static HANDED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// A task: where it must run, and the yields it makes before finishing.
+    #[derive(Clone, Copy, Debug)]
+    struct Task {
+        home: Option<usize>,
+        yields: usize,
+    }
+
+    /// The words transactions access.
+    #[derive(Default)]
+    struct Words {
+        lists: [VecDeque<Task>; WORKERS],
+        global: VecDeque<Task>,
+        asleep: [bool; WORKERS],
+        sleeping: usize,
+    }
+
+    struct Model {
+        words: Mutex<Words>,
+        committed: Condvar,
+        /// What a `peek` loads: each list's length and `sleeping`, as last committed.
+        heads: [AtomicUsize; WORKERS],
+        sleeping: AtomicUsize,
+        stop: AtomicBool,
+        finished: AtomicUsize,
+        total: usize,
+        /// The check's teeth: `next` forgets the private buffer.
+        forget_private: bool,
+    }
+
+    impl Model {
+        fn begin(&self) -> MutexGuard<'_, Words> {
+            self.words.lock().unwrap()
+        }
+
+        /// Commit: write back the peeked words, end the section, wake `retry`s.
+        fn commit(&self, words: MutexGuard<'_, Words>) {
+            for (head, list) in self.heads.iter().zip(&words.lists) {
+                head.store(list.len(), Ordering::SeqCst);
+            }
+            self.sleeping.store(words.sleeping, Ordering::SeqCst);
+            drop(words);
+            self.committed.notify_all();
+        }
+
+        /// `wake_in`: clears one sleeper that may run a task of `home`.
+        fn wake_in(words: &mut Words, home: Option<usize>) {
+            let chosen = (0..WORKERS)
+                .filter(|&w| home.is_none_or(|home| home == w))
+                .find(|&w| words.asleep[w]);
+            if let Some(w) = chosen {
+                words.asleep[w] = false;
+                words.sleeping -= 1;
+            }
+        }
+
+        /// `push`: on `local`'s list (or home's, or the global list), waking one.
+        fn push(&self, task: Task, local: Option<usize>) {
+            let mut words = self.begin();
+            match task.home.or(local) {
+                Some(w) => words.lists[w].push_back(task),
+                None => words.global.push_back(task),
+            }
+            Self::wake_in(&mut words, task.home);
+            self.commit(words);
+        }
+
+        /// `catch_up` (steps 1 to 3 of the fast path).
+        fn catch_up(&self, worker: usize, private: &mut VecDeque<Task>) {
+            if self.heads[worker].load(Ordering::SeqCst) > 0 {
+                let mut words = self.begin();
+                let taken: Vec<_> = words.lists[worker].drain(..).collect();
+                self.commit(words);
+                private.extend(taken);
+            }
+            if self.sleeping.load(Ordering::SeqCst) > 0 {
+                self.hand_over(private);
+            }
+        }
+
+        /// `hand_over` (step 3); counts the hand-overs that happened in `HANDED`.
+        fn hand_over(&self, private: &mut VecDeque<Task>) {
+            let unpinned = private.iter().filter(|task| task.home.is_none()).count();
+            let mut given = Vec::new();
+            let mut at = private.len();
+            while given.len() < unpinned.div_ceil(2) {
+                at -= 1;
+                if private[at].home.is_none() {
+                    given.push(private.remove(at).unwrap());
+                }
+            }
+            if given.is_empty() {
+                return;
+            }
+            given.reverse();
+            let mut words = self.begin();
+            let sleeper = (0..WORKERS).find(|&w| words.asleep[w]);
+            match sleeper {
+                Some(w) if words.sleeping > 0 => {
+                    words.asleep[w] = false;
+                    words.sleeping -= 1;
+                    words.lists[w].extend(given);
+                    HANDED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                _ => private.extend(given),
+            }
+            self.commit(words);
+        }
+
+        /// `next`: the private branch, then look / register / sleep.
+        fn next(&self, worker: usize, private: &mut VecDeque<Task>) -> Option<Task> {
+            if !private.is_empty() && !self.forget_private {
+                if self.stop.load(Ordering::SeqCst) {
+                    return None;
+                }
+                self.catch_up(worker, private);
+                return private.pop_front();
+            }
+            loop {
+                let mut words = self.begin();
+                if self.stop.load(Ordering::SeqCst) {
+                    drop(words);
+                    return None;
+                }
+                let found = words.lists[worker]
+                    .pop_front()
+                    .or_else(|| words.global.pop_front());
+                let found = found.or_else(|| {
+                    (1..WORKERS).find_map(|offset| {
+                        let list = &mut words.lists[(worker + offset) % WORKERS];
+                        let at = list.iter().position(|task| task.home.is_none())?;
+                        list.remove(at)
+                    })
+                });
+                if let Some(task) = found {
+                    self.commit(words);
+                    return Some(task);
+                }
+                words.asleep[worker] = true;
+                words.sleeping += 1;
+                self.commit(words);
+                let mut words = self.begin();
+                while words.asleep[worker] {
+                    words = self.committed.wait(words).unwrap();
+                }
+            }
+        }
+
+        /// `yield_task`.
+        fn yield_task(&self, worker: usize, private: &mut VecDeque<Task>, current: Task) -> Task {
+            self.catch_up(worker, private);
+            match private.pop_front() {
+                Some(next) => {
+                    private.push_back(current);
+                    next
+                }
+                None => current,
+            }
+        }
+
+        /// `retire`: the private tasks go to the worker's own list.
+        fn retire(&self, worker: usize, private: &mut VecDeque<Task>) {
+            let mut words = self.begin();
+            words.lists[worker].extend(private.drain(..));
+            self.commit(words);
+        }
+
+        /// `worker::run`, each slice one yield; the last task to finish stops all.
+        fn worker(&self, worker: usize) {
+            let mut private = VecDeque::new();
+            let mut next = None;
+            loop {
+                let task = match next.take() {
+                    Some(task) => task,
+                    None => match self.next(worker, &mut private) {
+                        Some(task) => task,
+                        None => break,
+                    },
+                };
+                assert!(
+                    task.home.is_none_or(|home| home == worker),
+                    "a pinned task moved"
+                );
+                if task.yields == 0 {
+                    if self.finished.fetch_add(1, Ordering::SeqCst) + 1 == self.total {
+                        self.stop.store(true, Ordering::SeqCst);
+                        let mut words = self.begin();
+                        words.asleep = [false; WORKERS];
+                        words.sleeping = 0;
+                        self.commit(words);
+                    }
+                    continue;
+                }
+                let task = Task {
+                    yields: task.yields - 1,
+                    ..task
+                };
+                next = Some(self.yield_task(worker, &mut private, task));
+            }
+            self.retire(worker, &mut private);
+        }
+    }
+
+    /// Two workers and a pusher of `tasks` (each with the worker it is pushed from).
+    fn workers_and_pusher(tasks: &'static [(Task, Option<usize>)], forget_private: bool) {
+        let model = Arc::new(Model {
+            words: Mutex::new(Words::default()),
+            committed: Condvar::new(),
+            heads: [AtomicUsize::new(0), AtomicUsize::new(0)],
+            sleeping: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            finished: AtomicUsize::new(0),
+            total: tasks.len(),
+            forget_private,
+        });
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|worker| {
+                let model = model.clone();
+                thread::spawn(move || model.worker(worker))
+            })
+            .collect();
+        tasks
+            .iter()
+            .for_each(|&(task, local)| model.push(task, local));
+        workers
+            .into_iter()
+            .for_each(|worker| worker.join().unwrap());
+        assert_eq!(model.finished.load(Ordering::SeqCst), tasks.len());
+    }
+
+    fn explore(seed: u64, check: impl Fn() + Send + Sync + Clone + 'static) {
+        Runner::new(
+            RandomScheduler::new_from_seed(seed, ITERATIONS),
+            shuttle::Config::new(),
+        )
+        .run(check.clone());
+        Runner::new(
+            PctScheduler::new_from_seed(seed, 3, ITERATIONS),
+            shuttle::Config::new(),
+        )
+        .run(check);
+    }
+
+    const ANY: Option<usize> = None;
+
+    /// Three unpinned yielding tasks spawned on worker 0: they reach its private
+    /// buffer, and half of them are handed to worker 1 once it sleeps.
+    const SPAWNED_ON_ONE_WORKER: &[(Task, Option<usize>)] = &[
+        (
+            Task {
+                home: ANY,
+                yields: 2,
+            },
+            Some(0),
+        ),
+        (
+            Task {
+                home: ANY,
+                yields: 2,
+            },
+            Some(0),
+        ),
+        (
+            Task {
+                home: ANY,
+                yields: 1,
+            },
+            Some(0),
+        ),
+    ];
+
+    /// Pinned and unpinned tasks from everywhere.
+    const MIXED: &[(Task, Option<usize>)] = &[
+        (
+            Task {
+                home: Some(1),
+                yields: 2,
+            },
+            Some(0),
+        ),
+        (
+            Task {
+                home: ANY,
+                yields: 2,
+            },
+            Some(1),
+        ),
+        (
+            Task {
+                home: Some(0),
+                yields: 1,
+            },
+            None,
+        ),
+        (
+            Task {
+                home: ANY,
+                yields: 1,
+            },
+            None,
+        ),
+    ];
+
+    #[test]
+    fn private_tasks_are_run_or_handed_over() {
+        explore(11, || workers_and_pusher(SPAWNED_ON_ONE_WORKER, false));
+        assert!(
+            HANDED.load(std::sync::atomic::Ordering::Relaxed) > 0,
+            "no schedule reached the hand-over"
+        );
+    }
+
+    #[test]
+    fn private_tasks_with_pinned_ones_and_pushes_from_everywhere() {
+        explore(12, || workers_and_pusher(MIXED, false));
+    }
+
+    /// The check has teeth: a worker that sleeps with tasks in its private buffer
+    /// strands them, and shuttle finds that schedule.
+    #[test]
+    #[should_panic(expected = "deadlock")]
+    fn sleeping_with_private_tasks_strands_them() {
+        explore(13, || workers_and_pusher(SPAWNED_ON_ONE_WORKER, true));
     }
 }

@@ -99,6 +99,21 @@ impl TxEngine {
     }
 }
 
+/// The committed value of `var`, read without a transaction: a hint, for a fast path
+/// that must not pay for a transaction when nothing changed (the transactional run
+/// queue's owner-only yield). Both of the engine's designs write back at commit, so
+/// the word holds the last committed value, or the one a commit is writing back; a
+/// caller acts on it only through a transaction, or only to decide whether to run one.
+#[inline]
+pub(crate) fn peek(var: &TVar<usize>) -> usize {
+    // SAFETY: a `TVar`'s word is an `AtomicUsize` (see `Tx::write`), aligned and alive
+    // as long as `var`; the engine itself writes it atomically.
+    unsafe { std::sync::atomic::AtomicUsize::from_ptr(var.as_word_ptr() as *mut usize) }
+        // ORDERING: pairs with the committing thread's write-back: a push that
+        // happens before this load (by any synchronisation) is seen.
+        .load(Ordering::Acquire)
+}
+
 /// One attempt of a runtime transaction: word reads and writes of `TVar<usize>`
 /// fields, `retry`, and freeing memory on commit.
 pub(crate) struct Tx<'d> {

@@ -94,6 +94,13 @@ impl<T> TxList<T> {
         unsafe { &*(addr as *const Node<T>) }
     }
 
+    /// Whether the list may hold a node, judged without a transaction (a hint: see
+    /// [`peek`](super::engine::peek)).
+    #[inline]
+    pub(crate) fn may_hold_a_node(&self) -> bool {
+        super::engine::peek(&self.head) != 0
+    }
+
     /// Whether the list is empty (reads `head`: a `retry` then waits for a push).
     pub(crate) fn is_empty(&self, tx: &mut Tx<'_>) -> Result<bool, Abort> {
         Ok(tx.read(&self.head)? == 0)
