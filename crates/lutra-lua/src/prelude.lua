@@ -78,11 +78,13 @@ end
 -- The deadline `timeout` seconds from now for the API function `name` (its argument
 -- `n`): nil for no timeout; a negative timeout is 0 (answer at once); a huge or
 -- infinite one waits (nearly) forever. A timeout that is not a number, or NaN, is a
--- bad argument of the API function (which calls this directly).
-local function deadline_of(timeout, n, name)
+-- bad argument of the API function (which calls this directly, or `extra` levels
+-- below).
+local function deadline_of(timeout, n, name, extra)
   if timeout == nil then return nil end
-  if type(timeout) ~= "number" then arg_error(2, n, name, "number", type(timeout)) end
-  if timeout ~= timeout then arg_error(2, n, name, "number", "NaN") end
+  local level = 2 + (extra or 0)
+  if type(timeout) ~= "number" then arg_error(level, n, name, "number", type(timeout)) end
+  if timeout ~= timeout then arg_error(level, n, name, "number", "NaN") end
   return raw.now() + (timeout > 0 and timeout or 0)
 end
 
@@ -170,14 +172,17 @@ function lutra.self()
   return raw.self()
 end
 
+-- `lutra.receive` and `Process.send` are the fallbacks of their native fast paths
+-- (api/native/mailbox.rs), which call them with the same arguments: their errors are
+-- raised one level further up (the native function's caller).
 function lutra.receive(timeout)
-  local deadline = deadline_of(timeout, 1, "receive")
+  local deadline = deadline_of(timeout, 1, "receive", 1)
   while true do
     local r = pack(raw.mailbox_poll(deadline, true))
     if r[1] == "ok" then return unpack(r, 2, r.n) end
     if r[1] == "timeout" then return nil, "timeout" end
     local problem = wait("its mailbox (lutra.receive)")
-    if problem then error(problem, 2) end
+    if problem then error(problem, 3) end
   end
 end
 
@@ -219,15 +224,16 @@ function Process.join(p)
 end
 
 function Process.send(p, ...)
-  local sequence = checked(raw.process_send(p, ...))
+  local sequence, problem = raw.process_send(p, ...)
+  if sequence == nil then error(problem, 3) end
   while true do
     local status = raw.process_send_poll(p, sequence)
     if status == "sent" then return end
     if status == "closed" then
-      error("cannot send to " .. tostring(p) .. ": it has finished", 2)
+      error("cannot send to " .. tostring(p) .. ": it has finished", 3)
     end
     local problem = wait("send to ", p)
-    if problem then error(problem, 2) end
+    if problem then error(problem, 3) end
   end
 end
 

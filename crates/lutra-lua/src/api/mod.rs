@@ -116,6 +116,8 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
         lua,
         &raw,
         &channel_methods,
+        &exports.get::<Table>("process")?,
+        &lutra,
         &exports.get::<Table>("internal")?,
         host,
     )?;

@@ -1,10 +1,22 @@
 //! The Lua face of a process: a userdata whose methods (`join`, `send`, `id`) are the
-//! Lua functions of `prelude.lua`.
+//! Lua functions of `prelude.lua` (`send` with its native fast path in front,
+//! `api/native/mailbox.rs`).
+//!
+//! # Invariants
+//! - A process's userdata carries the process's address, tagged with its low bit
+//!   set ([`PROCESS_TAG`]), as its user value (a light userdata): the native
+//!   functions find the process with no typed borrow, and tell it from a channel's
+//!   handle (whose user value is an untagged address, `channel/handle.rs`). Lua code
+//!   cannot set or change a light user value (`api/native`'s guard).
 
-use crate::intern::push_interned;
+use crate::intern::push_interned_with;
 use crate::process::ProcessCore;
-use mlua::{Lua, UserData, UserDataFields, UserDataMethods};
+use mlua::{Lua, UserData, UserDataFields, UserDataMethods, ffi};
 use std::sync::Arc;
+
+/// The bit that tells a process handle's user value from a channel handle's (both
+/// addresses of word-aligned objects, whose low bit is clear).
+pub(crate) const PROCESS_TAG: usize = 1;
 
 /// Registry key of the method table that `prelude.lua` returns for processes.
 pub(crate) const PROCESS_METHODS_KEY: &str = "lutra.methods.process";
@@ -15,8 +27,23 @@ pub(crate) struct ProcessHandle(pub(crate) Arc<ProcessCore>);
 impl ProcessHandle {
     /// The (interned) userdata for this process in `lua`.
     pub(crate) fn push(self, lua: &Lua) -> mlua::Result<mlua::Value> {
-        let address = Arc::as_ptr(&self.0).cast();
-        push_interned(lua, address, || self)
+        let address: *const std::ffi::c_void = Arc::as_ptr(&self.0).cast();
+        push_interned_with(
+            lua,
+            address,
+            || self,
+            |userdata| {
+                let tagged = (address as usize | PROCESS_TAG) as *mut std::ffi::c_void;
+                // SAFETY: pushes the tagged address and sets it as the user value of
+                // the userdata mlua pushed (a full userdata with one user value slot).
+                unsafe {
+                    lua.exec_raw::<()>(userdata, |state| {
+                        ffi::lua_pushlightuserdata(state, tagged);
+                        ffi::lua_setiuservalue(state, -2, 1);
+                    })
+                }
+            },
+        )
     }
 }
 

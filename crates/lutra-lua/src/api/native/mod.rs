@@ -1,12 +1,13 @@
-//! Native fast paths of the blocking channel calls — `ch:send`, `ch:receive`,
-//! `luaproc.send`, `luaproc.receive` — as `lua_CFunction`s standing in front of the
-//! Lua functions of `prelude.lua` and `luaproc.lua`, so that a message costs no mlua
-//! conversion, no Lua loop and no label built per call.
+//! Native fast paths of the blocking message calls — `ch:send`, `ch:receive`,
+//! `luaproc.send`, `luaproc.receive`, `p:send`, `lutra.receive` — as
+//! `lua_CFunction`s standing in front of the Lua functions of `prelude.lua` and
+//! `luaproc.lua`, so that a message costs no mlua conversion, no Lua loop and no
+//! label built per call.
 //!
 //! # Protocol
 //! 1. A native call handles the common case itself: a process in its slice (not a
-//!    host thread) whose coroutine can yield, outside `lutra.atomic`, a live channel, scalar
-//!    values (`scalar.rs`). In any other case, before any side effect, it calls the
+//!    host thread) whose coroutine can yield, outside `lutra.atomic`, a live channel
+//!    or process, values that are scalars or handles (`scalar.rs`). In any other case, before any side effect, it calls the
 //!    Lua function it stands in front of (its *fallback*) with the same arguments and
 //!    answers what that answers (errors included).
 //! 2. To wait, it registers its waker and notes what it waits on as the Lua loop does
@@ -25,7 +26,8 @@
 //! - Upvalues of every native closure: 1 the fallback, 2 `CANNOT`, 3
 //!   `raw.take_pending`, 4 (luaproc) the named-channel cache.
 //! - A light userdata as the user value of a full userdata is a channel handle's
-//!   address (`channel/handle.rs`): Lua code cannot set one, nor change a handle's
+//!   address (`channel/handle.rs`), or a process handle's with its low bit set
+//!   (`process/handle.rs`): Lua code cannot set one, nor change a handle's
 //!   (`debug.setuservalue` is guarded, see [`guard_setuservalue`]).
 //! - A native call keeps nothing on its stack across a wait (mlua's `Thread::resume`
 //!   empties it when the main coroutine yielded): what the continuation needs is in
@@ -36,11 +38,14 @@
 
 mod channel;
 mod luaproc;
+mod mailbox;
 mod scalar;
 
 use crate::api::PARK;
 use crate::channel::{Channel, ReceivePoll};
 use crate::process::ProcessContext;
+use crate::process::ProcessCore;
+use crate::process::handle::PROCESS_TAG;
 use crate::process::state::NativeWait;
 use crate::process::state::current;
 use crate::transfer::Message;
@@ -187,22 +192,66 @@ fn waker(context: &ProcessContext) -> &Waker {
     context.waker.get_or_init(crate::wakers::current_waker)
 }
 
-/// The address of the channel whose handle is at stack position `index` (absolute),
-/// if it is one: a full userdata whose user value is a light userdata.
+/// What the handle at stack position `index` (absolute) stands for, if it is one.
+enum Handle {
+    Channel(*const Channel),
+    Process(*const ProcessCore),
+}
+
+/// The handle at stack position `index` (absolute), if it is one: a full userdata
+/// whose user value is a light userdata (module invariants).
 ///
 /// # Safety
 /// `state` is the running thread; `index` is a valid position.
 #[inline]
-unsafe fn channel_address(state: *mut lua_State, index: c_int) -> Option<*const Channel> {
+unsafe fn handle_at(state: *mut lua_State, index: c_int) -> Option<Handle> {
     // SAFETY: reads of the stack, balanced.
     unsafe {
         if ffi::lua_type(state, index) != ffi::LUA_TUSERDATA {
             return None;
         }
         let light = ffi::lua_getiuservalue(state, index, 1) == ffi::LUA_TLIGHTUSERDATA;
-        let address = ffi::lua_touserdata(state, -1) as *const Channel;
+        let address = ffi::lua_touserdata(state, -1) as usize;
         ffi::lua_pop(state, 1);
-        light.then_some(address)
+        if !light {
+            return None;
+        }
+        Some(if address & PROCESS_TAG == 0 {
+            Handle::Channel(address as *const Channel)
+        } else {
+            Handle::Process((address & !PROCESS_TAG) as *const ProcessCore)
+        })
+    }
+}
+
+/// The address of the channel whose handle is at stack position `index` (absolute),
+/// if it is one.
+///
+/// # Safety
+/// As [`handle_at`].
+#[inline]
+unsafe fn channel_address(state: *mut lua_State, index: c_int) -> Option<*const Channel> {
+    // SAFETY: the caller's contract.
+    match unsafe { handle_at(state, index) }? {
+        Handle::Channel(address) => Some(address),
+        Handle::Process(_) => None,
+    }
+}
+
+/// The process whose handle is at stack position `index` (absolute), if it is one,
+/// borrowed: no reference is counted.
+///
+/// # Safety
+/// As [`channel_borrowed`].
+#[inline]
+unsafe fn process_borrowed<'a>(state: *mut lua_State, index: c_int) -> Option<&'a ProcessCore> {
+    // SAFETY: the caller's contract.
+    match unsafe { handle_at(state, index) }? {
+        // SAFETY: the address is that of the process whose Arc the handle holds
+        // (module invariants), alive while the handle stays on the stack (the
+        // caller's contract).
+        Handle::Process(address) => Some(unsafe { &*address }),
+        Handle::Channel(_) => None,
     }
 }
 
@@ -258,8 +307,15 @@ unsafe extern "C-unwind" fn guard_setuservalue(state: *mut lua_State) -> c_int {
                 c"a light userdata cannot be a user value".as_ptr(),
             );
         }
-        if ffi::luaL_optinteger(state, 3, 1) == 1 && channel_address(state, 1).is_some() {
-            return ffi::luaL_argerror(state, 1, c"a channel's user value cannot change".as_ptr());
+        if ffi::luaL_optinteger(state, 3, 1) == 1 {
+            let refused = match handle_at(state, 1) {
+                Some(Handle::Channel(_)) => c"a channel's user value cannot change",
+                Some(Handle::Process(_)) => c"a process's user value cannot change",
+                None => c"",
+            };
+            if !refused.is_empty() {
+                return ffi::luaL_argerror(state, 1, refused.as_ptr());
+            }
         }
         let args = ffi::lua_gettop(state);
         ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
@@ -436,13 +492,17 @@ fn native(
 }
 
 /// Puts the native `send` and `receive` in front of the channel methods `methods`,
-/// and gives `raw` what `luaproc.lua` needs for its own: `raw.lp_named`, the cache of
-/// named channels (name → handle, weak values), and `raw.lp_native(kind, fallback)`;
-/// `internal` is the prelude's (its `cannot`).
+/// the native `send` in front of the process methods `process_methods` and the
+/// native `receive` in front of `lutra.receive`, and gives `raw` what `luaproc.lua`
+/// needs for its own: `raw.lp_named`, the cache of named channels (name → handle,
+/// weak values), and `raw.lp_native(kind, fallback)`; `internal` is the prelude's
+/// (its `cannot`).
 pub(crate) fn install(
     lua: &Lua,
     raw: &Table,
     methods: &Table,
+    process_methods: &Table,
+    lutra: &Table,
     internal: &Table,
     host: bool,
 ) -> mlua::Result<()> {
@@ -478,6 +538,14 @@ pub(crate) fn install(
     methods.set(
         "receive",
         native(lua, channel::receive, methods.get("receive")?, false)?,
+    )?;
+    process_methods.set(
+        "send",
+        native(lua, mailbox::send, process_methods.get("send")?, false)?,
+    )?;
+    lutra.set(
+        "receive",
+        native(lua, mailbox::receive, lutra.get("receive")?, false)?,
     )?;
     raw.set("lp_named", named)?;
     raw.set(

@@ -1,7 +1,11 @@
 //! Messages of scalars straight from and onto a Lua stack, with no mlua value in
 //! between: nil, booleans, integers, floats and strings (the same values the exporter
-//! copies for them, `transfer/export.rs`). Anything else is not handled here.
+//! copies for them, `transfer/export.rs`). Channel and process handles are exported
+//! here too (shared by reference, as the exporter does), but a message holding one
+//! is imported by the general path (`take_pending`), which interns handles.
+//! Anything else is not handled here.
 
+use super::{Handle, handle_at};
 use crate::transfer::{Message, Value, Values};
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
@@ -24,13 +28,16 @@ pub(super) unsafe fn export(state: *mut lua_State, first: c_int, last: c_int) ->
     }
 }
 
-/// The scalar at `index`, or `None`.
+/// The scalar or handle at `index`, or `None`.
 ///
 /// # Safety
-/// `index` is a valid position of the running thread `state`.
+/// `index` is a valid position of the running thread `state`, a process's (whose
+/// handles' user values are guarded, `native`'s invariants).
 unsafe fn scalar_at(state: *mut lua_State, index: c_int) -> Option<Value> {
     // SAFETY: reads of a valid position, each for the type it was found to have; a
-    // string's bytes are copied before anything can collect it.
+    // string's bytes are copied before anything can collect it; a handle's address
+    // is that of the object whose Arc the handle (on the stack) holds, so counting
+    // one more reference to it is sound.
     unsafe {
         Some(match ffi::lua_type(state, index) {
             ffi::LUA_TNIL => Value::Nil,
@@ -47,6 +54,16 @@ unsafe fn scalar_at(state: *mut lua_State, index: c_int) -> Option<Value> {
                     length,
                 )))
             }
+            ffi::LUA_TUSERDATA => match handle_at(state, index)? {
+                Handle::Channel(address) => {
+                    Arc::increment_strong_count(address);
+                    Value::Channel(Arc::from_raw(address))
+                }
+                Handle::Process(address) => {
+                    Arc::increment_strong_count(address);
+                    Value::Process(Arc::from_raw(address))
+                }
+            },
             _ => return None,
         })
     }
