@@ -18,6 +18,19 @@ assert(ch:receive() == "through the channel it was sent")
 who:send("bye")
 assert(child:join() == "bye")
 
+-- A handle new to the receiving process (it never saw that process) is made on
+-- arrival, and is then the one every later message gives.
+local parent_side = lutra.spawn(function(parent)
+  local grandchild = lutra.spawn(function() return "grandchild" end)
+  parent:send(grandchild)
+  parent:send(grandchild, "again")
+end, me)
+local g1 = lutra.receive()
+local g2, again = lutra.receive()
+assert(rawequal(g1, g2) and again == "again", "one userdata per process")
+assert(g1:join() == "grandchild")
+parent_side:join()
+
 -- Beyond the mailbox's cap (4) a sender parks until the owner takes messages; the
 -- order of one sender's messages is kept.
 local count = 1000
@@ -46,11 +59,11 @@ echo:join()
 -- Errors at the caller's line.
 local here = "mailbox_native.lua:"
 local ok, err = pcall(function() echo:send(coroutine.create(print)) end)
-assert(not ok and tostring(err):find(here .. "48:", 1, true), tostring(err))
+assert(not ok and tostring(err):find(here .. "61:", 1, true), tostring(err))
 ok, err = pcall(function() echo:send("anyone?") end)
-assert(not ok and tostring(err):find(here .. "50:", 1, true) and err:find("finished"), tostring(err))
+assert(not ok and tostring(err):find(here .. "63:", 1, true) and err:find("finished"), tostring(err))
 ok, err = pcall(function() lutra.receive("soon") end)
-assert(not ok and tostring(err):find(here .. "52: bad argument #1 to 'receive'", 1, true), tostring(err))
+assert(not ok and tostring(err):find(here .. "65: bad argument #1 to 'receive'", 1, true), tostring(err))
 
 -- A process handle's user value (its tagged address) cannot be changed from Lua.
 assert(type(debug.getuservalue(echo)) == "userdata")

@@ -6,7 +6,15 @@
 use mlua::{AnyUserData, LightUserData, Lua, Table, UserData};
 use std::ffi::c_void;
 
-const HANDLES_KEY: &str = "lutra.handles";
+/// Registry key of the cache (a field of the registry, so the native message path
+/// reads it with the C API too).
+pub(crate) const HANDLES_KEY: &std::ffi::CStr = c"lutra.handles";
+
+/// [`HANDLES_KEY`] for mlua's named registry values.
+const HANDLES_NAME: &str = match HANDLES_KEY.to_str() {
+    Ok(name) => name,
+    Err(_) => panic!("the key is ASCII"),
+};
 
 /// The userdata of the object at `address`, created by `make` the first time.
 pub(crate) fn push_interned<T: UserData + Send + Sync + 'static>(
@@ -39,13 +47,13 @@ pub(crate) fn push_interned_with<T: UserData + Send + Sync + 'static>(
 
 /// The cache itself (a weak-valued table: object address → userdata).
 pub(crate) fn handles(lua: &Lua) -> mlua::Result<Table> {
-    if let Ok(table) = lua.named_registry_value::<Table>(HANDLES_KEY) {
+    if let Ok(table) = lua.named_registry_value::<Table>(HANDLES_NAME) {
         return Ok(table);
     }
     let table = lua.create_table()?;
     let weak_values = lua.create_table()?;
     weak_values.set("__mode", "v")?;
     table.set_metatable(Some(weak_values))?;
-    lua.set_named_registry_value(HANDLES_KEY, &table)?;
+    lua.set_named_registry_value(HANDLES_NAME, &table)?;
     Ok(table)
 }

@@ -148,14 +148,33 @@ unsafe fn answer_with(state: *mut lua_State, answer: Answer) -> c_int {
                 ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
                 2
             }
-            Answer::Values(message) => scalar::push(state, &message),
-            Answer::Pending => {
-                let base = ffi::lua_gettop(state);
-                ffi::lua_pushvalue(state, ffi::lua_upvalueindex(TAKE_PENDING));
-                ffi::lua_call(state, 0, ffi::LUA_MULTRET);
-                ffi::lua_gettop(state) - base
-            }
+            Answer::Values(message) => match scalar::push(state, &message) {
+                Some(count) => count,
+                None => {
+                    // A handle new to this state: the general import makes it.
+                    if let Some(context) = current() {
+                        *context.pending.borrow_mut() = Some(message);
+                    }
+                    take_pending(state)
+                }
+            },
+            Answer::Pending => take_pending(state),
         }
+    }
+}
+
+/// Pushes the values of the message stashed in the context's `pending` (imported by
+/// `take_pending`); returns how many.
+///
+/// # Safety
+/// As [`perform`]; nothing Rust owns is alive in the caller.
+unsafe fn take_pending(state: *mut lua_State) -> c_int {
+    // SAFETY: the running thread; the call may raise, with nothing owned here.
+    unsafe {
+        let base = ffi::lua_gettop(state);
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(TAKE_PENDING));
+        ffi::lua_call(state, 0, ffi::LUA_MULTRET);
+        ffi::lua_gettop(state) - base
     }
 }
 

@@ -1,11 +1,13 @@
 //! Messages of scalars straight from and onto a Lua stack, with no mlua value in
 //! between: nil, booleans, integers, floats and strings (the same values the exporter
-//! copies for them, `transfer/export.rs`). Channel and process handles are exported
-//! here too (shared by reference, as the exporter does), but a message holding one
-//! is imported by the general path (`take_pending`), which interns handles.
-//! Anything else is not handled here.
+//! copies for them, `transfer/export.rs`), and channel and process handles (shared by
+//! reference, as the exporter does). A handle is pushed only as the userdata the
+//! receiving state already has for it (its interning cache, `intern.rs`); a message
+//! with a handle new to the state is imported by the general path (`take_pending`),
+//! which makes the userdata. Anything else is not handled here.
 
 use super::{Handle, handle_at};
+use crate::intern::HANDLES_KEY;
 use crate::transfer::{Message, Value, Values};
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
@@ -69,7 +71,8 @@ unsafe fn scalar_at(state: *mut lua_State, index: c_int) -> Option<Value> {
     }
 }
 
-/// Whether every value of `message` is a scalar [`push`] can push.
+/// Whether every value of `message` is a scalar or a handle, which [`push`] can
+/// push (handles: if the state has their userdata).
 #[inline]
 pub(super) fn fits(message: &Message) -> bool {
     message.tables.is_empty()
@@ -81,36 +84,74 @@ pub(super) fn fits(message: &Message) -> bool {
                     | Value::Integer(_)
                     | Value::Number(_)
                     | Value::String(_)
+                    | Value::Channel(_)
+                    | Value::Process(_)
             )
         })
 }
 
-/// Pushes the values of `message` (all scalars, see [`fits`]); returns how many.
+/// Pushes the values of `message` (see [`fits`]); returns how many, or `None`,
+/// having pushed nothing, when the state has no userdata yet for a handle in it.
 ///
 /// # Safety
 /// `state` is the running thread of a C function (a stack overflow raises an error),
 /// whose stack holds no more than it held when called (its arguments) or resumed.
 #[inline]
-pub(super) unsafe fn push(state: *mut lua_State, message: &Message) -> c_int {
+pub(super) unsafe fn push(state: *mut lua_State, message: &Message) -> Option<c_int> {
     let count = message.values.len() as c_int;
     // SAFETY: room is made first (luaL_checkstack raises if it cannot be), unless
-    // the values fit in the `LUA_MINSTACK` slots Lua guarantees a C function above
-    // what it was called or resumed with; every push copies its value into Lua.
+    // the values (and the interning cache) fit in the `LUA_MINSTACK` slots Lua
+    // guarantees a C function above what it was called or resumed with; every push
+    // copies its value into Lua; the cache is removed from the stack at the end, or
+    // everything pushed is popped when a handle is missing.
     unsafe {
         if count > ffi::LUA_MINSTACK / 2 {
-            ffi::luaL_checkstack(state, count, c"too many values to receive".as_ptr());
+            ffi::luaL_checkstack(state, count + 1, c"too many values to receive".as_ptr());
         }
+        let base = ffi::lua_gettop(state);
+        let mut cache = 0;
         for value in &message.values {
-            match value {
-                Value::Boolean(b) => ffi::lua_pushboolean(state, c_int::from(*b)),
-                Value::Integer(i) => ffi::lua_pushinteger(state, *i),
-                Value::Number(n) => ffi::lua_pushnumber(state, *n),
+            let address = match value {
+                Value::Boolean(b) => {
+                    ffi::lua_pushboolean(state, c_int::from(*b));
+                    continue;
+                }
+                Value::Integer(i) => {
+                    ffi::lua_pushinteger(state, *i);
+                    continue;
+                }
+                Value::Number(n) => {
+                    ffi::lua_pushnumber(state, *n);
+                    continue;
+                }
                 Value::String(bytes) => {
                     ffi::lua_pushlstring(state, bytes.as_ptr().cast(), bytes.len());
+                    continue;
                 }
-                _ => ffi::lua_pushnil(state),
+                Value::Channel(channel) => Arc::as_ptr(channel).cast::<std::ffi::c_void>(),
+                Value::Process(process) => Arc::as_ptr(process).cast::<std::ffi::c_void>(),
+                _ => {
+                    ffi::lua_pushnil(state);
+                    continue;
+                }
+            };
+            if cache == 0 {
+                // The cache goes below the values: it is removed at the end.
+                ffi::lua_getfield(state, ffi::LUA_REGISTRYINDEX, HANDLES_KEY.as_ptr());
+                ffi::lua_rotate(state, base + 1, 1);
+                cache = base + 1;
+            }
+            if ffi::lua_type(state, cache) != ffi::LUA_TTABLE
+                || ffi::lua_rawgetp(state, cache, address) != ffi::LUA_TUSERDATA
+            {
+                ffi::lua_settop(state, base);
+                return None;
             }
         }
+        if cache != 0 {
+            ffi::lua_rotate(state, cache, -1);
+            ffi::lua_pop(state, 1);
+        }
     }
-    count
+    Some(count)
 }
