@@ -154,22 +154,28 @@ fn bank_conservation_with_256_migrating_tasks_in(mode: SyncMode) {
 }
 
 /// Whether a task that keeps yielding is resumed by both workers before `limit` (on a
-/// loaded machine one worker thread may get no CPU for the whole bank phase).
+/// loaded machine one worker thread may get no CPU for the whole bank phase). The
+/// first task that sees both stops the others.
 fn tasks_migrate_within(runtime: &Runtime, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
+    let moved = Arc::new(AtomicBool::new(false));
     let tasks: Vec<_> = (0..8)
         .map(|_| {
+            let moved = moved.clone();
             runtime.spawn(move || {
                 let mut workers = HashSet::new();
-                while workers.len() < 2 && Instant::now() < deadline {
+                while !moved.load(Ordering::Relaxed) && Instant::now() < deadline {
                     workers.insert(worker_index().unwrap());
+                    if workers.len() == 2 {
+                        moved.store(true, Ordering::Relaxed);
+                    }
                     yield_now();
                 }
-                workers.len() == 2
             })
         })
         .collect();
-    tasks.into_iter().any(|task| task.join().unwrap())
+    tasks.into_iter().for_each(|task| task.join().unwrap());
+    moved.load(Ordering::Relaxed)
 }
 
 /// One worker, a consumer that `retry`s on an empty queue, and a producer that fills
