@@ -4,7 +4,10 @@
 //!
 //! # Protocol
 //! 1. A new state takes a snapshot of its baseline (`baseline.rs`) once its libraries
-//!    and `lutra` are installed, before any user code runs.
+//!    and `lutra` are installed, before any user code runs, if the pool could ever
+//!    hold it: while fewer live states carry a baseline than the recycle limit
+//!    ([`StatePool::prepare`]). The others (say the 36 beyond the limit of 64 when
+//!    100 processes run at once) skip the snapshot, and are dropped when they finish.
 //! 2. A process that finished (returned or raised) hands its state to
 //!    [`StatePool::recycle`]: the process's context is removed, the memory limit
 //!    lifted, the baseline restored, the garbage collected once, in full (dropping the
@@ -21,27 +24,58 @@
 //!   reachable from its globals, its registry or its loaded modules (see `baseline.rs`
 //!   for exactly what is restored).
 //! - A state whose process hit an internal error (a Rust panic, a failed boot) or ran
-//!   out of memory is not pooled.
+//!   out of memory is not pooled, nor is a state without a baseline.
+//! - `baselined` counts the live states that carry a baseline (pooled or running):
+//!   each holds a [`Baselined`] as app data, which counts itself out when its state
+//!   is dropped.
 
 use super::baseline;
 use mlua::Lua;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Finished states ready for reuse.
 #[derive(Default)]
 pub(crate) struct StatePool {
     states: Mutex<Vec<Lua>>,
+    /// Live states carrying a baseline (module invariants).
+    baselined: Arc<AtomicUsize>,
+}
+
+/// The app data of a state that carries a baseline: counted in its pool's
+/// `baselined` while the state lives.
+struct Baselined(Arc<AtomicUsize>);
+
+impl Drop for Baselined {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl StatePool {
+    /// Takes the baseline of the new state `lua` if the pool could ever hold it
+    /// (step 1): fewer live states than `limit` carry one.
+    pub(crate) fn prepare(&self, lua: &Lua, limit: usize) -> mlua::Result<()> {
+        // ORDERING: Relaxed: the count only bounds how many states are snapshotted; a
+        // race makes one state more or fewer recyclable, never a state unsafe.
+        if self.baselined.load(Ordering::Relaxed) >= limit {
+            return Ok(());
+        }
+        baseline::snapshot(lua)?;
+        self.baselined.fetch_add(1, Ordering::Relaxed);
+        lua.set_app_data(Baselined(self.baselined.clone()));
+        Ok(())
+    }
+
     /// A pooled state, if any.
     pub(crate) fn take(&self) -> Option<Lua> {
         self.lock().pop()
     }
 
-    /// Resets `lua` and keeps it unless `limit` states are pooled already.
+    /// Resets `lua` and keeps it, unless it carries no baseline or `limit` states are
+    /// pooled already.
     pub(crate) fn recycle(&self, lua: Lua, limit: usize) {
-        if self.lock().len() >= limit {
+        if lua.app_data_ref::<Baselined>().is_none() || self.lock().len() >= limit {
             return;
         }
         if reset(&lua).is_err() {
@@ -65,4 +99,53 @@ fn reset(lua: &Lua) -> mlua::Result<()> {
     baseline::restore(lua)?;
     lua.gc_collect()?;
     baseline::restore(lua)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Baselined, StatePool};
+    use mlua::{Lua, LuaOptions, StdLib};
+
+    fn state() -> Lua {
+        // SAFETY: a test state; the debug library is what the baseline walks.
+        unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) }
+    }
+
+    fn baselined(lua: &Lua) -> bool {
+        lua.app_data_ref::<Baselined>().is_some()
+    }
+
+    #[test]
+    fn only_as_many_live_states_as_the_limit_carry_a_baseline() {
+        let pool = StatePool::default();
+        let (a, b) = (state(), state());
+        pool.prepare(&a, 1).unwrap();
+        pool.prepare(&b, 1).unwrap();
+        assert!(baselined(&a) && !baselined(&b));
+        drop(a);
+        let c = state();
+        pool.prepare(&c, 1).unwrap();
+        assert!(baselined(&c), "a dropped state counts itself out");
+    }
+
+    #[test]
+    fn a_state_without_a_baseline_is_not_pooled() {
+        let pool = StatePool::default();
+        let (a, b) = (state(), state());
+        pool.prepare(&a, 1).unwrap();
+        pool.prepare(&b, 1).unwrap();
+        pool.recycle(b, 4);
+        assert!(pool.take().is_none());
+        a.load("leaked = true").exec().unwrap();
+        pool.recycle(a, 4);
+        let again = pool.take().expect("the state with a baseline is pooled");
+        assert!(
+            again
+                .globals()
+                .get::<mlua::Value>("leaked")
+                .unwrap()
+                .is_nil()
+        );
+        assert!(pool.take().is_none());
+    }
 }

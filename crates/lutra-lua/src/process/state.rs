@@ -113,7 +113,8 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
     bind(&lua, runtime, process);
     crate::api::install(&lua)?;
-    super::baseline::snapshot(&lua)?;
+    let limit = runtime.recycle_limit.load(Ordering::Relaxed);
+    runtime.states.prepare(&lua, limit)?;
     Ok(lua)
 }
 

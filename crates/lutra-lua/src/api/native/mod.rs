@@ -455,12 +455,12 @@ pub(crate) fn install(
     }
     let named = lua.create_table()?;
     let weak_values = lua.create_table()?;
-    weak_values.set("__mode", "v")?;
+    weak_values.raw_set("__mode", "v")?;
     named.set_metatable(Some(weak_values))?;
     let shared = lua.create_table()?;
-    shared.set("cannot", internal.get::<mlua::Value>("cannot")?)?;
-    shared.set("named", &named)?;
-    shared.set(
+    shared.raw_set("cannot", internal.get::<mlua::Value>("cannot")?)?;
+    shared.raw_set("named", &named)?;
+    shared.raw_set(
         "take_pending",
         lua.create_function(|lua, ()| {
             let message = ProcessContext::of(lua)?.pending.borrow_mut().take();
@@ -471,16 +471,16 @@ pub(crate) fn install(
         })?,
     )?;
     lua.set_named_registry_value(SHARED_KEY, shared)?;
-    methods.set(
+    methods.raw_set(
         "send",
         native(lua, channel::send, methods.get("send")?, false)?,
     )?;
-    methods.set(
+    methods.raw_set(
         "receive",
         native(lua, channel::receive, methods.get("receive")?, false)?,
     )?;
-    raw.set("lp_named", named)?;
-    raw.set(
+    raw.raw_set("lp_named", named)?;
+    raw.raw_set(
         "lp_native",
         lua.create_function(|lua, (kind, fallback): (String, Function)| {
             let function: ffi::lua_CFunction = match kind.as_str() {
