@@ -15,7 +15,7 @@ pub(super) fn install(lua: &Lua, lutra: &Table) -> mlua::Result<()> {
     let debug: Table = lua.globals().get("debug")?;
     lua.set_named_registry_value(SETUPVALUE_KEY, debug.get::<Function>("setupvalue")?)?;
     lua.set_named_registry_value(FROZEN_NEXT_KEY, lua.create_function(frozen_next)?)?;
-    let raw = lua.create_table()?;
+    let raw = lua.create_table_with_capacity(0, 4)?;
     raw.raw_set(
         "freeze",
         lua.create_function(|lua, value: mlua::Value| match freeze(lua, &value)? {
