@@ -8,6 +8,9 @@
 //!    hold it: while fewer live states carry a baseline than the recycle limit
 //!    ([`StatePool::prepare`]). The others (say the 36 beyond the limit of 64 when
 //!    100 processes run at once) skip the snapshot, and are dropped when they finish.
+//!    Once a state without a baseline finishes while the pool has room (its
+//!    snapshot would have paid: the states with one are busy, say long-lived
+//!    processes), every new state takes one again, as if there were no bound.
 //! 2. A process that finished (returned or raised) hands its state to
 //!    [`StatePool::recycle`]: the process's context is removed, the memory limit
 //!    lifted, the baseline restored, the garbage collected once, in full (dropping the
@@ -31,7 +34,7 @@
 
 use super::baseline;
 use mlua::Lua;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Finished states ready for reuse.
@@ -40,6 +43,9 @@ pub(crate) struct StatePool {
     states: Mutex<Vec<Lua>>,
     /// Live states carrying a baseline (module invariants).
     baselined: Arc<AtomicUsize>,
+    /// A state without a baseline finished while the pool had room (step 1): from
+    /// then on every new state takes one.
+    missed: AtomicBool,
 }
 
 /// The app data of a state that carries a baseline: counted in its pool's
@@ -54,11 +60,16 @@ impl Drop for Baselined {
 
 impl StatePool {
     /// Takes the baseline of the new state `lua` if the pool could ever hold it
-    /// (step 1): fewer live states than `limit` carry one.
+    /// (step 1): fewer live states than `limit` carry one, or a state without one
+    /// missed a place in the pool.
     pub(crate) fn prepare(&self, lua: &Lua, limit: usize) -> mlua::Result<()> {
-        // ORDERING: Relaxed: the count only bounds how many states are snapshotted; a
-        // race makes one state more or fewer recyclable, never a state unsafe.
-        if self.baselined.load(Ordering::Relaxed) >= limit {
+        // ORDERING: Relaxed: the count and the flag only decide which states are
+        // snapshotted; a race makes one state more or fewer recyclable, never a
+        // state unsafe.
+        if limit == 0
+            || (self.baselined.load(Ordering::Relaxed) >= limit
+                && !self.missed.load(Ordering::Relaxed))
+        {
             return Ok(());
         }
         baseline::snapshot(lua)?;
@@ -75,7 +86,11 @@ impl StatePool {
     /// Resets `lua` and keeps it, unless it carries no baseline or `limit` states are
     /// pooled already.
     pub(crate) fn recycle(&self, lua: Lua, limit: usize) {
-        if lua.app_data_ref::<Baselined>().is_none() || self.lock().len() >= limit {
+        if self.lock().len() >= limit {
+            return;
+        }
+        if lua.app_data_ref::<Baselined>().is_none() {
+            self.missed.store(true, Ordering::Relaxed);
             return;
         }
         if reset(&lua).is_err() {
@@ -126,6 +141,23 @@ mod tests {
         let c = state();
         pool.prepare(&c, 1).unwrap();
         assert!(baselined(&c), "a dropped state counts itself out");
+    }
+
+    #[test]
+    fn a_missed_place_in_the_pool_makes_every_new_state_take_a_baseline() {
+        let pool = StatePool::default();
+        let (busy, a, b) = (state(), state(), state());
+        pool.prepare(&busy, 1).unwrap();
+        pool.prepare(&a, 1).unwrap();
+        assert!(!baselined(&a));
+        pool.recycle(a, 1);
+        pool.prepare(&b, 1).unwrap();
+        assert!(
+            baselined(&b),
+            "the pool had room for the state without a baseline"
+        );
+        pool.recycle(b, 1);
+        assert!(pool.take().is_some());
     }
 
     #[test]
