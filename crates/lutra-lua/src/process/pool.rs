@@ -15,17 +15,20 @@
 //!    [`StatePool::recycle`]: the process's context is removed, the memory limit
 //!    lifted, the baseline restored, the garbage collected once, in full (dropping the
 //!    handles the old process held and running its finalizers, with no process
-//!    context), and the baseline restored again (undoing what those finalizers
-//!    stored); then the state is pooled, unless the pool is full. What the finalizers
-//!    resurrected is left for the next process's collections, without a finalizer
-//!    (it ran) unless one set a new one.
-//! 3. [`StatePool::take`] gives a pooled state to a new process, which binds its own
-//!    context and memory limit to it.
+//!    context, before the process's joiners are woken); then the state is pooled,
+//!    unless the pool is full.
+//! 3. [`StatePool::take`] restores the baseline of a pooled state again (undoing what
+//!    those finalizers stored: done only for a state that is reused, not for one that
+//!    stays pooled until the end) and gives it to a new process, which binds its own
+//!    context and memory limit to it. What the finalizers resurrected is left for the
+//!    next process's collections, without a finalizer (it ran) unless one set a new
+//!    one.
 //!
 //! # Invariants
 //! - A pooled state holds no process context and no Lua value of an earlier process
 //!   reachable from its globals, its registry or its loaded modules (see `baseline.rs`
-//!   for exactly what is restored).
+//!   for exactly what is restored), but what its recycle's finalizers stored there;
+//!   a taken state, not even that.
 //! - A state whose process hit an internal error (a Rust panic, a failed boot) or ran
 //!   out of memory is not pooled, nor is a state without a baseline.
 //! - `baselined` counts the live states that carry a baseline (pooled or running):
@@ -78,9 +81,15 @@ impl StatePool {
         Ok(())
     }
 
-    /// A pooled state, if any.
+    /// A pooled state, if any, its baseline restored (step 3); a state whose
+    /// restore fails (Lua code changed its snapshot) is dropped.
     pub(crate) fn take(&self) -> Option<Lua> {
-        self.lock().pop()
+        loop {
+            let lua = self.lock().pop()?;
+            if baseline::restore(&lua).is_ok() {
+                return Some(lua);
+            }
+        }
     }
 
     /// Resets `lua` and keeps it, unless it carries no baseline or `limit` states are
@@ -107,13 +116,13 @@ impl StatePool {
     }
 }
 
-/// Restores the baseline of a finished process's state (step 2).
+/// Restores the baseline of a finished process's state and collects its garbage
+/// (step 2).
 fn reset(lua: &Lua) -> mlua::Result<()> {
     lua.remove_app_data::<crate::process::ProcessContext>();
     lua.set_memory_limit(0)?;
     baseline::restore(lua)?;
-    lua.gc_collect()?;
-    baseline::restore(lua)
+    lua.gc_collect()
 }
 
 #[cfg(test)]
@@ -158,6 +167,35 @@ mod tests {
         );
         pool.recycle(b, 1);
         assert!(pool.take().is_some());
+    }
+
+    #[test]
+    fn finalizers_run_at_the_recycle_and_their_stores_are_undone_at_the_take() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let pool = StatePool::default();
+        let lua = state();
+        pool.prepare(&lua, 1).unwrap();
+        let finalized = Arc::new(AtomicBool::new(false));
+        let flag = finalized.clone();
+        let note = lua
+            .create_function(move |_, ()| {
+                flag.store(true, Ordering::Relaxed);
+                Ok(())
+            })
+            .unwrap();
+        lua.globals().set("note", note).unwrap();
+        lua.load("local note = note keep = setmetatable({}, { __gc = function() note() stored = true end })")
+            .exec()
+            .unwrap();
+        pool.recycle(lua, 1);
+        assert!(
+            finalized.load(Ordering::Relaxed),
+            "the finalizer ran at the recycle"
+        );
+        let again = pool.take().expect("pooled");
+        let stored: mlua::Value = again.globals().get("stored").unwrap();
+        assert!(stored.is_nil(), "what the finalizer stored is undone");
     }
 
     #[test]
