@@ -455,12 +455,12 @@ pub(crate) fn install(
     }
     let named = lua.create_table()?;
     let weak_values = lua.create_table()?;
-    weak_values.raw_set("__mode", "v")?;
+    weak_values.set("__mode", "v")?;
     named.set_metatable(Some(weak_values))?;
     let shared = lua.create_table()?;
-    shared.raw_set("cannot", internal.get::<mlua::Value>("cannot")?)?;
-    shared.raw_set("named", &named)?;
-    shared.raw_set(
+    shared.set("cannot", internal.get::<mlua::Value>("cannot")?)?;
+    shared.set("named", &named)?;
+    shared.set(
         "take_pending",
         lua.create_function(|lua, ()| {
             let message = ProcessContext::of(lua)?.pending.borrow_mut().take();
@@ -471,16 +471,16 @@ pub(crate) fn install(
         })?,
     )?;
     lua.set_named_registry_value(SHARED_KEY, shared)?;
-    methods.raw_set(
+    methods.set(
         "send",
         native(lua, channel::send, methods.get("send")?, false)?,
     )?;
-    methods.raw_set(
+    methods.set(
         "receive",
         native(lua, channel::receive, methods.get("receive")?, false)?,
     )?;
-    raw.raw_set("lp_named", named)?;
-    raw.raw_set(
+    raw.set("lp_named", named)?;
+    raw.set(
         "lp_native",
         lua.create_function(|lua, (kind, fallback): (String, Function)| {
             let function: ffi::lua_CFunction = match kind.as_str() {
