@@ -9,7 +9,7 @@ use mlua::{AnyUserData, Lua, MultiValue, Table};
 use std::sync::Arc;
 
 pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.set(
+    raw.raw_set(
         "channel",
         lua.create_function(|lua, capacity: Option<i64>| {
             let capacity = capacity.unwrap_or(0);
@@ -21,15 +21,15 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
             ChannelHandle(Arc::new(Channel::new(capacity as usize))).push(lua)
         })?,
     )?;
-    raw.set(
+    raw.raw_set(
         "is_channel",
         lua.create_function(|_, value: mlua::Value| {
             Ok(matches!(&value, mlua::Value::UserData(ud) if ud.is::<ChannelHandle>()))
         })?,
     )?;
-    raw.set("channel_send", lua.create_function(channel_send)?)?;
-    raw.set("channel_send_poll", lua.create_function(channel_send_poll)?)?;
-    raw.set(
+    raw.raw_set("channel_send", lua.create_function(channel_send)?)?;
+    raw.raw_set("channel_send_poll", lua.create_function(channel_send_poll)?)?;
+    raw.raw_set(
         "channel_poll",
         lua.create_function(
             |lua, (ch, deadline, register): (AnyUserData, Option<f64>, bool)| {
@@ -38,22 +38,22 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
             },
         )?,
     )?;
-    raw.set(
+    raw.raw_set(
         "channel_close",
         lua.create_function(|_, ch: AnyUserData| {
             ch.borrow::<ChannelHandle>()?.0.close();
             Ok(())
         })?,
     )?;
-    raw.set("select_poll", lua.create_function(select_poll)?)?;
-    raw.set(
+    raw.raw_set("select_poll", lua.create_function(select_poll)?)?;
+    raw.raw_set(
         "leave_channels",
         lua.create_function(|lua, ()| {
             ProcessContext::of(lua)?.process.leave_channels();
             Ok(())
         })?,
     )?;
-    raw.set(
+    raw.raw_set(
         "channel_closed",
         lua.create_function(|_, ch: AnyUserData| Ok(channel_of(&ch)?.is_closed()))?,
     )?;

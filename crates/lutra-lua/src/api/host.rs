@@ -13,32 +13,32 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.set(
+    raw.raw_set(
         "in_task",
         lua.create_function(|_, ()| Ok(lutra_sched::current_task().is_some()))?,
     )?;
-    raw.set("park_thread", lua.create_function(park_thread)?)?;
-    raw.set("note_wait", lua.create_function(note_wait)?)?;
-    raw.set("prepare_park", lua.create_function(prepare_park)?)?;
-    raw.set(
+    raw.raw_set("park_thread", lua.create_function(park_thread)?)?;
+    raw.raw_set("note_wait", lua.create_function(note_wait)?)?;
+    raw.raw_set("prepare_park", lua.create_function(prepare_park)?)?;
+    raw.raw_set(
         "wait_label",
         lua.create_function(|_, (what, object): (LuaString, Value)| wait_label(&what, &object))?,
     )?;
-    raw.set(
+    raw.raw_set(
         "take_preempted",
         lua.create_function(|lua, ()| Ok(take_preempted(lua)))?,
     )?;
-    raw.set("request_yield", lua.create_function(request_yield)?)?;
+    raw.raw_set("request_yield", lua.create_function(request_yield)?)?;
     // SAFETY: `resume` follows the lua_CFunction protocol (see `preempt.rs`).
-    raw.set("resume", unsafe { lua.create_c_function(preempt::resume)? })?;
-    raw.set("now", lua.create_function(|_, ()| Ok(timer::now()))?)?;
-    raw.set(
+    raw.raw_set("resume", unsafe { lua.create_c_function(preempt::resume)? })?;
+    raw.raw_set("now", lua.create_function(|_, ()| Ok(timer::now()))?)?;
+    raw.raw_set(
         "workers",
         lua.create_function(|lua, ()| Ok(ProcessContext::of(lua)?.runtime.sched.workers()))?,
     )?;
-    raw.set("wake_at", lua.create_function(wake_at)?)?;
-    raw.set("write_line", lua.create_function(write_line)?)?;
-    raw.set("exit", lua.create_function(exit)?)?;
+    raw.raw_set("wake_at", lua.create_function(wake_at)?)?;
+    raw.raw_set("write_line", lua.create_function(write_line)?)?;
+    raw.raw_set("exit", lua.create_function(exit)?)?;
     Ok(())
 }
 

@@ -8,17 +8,17 @@ use mlua::{Lua, LuaString, MultiValue, Table};
 use std::sync::atomic::Ordering;
 
 pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.set("lp_newchannel", lua.create_function(new_channel)?)?;
-    raw.set("lp_delchannel", lua.create_function(delete_channel)?)?;
-    raw.set("lp_channel", lua.create_function(named_channel)?)?;
-    raw.set("set_workers", lua.create_function(set_workers)?)?;
-    raw.set("max_workers", crate::options::MAX_WORKERS)?;
-    raw.set(
+    raw.raw_set("lp_newchannel", lua.create_function(new_channel)?)?;
+    raw.raw_set("lp_delchannel", lua.create_function(delete_channel)?)?;
+    raw.raw_set("lp_channel", lua.create_function(named_channel)?)?;
+    raw.raw_set("set_workers", lua.create_function(set_workers)?)?;
+    raw.raw_set("max_workers", crate::options::MAX_WORKERS)?;
+    raw.raw_set(
         "workers",
         lua.create_function(|lua, ()| Ok(ProcessContext::of(lua)?.runtime.sched.workers()))?,
     )?;
-    raw.set("wait_poll", lua.create_function(wait_poll)?)?;
-    raw.set("set_recycle", lua.create_function(set_recycle)?)?;
+    raw.raw_set("wait_poll", lua.create_function(wait_poll)?)?;
+    raw.raw_set("set_recycle", lua.create_function(set_recycle)?)?;
     Ok(())
 }
 

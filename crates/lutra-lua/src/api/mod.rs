@@ -38,6 +38,10 @@ pub(crate) const PARK: *mut c_void = std::ptr::dangling_mut::<c_void>();
 /// traceback on error (the body of its main coroutine).
 pub(crate) const RUN_KEY: &str = "lutra.run";
 
+/// Room for the raw functions (about 50), made at once rather than by the rehashes of
+/// a table that grows one field at a time.
+const RAW_FIELDS: usize = 64;
+
 /// Registry key of the state's `lutra` table: what every `require "lutra"` returns,
 /// also after the program cleared `package.loaded.lutra`.
 pub(crate) const LUTRA_KEY: &str = "lutra.module";
@@ -94,7 +98,7 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
         crate::process::GETUPVALUE_KEY,
         debug.get::<Function>("getupvalue")?,
     )?;
-    let raw = lua.create_table()?;
+    let raw = lua.create_table_with_capacity(0, RAW_FIELDS)?;
     host::register(lua, &raw)?;
     process::register(lua, &raw)?;
     channel::register(lua, &raw)?;

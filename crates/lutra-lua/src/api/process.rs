@@ -8,19 +8,19 @@ use mlua::{AnyUserData, Lua, MultiValue, Table};
 use std::sync::Arc;
 
 pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.set("spawn", lua.create_function(spawn)?)?;
-    raw.set("join_poll", lua.create_function(join_poll)?)?;
-    raw.set("process_send", lua.create_function(process_send)?)?;
-    raw.set("process_send_poll", lua.create_function(process_send_poll)?)?;
-    raw.set("mailbox_poll", lua.create_function(mailbox_poll)?)?;
-    raw.set(
+    raw.raw_set("spawn", lua.create_function(spawn)?)?;
+    raw.raw_set("join_poll", lua.create_function(join_poll)?)?;
+    raw.raw_set("process_send", lua.create_function(process_send)?)?;
+    raw.raw_set("process_send_poll", lua.create_function(process_send_poll)?)?;
+    raw.raw_set("mailbox_poll", lua.create_function(mailbox_poll)?)?;
+    raw.raw_set(
         "self",
         lua.create_function(|lua, ()| {
             let context = ProcessContext::of(lua)?;
             ProcessHandle(context.process.clone()).push(lua)
         })?,
     )?;
-    raw.set(
+    raw.raw_set(
         "process_id",
         lua.create_function(|_, p: AnyUserData| Ok(p.borrow::<ProcessHandle>()?.0.id()))?,
     )?;

@@ -11,25 +11,25 @@ use mlua::{AnyUserData, Function, Lua, MultiValue, Table};
 pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     let engine = ProcessContext::of(lua)?.runtime.tm.clone();
     lua.set_app_data(TxContext::new(engine));
-    raw.set("shared_new", lua.create_function(shared_new)?)?;
-    raw.set("shared_set", lua.create_function(shared_set)?)?;
-    raw.set(
+    raw.raw_set("shared_new", lua.create_function(shared_new)?)?;
+    raw.raw_set("shared_set", lua.create_function(shared_set)?)?;
+    raw.raw_set(
         "is_shared",
         lua.create_function(|_, v: mlua::Value| Ok(is_shared(&v)))?,
     )?;
-    raw.set("atomic_run", lua.create_function(driver::run)?)?;
-    raw.set(
+    raw.raw_set("atomic_run", lua.create_function(driver::run)?)?;
+    raw.raw_set(
         "atomic_site",
         lua.create_function(|lua, name: String| Ok(TxContext::of(lua)?.engine.site(&name)))?,
     )?;
-    raw.set("atomic_doomed", lua.create_function(atomic_doomed)?)?;
-    raw.set("atomic_retry", lua.create_function(atomic_retry)?)?;
-    raw.set(
+    raw.raw_set("atomic_doomed", lua.create_function(atomic_doomed)?)?;
+    raw.raw_set("atomic_retry", lua.create_function(atomic_retry)?)?;
+    raw.raw_set(
         "atomic_irrevocable",
         lua.create_function(atomic_irrevocable)?,
     )?;
-    raw.set("atomic_checkpoint", lua.create_function(atomic_checkpoint)?)?;
-    raw.set("atomic_close", lua.create_function(atomic_close)?)?;
+    raw.raw_set("atomic_checkpoint", lua.create_function(atomic_checkpoint)?)?;
+    raw.raw_set("atomic_close", lua.create_function(atomic_close)?)?;
     Ok(())
 }
 

@@ -15,21 +15,21 @@ pub(super) fn install(lua: &Lua, lutra: &Table) -> mlua::Result<()> {
     let debug: Table = lua.globals().get("debug")?;
     lua.set_named_registry_value(SETUPVALUE_KEY, debug.get::<Function>("setupvalue")?)?;
     lua.set_named_registry_value(FROZEN_NEXT_KEY, lua.create_function(frozen_next)?)?;
-    let raw = lua.create_table()?;
-    raw.set(
+    let raw = lua.create_table_with_capacity(0, 4)?;
+    raw.raw_set(
         "freeze",
         lua.create_function(|lua, value: mlua::Value| match freeze(lua, &value)? {
             Ok(frozen) => success(lua, frozen),
             Err(problem) => failure(lua, problem),
         })?,
     )?;
-    raw.set(
+    raw.raw_set(
         "is_frozen",
         lua.create_function(|_, value: mlua::Value| {
             Ok(matches!(&value, mlua::Value::UserData(ud) if ud.is::<FrozenRef>()))
         })?,
     )?;
-    raw.set(
+    raw.raw_set(
         "move",
         lua.create_function(|lua, table: Table| -> mlua::Result<MultiValue> {
             match marker(lua, &table)? {
@@ -38,7 +38,7 @@ pub(super) fn install(lua: &Lua, lutra: &Table) -> mlua::Result<()> {
             }
         })?,
     )?;
-    raw.set(
+    raw.raw_set(
         "is_moved",
         lua.create_function(|lua, value: mlua::Value| {
             Ok(matches!(&value, mlua::Value::Table(t) if is_moved(lua, t)))

@@ -4,44 +4,102 @@
 //!
 //! # Protocol
 //! 1. A new state takes a snapshot of its baseline (`baseline.rs`) once its libraries
-//!    and `lutra` are installed, before any user code runs.
+//!    and `lutra` are installed, before any user code runs, if the pool could ever
+//!    hold it: while fewer live states carry a baseline than the recycle limit
+//!    ([`StatePool::prepare`]). The others (say the 36 beyond the limit of 64 when
+//!    100 processes run at once) skip the snapshot, and are dropped when they finish.
+//!    Once a state without a baseline finishes while the pool has room (its
+//!    snapshot would have paid: the states with one are busy, say long-lived
+//!    processes), every new state takes one again, as if there were no bound.
 //! 2. A process that finished (returned or raised) hands its state to
 //!    [`StatePool::recycle`]: the process's context is removed, the memory limit
 //!    lifted, the baseline restored, the garbage collected once, in full (dropping the
 //!    handles the old process held and running its finalizers, with no process
-//!    context), and the baseline restored again (undoing what those finalizers
-//!    stored); then the state is pooled, unless the pool is full. What the finalizers
-//!    resurrected is left for the next process's collections, without a finalizer
-//!    (it ran) unless one set a new one.
-//! 3. [`StatePool::take`] gives a pooled state to a new process, which binds its own
-//!    context and memory limit to it.
+//!    context, before the process's joiners are woken); then the state is pooled,
+//!    unless the pool is full.
+//! 3. [`StatePool::take`] restores the baseline of a pooled state again (undoing what
+//!    those finalizers stored: done only for a state that is reused, not for one that
+//!    stays pooled until the end) and gives it to a new process, which binds its own
+//!    context and memory limit to it. What the finalizers resurrected is left for the
+//!    next process's collections, without a finalizer (it ran) unless one set a new
+//!    one.
 //!
 //! # Invariants
 //! - A pooled state holds no process context and no Lua value of an earlier process
 //!   reachable from its globals, its registry or its loaded modules (see `baseline.rs`
-//!   for exactly what is restored).
+//!   for exactly what is restored), but what its recycle's finalizers stored there;
+//!   a taken state, not even that.
 //! - A state whose process hit an internal error (a Rust panic, a failed boot) or ran
-//!   out of memory is not pooled.
+//!   out of memory is not pooled, nor is a state without a baseline.
+//! - `baselined` counts the live states that carry a baseline (pooled or running):
+//!   each holds a [`Baselined`] as app data, which counts itself out when its state
+//!   is dropped.
 
 use super::baseline;
 use mlua::Lua;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Finished states ready for reuse.
 #[derive(Default)]
 pub(crate) struct StatePool {
     states: Mutex<Vec<Lua>>,
+    /// Live states carrying a baseline (module invariants).
+    baselined: Arc<AtomicUsize>,
+    /// A state without a baseline finished while the pool had room (step 1): from
+    /// then on every new state takes one.
+    missed: AtomicBool,
+}
+
+/// The app data of a state that carries a baseline: counted in its pool's
+/// `baselined` while the state lives.
+struct Baselined(Arc<AtomicUsize>);
+
+impl Drop for Baselined {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl StatePool {
-    /// A pooled state, if any.
-    pub(crate) fn take(&self) -> Option<Lua> {
-        self.lock().pop()
+    /// Takes the baseline of the new state `lua` if the pool could ever hold it
+    /// (step 1): fewer live states than `limit` carry one, or a state without one
+    /// missed a place in the pool.
+    pub(crate) fn prepare(&self, lua: &Lua, limit: usize) -> mlua::Result<()> {
+        // ORDERING: Relaxed: the count and the flag only decide which states are
+        // snapshotted; a race makes one state more or fewer recyclable, never a
+        // state unsafe.
+        if limit == 0
+            || (self.baselined.load(Ordering::Relaxed) >= limit
+                && !self.missed.load(Ordering::Relaxed))
+        {
+            return Ok(());
+        }
+        baseline::snapshot(lua)?;
+        self.baselined.fetch_add(1, Ordering::Relaxed);
+        lua.set_app_data(Baselined(self.baselined.clone()));
+        Ok(())
     }
 
-    /// Resets `lua` and keeps it unless `limit` states are pooled already.
+    /// A pooled state, if any, its baseline restored (step 3); a state whose
+    /// restore fails (Lua code changed its snapshot) is dropped.
+    pub(crate) fn take(&self) -> Option<Lua> {
+        loop {
+            let lua = self.lock().pop()?;
+            if baseline::restore(&lua).is_ok() {
+                return Some(lua);
+            }
+        }
+    }
+
+    /// Resets `lua` and keeps it, unless it carries no baseline or `limit` states are
+    /// pooled already.
     pub(crate) fn recycle(&self, lua: Lua, limit: usize) {
         if self.lock().len() >= limit {
+            return;
+        }
+        if lua.app_data_ref::<Baselined>().is_none() {
+            self.missed.store(true, Ordering::Relaxed);
             return;
         }
         if reset(&lua).is_err() {
@@ -58,11 +116,106 @@ impl StatePool {
     }
 }
 
-/// Restores the baseline of a finished process's state (step 2).
+/// Restores the baseline of a finished process's state and collects its garbage
+/// (step 2).
 fn reset(lua: &Lua) -> mlua::Result<()> {
     lua.remove_app_data::<crate::process::ProcessContext>();
     lua.set_memory_limit(0)?;
     baseline::restore(lua)?;
-    lua.gc_collect()?;
-    baseline::restore(lua)
+    lua.gc_collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Baselined, StatePool};
+    use mlua::{Lua, LuaOptions, StdLib};
+
+    fn state() -> Lua {
+        // SAFETY: a test state; the debug library is what the baseline walks.
+        unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) }
+    }
+
+    fn baselined(lua: &Lua) -> bool {
+        lua.app_data_ref::<Baselined>().is_some()
+    }
+
+    #[test]
+    fn only_as_many_live_states_as_the_limit_carry_a_baseline() {
+        let pool = StatePool::default();
+        let (a, b) = (state(), state());
+        pool.prepare(&a, 1).unwrap();
+        pool.prepare(&b, 1).unwrap();
+        assert!(baselined(&a) && !baselined(&b));
+        drop(a);
+        let c = state();
+        pool.prepare(&c, 1).unwrap();
+        assert!(baselined(&c), "a dropped state counts itself out");
+    }
+
+    #[test]
+    fn a_missed_place_in_the_pool_makes_every_new_state_take_a_baseline() {
+        let pool = StatePool::default();
+        let (busy, a, b) = (state(), state(), state());
+        pool.prepare(&busy, 1).unwrap();
+        pool.prepare(&a, 1).unwrap();
+        assert!(!baselined(&a));
+        pool.recycle(a, 1);
+        pool.prepare(&b, 1).unwrap();
+        assert!(
+            baselined(&b),
+            "the pool had room for the state without a baseline"
+        );
+        pool.recycle(b, 1);
+        assert!(pool.take().is_some());
+    }
+
+    #[test]
+    fn finalizers_run_at_the_recycle_and_their_stores_are_undone_at_the_take() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let pool = StatePool::default();
+        let lua = state();
+        pool.prepare(&lua, 1).unwrap();
+        let finalized = Arc::new(AtomicBool::new(false));
+        let flag = finalized.clone();
+        let note = lua
+            .create_function(move |_, ()| {
+                flag.store(true, Ordering::Relaxed);
+                Ok(())
+            })
+            .unwrap();
+        lua.globals().set("note", note).unwrap();
+        lua.load("local note = note keep = setmetatable({}, { __gc = function() note() stored = true end })")
+            .exec()
+            .unwrap();
+        pool.recycle(lua, 1);
+        assert!(
+            finalized.load(Ordering::Relaxed),
+            "the finalizer ran at the recycle"
+        );
+        let again = pool.take().expect("pooled");
+        let stored: mlua::Value = again.globals().get("stored").unwrap();
+        assert!(stored.is_nil(), "what the finalizer stored is undone");
+    }
+
+    #[test]
+    fn a_state_without_a_baseline_is_not_pooled() {
+        let pool = StatePool::default();
+        let (a, b) = (state(), state());
+        pool.prepare(&a, 1).unwrap();
+        pool.prepare(&b, 1).unwrap();
+        pool.recycle(b, 4);
+        assert!(pool.take().is_none());
+        a.load("leaked = true").exec().unwrap();
+        pool.recycle(a, 4);
+        let again = pool.take().expect("the state with a baseline is pooled");
+        assert!(
+            again
+                .globals()
+                .get::<mlua::Value>("leaked")
+                .unwrap()
+                .is_nil()
+        );
+        assert!(pool.take().is_none());
+    }
 }

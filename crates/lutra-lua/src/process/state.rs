@@ -111,9 +111,15 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     // Lua programs expect (tracebacks, `debug.getupvalue`); Lutra never hands out
     // userdata whose memory safety depends on the metatable staying intact.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
+    // Nothing built here is garbage: the collector waits until the state is ready (as
+    // `lua.c` stops it while it opens the libraries), instead of walking it while it
+    // grows.
+    lua.gc_stop();
     bind(&lua, runtime, process);
     crate::api::install(&lua)?;
-    super::baseline::snapshot(&lua)?;
+    let limit = runtime.recycle_limit.load(Ordering::Relaxed);
+    runtime.states.prepare(&lua, limit)?;
+    lua.gc_restart();
     Ok(lua)
 }
 
