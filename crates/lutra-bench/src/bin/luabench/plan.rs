@@ -105,6 +105,9 @@ struct Sizes {
     exp3_workers: Vec<usize>,
     fib_n: u32,
     fib_requests: u32,
+    /// Issue 10's fib hub: fib(17) requests, as many as this, 2 hub workers on 2
+    /// workers, against lua5.4's serial loop.
+    fib17_requests: u32,
     docs: usize,
     doc_words: usize,
     micro_procs: Vec<usize>,
@@ -113,6 +116,9 @@ struct Sizes {
     /// Receivers waiting on one channel (issue 10, item 4).
     wake_n: Vec<usize>,
 }
+
+/// The group name's start of issue 10's fib hub configuration (`fib(17)x20000`).
+pub(crate) const FIB17: &str = "fib(17)x";
 
 impl Sizes {
     fn new(quick: bool, cores: usize) -> Self {
@@ -133,6 +139,7 @@ impl Sizes {
                 exp3_workers: vec![1, 2],
                 fib_n: 20,
                 fib_requests: 400,
+                fib17_requests: 2_000,
                 docs: 32,
                 doc_words: 10_000,
                 micro_procs: vec![1, 2],
@@ -154,6 +161,7 @@ impl Sizes {
                 exp3_workers: workers_to_4,
                 fib_n: 22,
                 fib_requests: 1_000,
+                fib17_requests: 20_000,
                 docs: 64,
                 doc_words: 30_000,
                 micro_procs: vec![1, 2, 4],
@@ -382,6 +390,18 @@ pub(crate) fn build(
             b.lutra("fib", &group, "hub", w, None, hub.clone());
         }
         b.module("fib", &group, "hub", 2, hub);
+        // Issue 10's configuration: short requests, where messages weigh.
+        let group = format!("{FIB17}{}", sizes.fib17_requests);
+        let hub = script(
+            "fib_hub.lua",
+            &strings(&[&"hub", &17, &sizes.fib17_requests, &2]),
+        );
+        let serial = script(
+            "fib_hub.lua",
+            &strings(&[&"serial", &17, &sizes.fib17_requests]),
+        );
+        b.lua("fib", &group, "serial", true, serial);
+        b.lutra("fib", &group, "hub", 2, None, hub);
     }
     if wanted("wc") {
         let docs = data::text_files(&data_dir.join("text"), sizes.docs, sizes.doc_words)?;
