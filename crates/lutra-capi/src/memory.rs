@@ -145,13 +145,16 @@ fn words_to_free(addr: usize, idx: usize, size: usize) -> CapiResult<Range<usize
 }
 
 /// Frees block `addr` if the running attempt of `state` commits, after writing
-/// `words` so that transactions using the block conflict with this one. Returns
+/// `words` (unless the attempt runs solo) so that transactions using the block
+/// conflict with this one. Returns
 /// `LUTRA_OK` or the status of the abort path.
 ///
 /// # Safety
 /// A transaction runs on `state`; `addr` is a live, word-aligned block of the C
 /// allocator, freed only once, and `words` lie in it.
 unsafe fn free_in(state: &mut ThreadTx, addr: usize, words: Range<usize>, style: Style) -> c_int {
+    // A solo attempt is alone in the engine: no transaction can conflict with it.
+    let words = if state.desc.is_solo() { 0..0 } else { words };
     for word in words.step_by(WORD) {
         // SAFETY: the block is valid (contract) and `word` is an aligned word of it;
         // mask 0 changes nothing, it only takes the word.

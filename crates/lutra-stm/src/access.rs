@@ -333,11 +333,6 @@ impl Core {
         if retire_old.is_some() {
             return Err(self.doom(AbortReason::Misuse));
         }
-        if mask == 0 {
-            // A write of no bits only takes the word's record, for conflicts with
-            // other attempts (`free_on_commit`): alone in the engine, there are none.
-            return Ok(());
-        }
         // SAFETY: the caller of `TxDescriptor::store` vouched for `addr`; alone in the
         // engine, nobody else reads or writes the word meanwhile.
         let word = unsafe { word(addr) };
