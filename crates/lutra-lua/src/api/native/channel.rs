@@ -2,8 +2,8 @@
 //! fallbacks are `Channel.send` and `Channel.receive` of `prelude.lua`.
 
 use super::{
-    Action, Answer, cannot_wait, channel_borrowed, lost, park, parkable, perform, receive_or_park,
-    resumed, scalar, waker,
+    Action, Answer, begin_send, cannot_wait, channel_borrowed, lost, park, parkable, perform,
+    receive_or_park, resumed, waker,
 };
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
@@ -38,17 +38,11 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
         let Some(channel) = channel_borrowed(state, 1) else {
             return fallback;
         };
-        let Some(message) = scalar::export(state, 2, args) else {
-            return fallback;
-        };
-        let Ok(started) = channel.begin_send(message, waker(context)) else {
-            return fallback;
-        };
-        context.runtime.counters.note_sent(context.process.id());
-        if started.sent {
-            return Action::Return(Answer::Nothing);
+        match begin_send(state, args, context, &channel) {
+            None => fallback,
+            Some(None) => Action::Return(Answer::Nothing),
+            Some(Some(sequence)) => park_sending(context, &channel, sequence),
         }
-        park_sending(context, &channel, started.sequence)
     }
 }
 

@@ -4,8 +4,8 @@
 //! `lutra.receive` of `prelude.lua` (which also serves a receive with a timeout).
 
 use super::{
-    Action, Answer, cannot_wait, lost, park, parkable, perform, process_borrowed, receive_or_park,
-    resumed, scalar, waker,
+    Action, Answer, begin_send, cannot_wait, lost, park, parkable, perform, process_borrowed,
+    receive_or_park, resumed, waker,
 };
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
@@ -43,19 +43,15 @@ unsafe fn start_send(state: *mut lua_State) -> Action {
         let Some(process) = process_borrowed(state, 1) else {
             return fallback;
         };
-        let Some(message) = scalar::export(state, 2, args) else {
-            return fallback;
-        };
         // A finished process's mailbox is closed: the fallback raises the error.
-        let Ok(started) = process.mailbox().begin_send(message, waker(context)) else {
-            return fallback;
-        };
-        context.runtime.counters.note_sent(context.process.id());
-        if started.sent {
-            return Action::Return(Answer::Nothing);
+        match begin_send(state, args, context, process.mailbox()) {
+            None => fallback,
+            Some(None) => Action::Return(Answer::Nothing),
+            Some(Some(sequence)) => {
+                let label = || format!("send to process#{} ({})", process.id(), process.origin());
+                park_sending(context, process.mailbox(), sequence, label)
+            }
         }
-        let label = || format!("send to process#{} ({})", process.id(), process.origin());
-        park_sending(context, process.mailbox(), started.sequence, label)
     }
 }
 

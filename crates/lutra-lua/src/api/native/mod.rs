@@ -375,6 +375,27 @@ fn park(
     Action::Park { ctx }
 }
 
+/// Starts sending the message of scalars at stack positions `2..=args` on `channel`
+/// for the caller: `Some(None)` once sent (queued, or handed to a receiver),
+/// `Some(Some(sequence))` when the caller must wait (its waker registered), `None`,
+/// having done nothing, when the values are not all scalars or handles, or the
+/// channel is closed (the fallback then answers).
+///
+/// # Safety
+/// As [`scalar::export`]; `state` is a process's running thread.
+unsafe fn begin_send(
+    state: *mut lua_State,
+    args: c_int,
+    context: &ProcessContext,
+    channel: &Channel,
+) -> Option<Option<u64>> {
+    // SAFETY: the caller's contract.
+    let message = unsafe { scalar::export(state, 2, args) }?;
+    let started = channel.begin_send(message, waker(context)).ok()?;
+    context.runtime.counters.note_sent(context.process.id());
+    Some((!started.sent).then_some(started.sequence))
+}
+
 /// Whether two waits' kinds are the same: by address first (each is a literal of one
 /// call site), by content otherwise.
 fn same(a: &'static str, b: &'static str) -> bool {
