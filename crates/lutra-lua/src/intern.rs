@@ -3,7 +3,7 @@
 //! as table keys. The cache is a weak-valued registry table keyed by the object's
 //! address.
 
-use mlua::{AnyUserData, LightUserData, Lua, Table, UserData};
+use mlua::{LightUserData, Lua, Table, UserData, ffi};
 use std::ffi::c_void;
 
 /// Registry key of the cache (a field of the registry, so the native message path
@@ -22,15 +22,26 @@ pub(crate) fn push_interned<T: UserData + Send + Sync + 'static>(
     address: *const c_void,
     make: impl FnOnce() -> T,
 ) -> mlua::Result<mlua::Value> {
-    push_interned_with(lua, address, make, |_| Ok(()))
+    push_interned_with(lua, address, make, None)
 }
 
-/// As [`push_interned`], and `created` runs on the userdata when it is new.
-pub(crate) fn push_interned_with<T: UserData + Send + Sync + 'static>(
+/// As [`push_interned`], and a new userdata gets `marker` (a light userdata) as its
+/// user value: the native message path finds the object through it
+/// (`api/native`).
+pub(crate) fn push_interned_marked<T: UserData + Send + Sync + 'static>(
+    lua: &Lua,
+    address: *const c_void,
+    marker: *mut c_void,
+    make: impl FnOnce() -> T,
+) -> mlua::Result<mlua::Value> {
+    push_interned_with(lua, address, make, Some(marker))
+}
+
+fn push_interned_with<T: UserData + Send + Sync + 'static>(
     lua: &Lua,
     address: *const c_void,
     make: impl FnOnce() -> T,
-    created: impl FnOnce(&AnyUserData) -> mlua::Result<()>,
+    marker: Option<*mut c_void>,
 ) -> mlua::Result<mlua::Value> {
     let cache = handles(lua)?;
     let key = LightUserData(address.cast_mut());
@@ -39,7 +50,16 @@ pub(crate) fn push_interned_with<T: UserData + Send + Sync + 'static>(
         return Ok(existing);
     }
     let userdata = lua.create_userdata(make())?;
-    created(&userdata)?;
+    if let Some(marker) = marker {
+        // SAFETY: pushes the marker and sets it as the user value of the userdata
+        // mlua pushed (a full userdata with one user value slot).
+        unsafe {
+            lua.exec_raw::<()>(&userdata, |state| {
+                ffi::lua_pushlightuserdata(state, marker);
+                ffi::lua_setiuservalue(state, -2, 1);
+            })?;
+        }
+    }
     let handle = mlua::Value::UserData(userdata);
     cache.raw_set(key, &handle)?;
     Ok(handle)

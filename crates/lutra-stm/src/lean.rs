@@ -21,8 +21,10 @@
 //!   record locked by another attempt, a kill, the commit gate closed by another, a
 //!   read no longer valid) it undoes what it did: every record it locked gets back
 //!   the version it had, as a rollback does, and its status word reads active again,
-//!   the same word as before. The general commit then runs and meets what stopped it.
-//!   Only the clock may have moved (an aborted general commit moves it too).
+//!   the same word as before, and the attempt is no longer lean (so `commit` does
+//!   not try the straight path again). The general commit then runs and meets what
+//!   stopped it. Only the clock may have moved (an aborted general commit moves it
+//!   too).
 //! - Neither calls anything: a lean attempt counts no statistics, and its solo undo
 //!   log, if any, opens on a buffer already allocated and closes within the
 //!   capacity kept (a store that grows the log makes the attempt not lean).
@@ -221,19 +223,19 @@ impl Core {
         self.write_back_and_release(stm, write_version, waiters);
         self.writes.clear();
         self.locks.clear();
-        self.go_idle(stm);
-        self.lean = false;
-        self.active = false;
-        self.between_lean = true;
+        self.finish_lean(stm);
         true
     }
 
     /// [`Core::try_commit_update`] met something in its way: its status word reads
     /// active again (if `committing`, it was set to committing), and every record it
-    /// locked gets back the version it had. Returns `false`, for the caller.
+    /// locked gets back the version it had. The attempt is no longer lean: the
+    /// general commit takes over, and the straight one is not tried again for it.
+    /// Returns `false`, for the caller.
     #[cold]
     #[inline(never)]
     fn give_up_commit(&mut self, stm: &StmInner, committing: bool) -> bool {
+        self.mark_not_lean();
         if committing {
             // ORDERING: sequentially consistent as the compare-and-swap it undoes: a
             // gate's holder draining committers (`gate.rs`) sees the attempt active

@@ -10,8 +10,8 @@
 //!   can change a user value.
 
 use crate::channel::Channel;
-use crate::intern::push_interned_with;
-use mlua::{Lua, UserData, UserDataFields, UserDataMethods, ffi};
+use crate::intern::push_interned_marked;
+use mlua::{Lua, UserData, UserDataFields, UserDataMethods};
 use std::sync::Arc;
 
 /// Registry key of the method table that `prelude.lua` returns for channels.
@@ -24,21 +24,7 @@ impl ChannelHandle {
     /// The (interned) userdata for this channel in `lua`.
     pub(crate) fn push(self, lua: &Lua) -> mlua::Result<mlua::Value> {
         let address: *const std::ffi::c_void = Arc::as_ptr(&self.0).cast();
-        push_interned_with(
-            lua,
-            address,
-            || self,
-            |userdata| {
-                // SAFETY: pushes the address and sets it as the user value of the
-                // userdata mlua pushed (a full userdata with one user value slot).
-                unsafe {
-                    lua.exec_raw::<()>(userdata, |state| {
-                        ffi::lua_pushlightuserdata(state, address.cast_mut());
-                        ffi::lua_setiuservalue(state, -2, 1);
-                    })
-                }
-            },
-        )
+        push_interned_marked(lua, address, address.cast_mut(), || self)
     }
 }
 

@@ -9,9 +9,9 @@
 //!   handle (whose user value is an untagged address, `channel/handle.rs`). Lua code
 //!   cannot set or change a light user value (`api/native`'s guard).
 
-use crate::intern::push_interned_with;
+use crate::intern::push_interned_marked;
 use crate::process::ProcessCore;
-use mlua::{Lua, UserData, UserDataFields, UserDataMethods, ffi};
+use mlua::{Lua, UserData, UserDataFields, UserDataMethods};
 use std::sync::Arc;
 
 /// The bit that tells a process handle's user value from a channel handle's (both
@@ -28,22 +28,8 @@ impl ProcessHandle {
     /// The (interned) userdata for this process in `lua`.
     pub(crate) fn push(self, lua: &Lua) -> mlua::Result<mlua::Value> {
         let address: *const std::ffi::c_void = Arc::as_ptr(&self.0).cast();
-        push_interned_with(
-            lua,
-            address,
-            || self,
-            |userdata| {
-                let tagged = (address as usize | PROCESS_TAG) as *mut std::ffi::c_void;
-                // SAFETY: pushes the tagged address and sets it as the user value of
-                // the userdata mlua pushed (a full userdata with one user value slot).
-                unsafe {
-                    lua.exec_raw::<()>(userdata, |state| {
-                        ffi::lua_pushlightuserdata(state, tagged);
-                        ffi::lua_setiuservalue(state, -2, 1);
-                    })
-                }
-            },
-        )
+        let tagged = (address as usize | PROCESS_TAG) as *mut std::ffi::c_void;
+        push_interned_marked(lua, address, tagged, || self)
     }
 }
 

@@ -164,12 +164,9 @@ impl Idle {
 #[cfg(all(test, feature = "shuttle"))]
 mod model {
     use super::*;
-    use shuttle::scheduler::{PctScheduler, RandomScheduler};
+    use crate::queue::explore::explore;
     use shuttle::sync::atomic::AtomicBool;
-    use shuttle::{Runner, thread};
-
-    /// Schedules explored per scheduler.
-    const ITERATIONS: usize = 2000;
+    use shuttle::thread;
 
     /// A run queue of tasks, each `None` (any worker) or `Some(w)` (pinned to `w`).
     struct Model {
@@ -261,19 +258,6 @@ mod model {
             .for_each(|worker| worker.join().unwrap());
         assert_eq!(model.taken.load(Ordering::SeqCst), tasks.len());
         assert!(model.queue.lock().unwrap().is_empty());
-    }
-
-    fn explore(seed: u64, check: impl Fn() + Send + Sync + Clone + 'static) {
-        Runner::new(
-            RandomScheduler::new_from_seed(seed, ITERATIONS),
-            shuttle::Config::new(),
-        )
-        .run(check.clone());
-        Runner::new(
-            PctScheduler::new_from_seed(seed, 3, ITERATIONS),
-            shuttle::Config::new(),
-        )
-        .run(check);
     }
 
     #[test]

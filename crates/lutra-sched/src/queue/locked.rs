@@ -12,7 +12,7 @@
 
 use super::idle::Idle;
 use super::slots::Slots;
-use super::{Private, TaskQueue};
+use super::{Private, TaskQueue, switch_in, take_turn};
 use crate::task::TaskCore;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -86,14 +86,7 @@ impl TaskQueue for LockedQueue {
         _private: &mut Private,
         current: Arc<TaskCore>,
     ) -> Arc<TaskCore> {
-        let mut tasks = self.local(worker);
-        match tasks.pop_front() {
-            Some(next) => {
-                tasks.push_back(current);
-                next
-            }
-            None => current,
-        }
+        take_turn(&mut self.local(worker), current)
     }
 
     fn rotate(
@@ -127,15 +120,7 @@ impl TaskQueue for LockedQueue {
         current: Arc<TaskCore>,
         suits: &dyn Fn(&TaskCore) -> bool,
     ) -> (Arc<TaskCore>, bool) {
-        let mut tasks = self.local(worker);
-        match tasks.iter().position(|task| suits(task)) {
-            Some(at) => {
-                let other = tasks.remove(at).expect("a position found in this queue");
-                tasks.push_back(current);
-                (other, true)
-            }
-            None => (current, false),
-        }
+        switch_in(&mut self.local(worker), current, suits)
     }
 
     fn next(

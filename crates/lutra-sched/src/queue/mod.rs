@@ -52,6 +52,30 @@ mod locked;
 mod slots;
 mod transactional;
 
+/// What the queue's shuttle models share: how they explore.
+#[cfg(all(test, feature = "shuttle"))]
+mod explore {
+    use shuttle::Runner;
+    use shuttle::scheduler::{PctScheduler, RandomScheduler};
+
+    /// Schedules explored per scheduler.
+    const ITERATIONS: usize = 2000;
+
+    /// Runs `check` under a seeded random scheduler, then a seeded PCT scheduler.
+    pub(super) fn explore(seed: u64, check: impl Fn() + Send + Sync + Clone + 'static) {
+        Runner::new(
+            RandomScheduler::new_from_seed(seed, ITERATIONS),
+            shuttle::Config::new(),
+        )
+        .run(check.clone());
+        Runner::new(
+            PctScheduler::new_from_seed(seed, 3, ITERATIONS),
+            shuttle::Config::new(),
+        )
+        .run(check);
+    }
+}
+
 use crate::sync_mode::{SyncDomain, SyncMode};
 use crate::task::TaskCore;
 use std::collections::VecDeque;
@@ -63,6 +87,35 @@ use std::sync::Arc;
 /// yielded (see `transactional.rs`); lock mode leaves it empty (its own queue's
 /// mutex is already uncontended).
 pub(crate) type Private = VecDeque<Arc<TaskCore>>;
+
+/// A yield's turn in a worker's own `tasks`: the front task runs next and `current`
+/// goes to the back; `current` runs on when `tasks` is empty.
+pub(crate) fn take_turn(tasks: &mut Private, current: Arc<TaskCore>) -> Arc<TaskCore> {
+    match tasks.pop_front() {
+        Some(next) => {
+            tasks.push_back(current);
+            next
+        }
+        None => current,
+    }
+}
+
+/// A switch in a worker's own `tasks`: the first task that `suits` runs next and
+/// `current` goes to the back (`true`); `current` runs on when none suits (`false`).
+pub(crate) fn switch_in(
+    tasks: &mut Private,
+    current: Arc<TaskCore>,
+    suits: &dyn Fn(&TaskCore) -> bool,
+) -> (Arc<TaskCore>, bool) {
+    match tasks.iter().position(|task| suits(task)) {
+        Some(at) => {
+            let other = tasks.remove(at).expect("a position found in these tasks");
+            tasks.push_back(current);
+            (other, true)
+        }
+        None => (current, false),
+    }
+}
 
 /// The run queues' operations.
 pub(crate) trait TaskQueue: Send + Sync {

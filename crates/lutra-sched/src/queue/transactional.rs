@@ -62,7 +62,7 @@
 //! `wake_all` finds `w` registered and clears it.
 
 use super::slots::Slots;
-use super::{Private, TaskQueue};
+use super::{Private, TaskQueue, switch_in, take_turn};
 use crate::sync_mode::SITE_RUN_QUEUE;
 use crate::sync_mode::engine::{Tx, TxEngine, peek};
 use crate::sync_mode::list::{Node, TxList, release_dropping_item};
@@ -345,13 +345,7 @@ impl TaskQueue for TransactionalQueue {
         current: Arc<TaskCore>,
     ) -> Arc<TaskCore> {
         self.catch_up(worker, private);
-        match private.pop_front() {
-            Some(next) => {
-                private.push_back(current);
-                next
-            }
-            None => current,
-        }
+        take_turn(private, current)
     }
 
     fn rotate(
@@ -403,14 +397,7 @@ impl TaskQueue for TransactionalQueue {
         suits: &dyn Fn(&TaskCore) -> bool,
     ) -> (Arc<TaskCore>, bool) {
         self.catch_up(worker, private);
-        match private.iter().position(|task| suits(task)) {
-            Some(at) => {
-                let other = private.remove(at).expect("a position found in this buffer");
-                private.push_back(current);
-                (other, true)
-            }
-            None => (current, false),
-        }
+        switch_in(private, current, suits)
     }
 
     fn next(
@@ -494,15 +481,13 @@ impl TaskQueue for TransactionalQueue {
 /// worker asleep: shuttle reports the deadlock and the check fails.
 #[cfg(all(test, feature = "shuttle"))]
 mod model {
-    use shuttle::scheduler::{PctScheduler, RandomScheduler};
+    use crate::queue::explore::explore;
     use shuttle::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use shuttle::sync::{Condvar, Mutex, MutexGuard};
-    use shuttle::{Runner, thread};
+    use shuttle::thread;
     use std::collections::VecDeque;
     use std::sync::Arc;
 
-    /// Schedules explored per scheduler.
-    const ITERATIONS: usize = 2000;
     const WORKERS: usize = 2;
 
     /// Hand-overs made in every schedule explored (outside shuttle's world).
@@ -735,19 +720,6 @@ mod model {
             .into_iter()
             .for_each(|worker| worker.join().unwrap());
         assert_eq!(model.finished.load(Ordering::SeqCst), tasks.len());
-    }
-
-    fn explore(seed: u64, check: impl Fn() + Send + Sync + Clone + 'static) {
-        Runner::new(
-            RandomScheduler::new_from_seed(seed, ITERATIONS),
-            shuttle::Config::new(),
-        )
-        .run(check.clone());
-        Runner::new(
-            PctScheduler::new_from_seed(seed, 3, ITERATIONS),
-            shuttle::Config::new(),
-        )
-        .run(check);
     }
 
     const ANY: Option<usize> = None;

@@ -102,7 +102,10 @@ unsafe fn perform(state: *mut lua_State, action: Action, k: ffi::lua_KFunction) 
     // (or dropped) before a call that may longjmp (module invariants).
     unsafe {
         match action {
-            Action::Return(answer) => answer_with(state, answer),
+            Action::Return(answer) => match answer_with(state, answer) {
+                Ok(count) => count,
+                Err(message) => raise(state, message),
+            },
             Action::Park { ctx } => {
                 // Nothing stays on the stack: mlua's `Thread::resume` empties the
                 // frame of a C function that yielded the main coroutine.
@@ -110,13 +113,7 @@ unsafe fn perform(state: *mut lua_State, action: Action, k: ffi::lua_KFunction) 
                 ffi::lua_pushlightuserdata(state, PARK);
                 ffi::lua_yieldk(state, 1, ctx, Some(k))
             }
-            Action::Raise(message) => {
-                ffi::luaL_where(state, 1);
-                ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
-                drop(message);
-                ffi::lua_concat(state, 2);
-                ffi::lua_error(state)
-            }
+            Action::Raise(message) => raise(state, message),
             Action::Fallback { args } => {
                 ffi::lua_settop(state, args);
                 ffi::lua_pushvalue(state, ffi::lua_upvalueindex(FALLBACK));
@@ -128,16 +125,32 @@ unsafe fn perform(state: *mut lua_State, action: Action, k: ffi::lua_KFunction) 
     }
 }
 
-/// Pushes `answer`; returns how many values.
+/// Raises `message` at the caller's position.
+///
+/// # Safety
+/// As [`perform`].
+unsafe fn raise(state: *mut lua_State, message: String) -> c_int {
+    // SAFETY: stack operations on the running thread; the message is dropped before
+    // the longjmp.
+    unsafe {
+        ffi::luaL_where(state, 1);
+        ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
+        drop(message);
+        ffi::lua_concat(state, 2);
+        ffi::lua_error(state)
+    }
+}
+
+/// Pushes `answer`; returns how many values, or the error to raise.
 ///
 /// # Safety
 /// As [`perform`].
 #[inline]
-unsafe fn answer_with(state: *mut lua_State, answer: Answer) -> c_int {
+unsafe fn answer_with(state: *mut lua_State, answer: Answer) -> Result<c_int, String> {
     // SAFETY: as in `perform`; the message is dropped before the call that imports a
     // pending one.
     unsafe {
-        match answer {
+        Ok(match answer {
             Answer::Nothing => 0,
             Answer::True => {
                 ffi::lua_pushboolean(state, 1);
@@ -150,16 +163,21 @@ unsafe fn answer_with(state: *mut lua_State, answer: Answer) -> c_int {
             }
             Answer::Values(message) => match scalar::push(state, &message) {
                 Some(count) => count,
-                None => {
-                    // A handle new to this state: the general import makes it.
-                    if let Some(context) = current() {
+                // A handle new to this state: the general import makes it.
+                None => match current() {
+                    Some(context) => {
                         *context.pending.borrow_mut() = Some(message);
+                        take_pending(state)
                     }
-                    take_pending(state)
-                }
+                    None => {
+                        return Err("internal error in Lutra: a message answered \
+                                    outside a process"
+                            .into());
+                    }
+                },
             },
             Answer::Pending => take_pending(state),
-        }
+        })
     }
 }
 
