@@ -47,6 +47,12 @@ pub(crate) fn set_task(task: Option<&Arc<TaskCore>>) {
     TASK.with(|current| current.set(task.map_or(std::ptr::null(), Arc::as_ptr)));
 }
 
+/// Whether a task is being resumed on this thread (a worker inside a slice).
+#[inline(never)]
+pub(crate) fn in_slice() -> bool {
+    !TASK.with(Cell::get).is_null()
+}
+
 /// The task being resumed on this thread, borrowed for the current call.
 fn task_ref<'a>() -> Option<&'a TaskCore> {
     // SAFETY: a set address is that of a task its worker holds until it clears it
@@ -61,7 +67,7 @@ fn task_ref<'a>() -> Option<&'a TaskCore> {
 /// thread (a wake-up outside a slice: the run queue's path).
 #[inline(never)]
 pub(crate) fn hand_off(task: Arc<TaskCore>) -> Option<Arc<TaskCore>> {
-    if TASK.with(Cell::get).is_null() {
+    if !in_slice() {
         return Some(task);
     }
     HANDOFF.with(|slot| slot.borrow_mut().replace(task))

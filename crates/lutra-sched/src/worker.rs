@@ -130,12 +130,13 @@ fn run_slice(
         body.as_mut().map_or(Step::Done, |body| body.resume())
     };
     context::set_task(None);
+    shared.queue.end_slice(index, private);
     let woken = context::take_handoff();
     let handed = if may_hand_off && matches!(step, Step::Park | Step::Done) {
         woken.map(|woken| (woken, true))
     } else {
         if let Some(woken) = woken {
-            shared.queue.push(woken, Some(index));
+            shared.queue.push_own(index, private, woken);
         }
         None
     };
@@ -175,7 +176,7 @@ fn run_slice(
                     .compare_exchange(PARKED, RUNNABLE, Ordering::SeqCst, Ordering::SeqCst)
                     .is_ok()
             {
-                shared.queue.push(task, Some(index));
+                shared.queue.push_own(index, private, task);
             }
             handed
         }

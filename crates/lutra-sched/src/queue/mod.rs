@@ -168,6 +168,21 @@ pub(crate) trait TaskQueue: Send + Sync {
         stop: &dyn Fn() -> bool,
     ) -> Option<Arc<TaskCore>>;
 
+    /// Queues `task`, which worker `worker` made runnable at the end of a slice (woken
+    /// and not run next, or notified while it parked) and may run, as [`push`] with
+    /// `local` = `worker` does; `tm` mode keeps it in `private` instead, with no
+    /// transaction (see `transactional.rs`).
+    ///
+    /// [`push`]: TaskQueue::push
+    fn push_own(&self, worker: usize, _private: &mut Private, task: Arc<TaskCore>) {
+        self.push(task, Some(worker));
+    }
+
+    /// The end of a slice on `worker`, before its next task is chosen: `tm` mode moves
+    /// the tasks the slice made runnable on `worker` to `private` (see
+    /// `transactional.rs`); nothing to do in lock mode.
+    fn end_slice(&self, _worker: usize, _private: &mut Private) {}
+
     /// Worker `worker` leaves: its unpinned tasks (also those of `private`, which it
     /// empties) move to the global queue, and one sleeper is woken (also passing on a
     /// wake-up the leaving worker may have taken).
@@ -254,6 +269,16 @@ impl RunQueue {
         stop: impl Fn() -> bool,
     ) -> Option<Arc<TaskCore>> {
         self.0.next(worker, private, global_first, &stop)
+    }
+
+    /// See [`TaskQueue::push_own`].
+    pub(crate) fn push_own(&self, worker: usize, private: &mut Private, task: Arc<TaskCore>) {
+        self.0.push_own(worker, private, task);
+    }
+
+    /// See [`TaskQueue::end_slice`].
+    pub(crate) fn end_slice(&self, worker: usize, private: &mut Private) {
+        self.0.end_slice(worker, private);
     }
 
     /// See [`TaskQueue::retire`].

@@ -20,6 +20,9 @@
 //! - A worker whose `Private` holds a task never sleeps (`next` takes from it first);
 //!   a leaving worker empties it into the lists (`retire`). So every task there is run
 //!   by that worker, or handed to a sleeper (fast path, step 3): none is stranded.
+//! - The thread buffer of step 0 holds tasks only during a slice of its worker: the
+//!   slice's end empties it, before the worker chooses its next task.
+//! - A worker leaves (`next` gives `None`) only once `stop()` holds.
 //!
 //! # Protocol (idle wait, no lost wake-up)
 //! 1. Worker `w`, in one transaction: read `alarm`; if `stop()`, leave; take a task
@@ -38,6 +41,12 @@
 //! wakes step 2 (or step 2 reads 0 and never waits).
 //!
 //! # Protocol (fast path: the owner's yield, switch, rotation and `next`)
+//! 0. A task that the running task makes runnable on its worker (woken, spawned)
+//!    while `sleeping` loads 0 waits in a buffer of the worker's thread, not in a
+//!    transaction; at the slice's end the worker moves it to the back of `Private`
+//!    and catches up (1 to 3). Likewise a task woken and not run next, or notified
+//!    while it parked, goes to `Private` at once. While a worker sleeps, a push is a
+//!    transaction that wakes it (idle protocol, step 3).
 //! 1. Load, without a transaction ([`peek`]), the head of its own list and
 //!    `sleeping`. Both 0 (the common case): go to 4.
 //! 2. Its own list holds a task: in one transaction take every task of it, then
@@ -46,7 +55,9 @@
 //!    `asleep`, decrement `sleeping` and link to that worker's own list the back half
 //!    (rounded up) of `Private`'s unpinned tasks.
 //! 4. Yield: `Private`'s front runs next and the yielding task goes to its back (it
-//!    runs on if `Private` is empty); switch: the first suitable task of `Private`.
+//!    runs on if `Private` is empty); switch: the first suitable task of `Private`;
+//!    `next`: `Private`'s front, or, if step 3 handed all of it over, the idle
+//!    protocol (never "stop" while the runtime goes on).
 //!
 //! The loads are hints, never trusted for safety: a stale 0 delays steps 2 and 3 to
 //! the worker's next slice end (a push that happened before the load is seen: it
@@ -63,12 +74,21 @@
 
 use super::slots::Slots;
 use super::{Private, TaskQueue, switch_in, take_turn};
+use crate::context;
 use crate::sync_mode::SITE_RUN_QUEUE;
 use crate::sync_mode::engine::{Tx, TxEngine, peek};
 use crate::sync_mode::list::{Node, TxList, release_dropping_item};
 use crate::task::TaskCore;
 use lutra_stm::{Abort, TVar};
+use std::cell::RefCell;
 use std::sync::Arc;
+
+thread_local! {
+    /// The tasks that the slice running on this thread's worker made runnable on it
+    /// while no worker slept (fast path, step 0), in order: its end moves them to the
+    /// worker's `Private`.
+    static MADE_RUNNABLE: RefCell<Vec<Arc<TaskCore>>> = const { RefCell::new(Vec::new()) };
+}
 
 /// One worker's queue and sleep word.
 struct Local {
@@ -280,18 +300,15 @@ impl TransactionalQueue {
         }
     }
 
-    /// `next` while `private` holds a task: stop, or the global list's front on its
-    /// turn, or `private`'s front (after the catch-up); never a sleep.
+    /// `next` while `private` holds a task and the runtime goes on: the global list's
+    /// front on its turn, or `private`'s front (after the catch-up); never a sleep.
+    /// `None` when the catch-up handed every task of `private` to a sleeper.
     fn next_private(
         &self,
         worker: usize,
         private: &mut Private,
         global_first: bool,
-        stop: &dyn Fn() -> bool,
     ) -> Option<Arc<TaskCore>> {
-        if stop() {
-            return None;
-        }
         if global_first {
             let global = self
                 .engine
@@ -326,6 +343,17 @@ impl TransactionalQueue {
 impl TaskQueue for TransactionalQueue {
     fn push(&self, task: Arc<TaskCore>, local: Option<usize>) {
         let home = task.home;
+        if let Some(worker) = local
+            && home.is_none_or(|home| home == worker)
+            && context::in_slice()
+            && peek(&self.sleeping) == 0
+        {
+            // Step 0 of the fast path: `local` is the calling thread's worker index
+            // (the trait's contract), so this thread is worker `worker`, inside a
+            // slice, whose end (`end_slice`) moves the task to its `Private`.
+            MADE_RUNNABLE.with(|made| made.borrow_mut().push(task));
+            return;
+        }
         let list = match home.or(local) {
             Some(worker) => &self.locals.get(worker).tasks,
             None => &self.global,
@@ -408,7 +436,13 @@ impl TaskQueue for TransactionalQueue {
         stop: &dyn Fn() -> bool,
     ) -> Option<Arc<TaskCore>> {
         if !private.is_empty() {
-            return self.next_private(worker, private, global_first, stop);
+            if stop() {
+                return None;
+            }
+            if let Some(task) = self.next_private(worker, private, global_first) {
+                return Some(task);
+            }
+            // Its tasks went to a sleeper: look, as a worker without private tasks.
         }
         let asleep = &self.locals.get(worker).asleep;
         loop {
@@ -423,6 +457,23 @@ impl TaskQueue for TransactionalQueue {
                     }
                 }),
             }
+        }
+    }
+
+    fn push_own(&self, worker: usize, private: &mut Private, task: Arc<TaskCore>) {
+        private.push_back(task);
+        self.catch_up(worker, private);
+    }
+
+    fn end_slice(&self, worker: usize, private: &mut Private) {
+        let moved = MADE_RUNNABLE.with(|made| {
+            let mut made = made.borrow_mut();
+            let moved = !made.is_empty();
+            private.extend(made.drain(..));
+            moved
+        });
+        if moved {
+            self.catch_up(worker, private);
         }
     }
 
@@ -476,9 +527,11 @@ impl TaskQueue for TransactionalQueue {
 /// one of these), a `retry` as a wait for the next commit, and the words a `peek`
 /// loads as atomics written back at the end of each commit. Workers run the real
 /// shapes of `yield_task`, `next` (its private branch and its look / register /
-/// sleep loop), `catch_up`, `hand_over` and `retire`; a pusher queues tasks as `push`
-/// does (some on a worker's own list, some pinned). A stranded task leaves every
-/// worker asleep: shuttle reports the deadlock and the check fails.
+/// sleep loop), `catch_up`, `hand_over`, `push`'s step 0, `end_slice` and `retire`;
+/// a pusher queues tasks as `push` does (some on a worker's own list, some pinned),
+/// and some tasks make new ones runnable during their slices, as a task waking or
+/// spawning another does. A stranded task leaves every worker asleep: shuttle
+/// reports the deadlock and the check fails.
 #[cfg(all(test, feature = "shuttle"))]
 mod model {
     use crate::queue::explore::explore;
@@ -498,6 +551,8 @@ mod model {
     struct Task {
         home: Option<usize>,
         yields: usize,
+        /// Tasks this one makes runnable, one per slice (each unpinned, one yield).
+        children: usize,
     }
 
     /// The words transactions access.
@@ -520,6 +575,8 @@ mod model {
         total: usize,
         /// The check's teeth: `next` forgets the private buffer.
         forget_private: bool,
+        /// The check's teeth: `end_slice` forgets the tasks made runnable.
+        forget_made: bool,
     }
 
     impl Model {
@@ -557,6 +614,28 @@ mod model {
             }
             Self::wake_in(&mut words, task.home);
             self.commit(words);
+        }
+
+        /// `push` from worker `worker` inside a slice: step 0 keeps the task in `made`
+        /// while no worker sleeps, as seen by a `peek`.
+        fn push_in_slice(&self, worker: usize, task: Task, made: &mut Vec<Task>) {
+            if self.sleeping.load(Ordering::SeqCst) == 0 {
+                made.push(task);
+            } else {
+                self.push(task, Some(worker));
+            }
+        }
+
+        /// `end_slice`: the tasks made runnable go to `private`, then `catch_up`.
+        fn end_slice(&self, worker: usize, private: &mut VecDeque<Task>, made: &mut Vec<Task>) {
+            if made.is_empty() {
+                return;
+            }
+            if self.forget_made {
+                made.clear();
+            }
+            private.extend(made.drain(..));
+            self.catch_up(worker, private);
         }
 
         /// `catch_up` (steps 1 to 3 of the fast path).
@@ -608,7 +687,9 @@ mod model {
                     return None;
                 }
                 self.catch_up(worker, private);
-                return private.pop_front();
+                if let Some(task) = private.pop_front() {
+                    return Some(task);
+                }
             }
             loop {
                 let mut words = self.begin();
@@ -659,22 +740,42 @@ mod model {
             self.commit(words);
         }
 
-        /// `worker::run`, each slice one yield; the last task to finish stops all.
+        /// `worker::run`, each slice one yield (after making one child runnable, if
+        /// the task has any left); the last task to finish stops all.
         fn worker(&self, worker: usize) {
             let mut private = VecDeque::new();
+            let mut made = Vec::new();
             let mut next = None;
             loop {
                 let task = match next.take() {
                     Some(task) => task,
                     None => match self.next(worker, &mut private) {
                         Some(task) => task,
-                        None => break,
+                        None => {
+                            assert!(self.stop.load(Ordering::SeqCst), "a worker left early");
+                            break;
+                        }
                     },
                 };
                 assert!(
                     task.home.is_none_or(|home| home == worker),
                     "a pinned task moved"
                 );
+                let task = if task.children > 0 {
+                    let child = Task {
+                        home: None,
+                        yields: 1,
+                        children: 0,
+                    };
+                    self.push_in_slice(worker, child, &mut made);
+                    Task {
+                        children: task.children - 1,
+                        ..task
+                    }
+                } else {
+                    task
+                };
+                self.end_slice(worker, &mut private, &mut made);
                 if task.yields == 0 {
                     if self.finished.fetch_add(1, Ordering::SeqCst) + 1 == self.total {
                         self.stop.store(true, Ordering::SeqCst);
@@ -696,7 +797,11 @@ mod model {
     }
 
     /// Two workers and a pusher of `tasks` (each with the worker it is pushed from).
-    fn workers_and_pusher(tasks: &'static [(Task, Option<usize>)], forget_private: bool) {
+    fn workers_and_pusher(
+        tasks: &'static [(Task, Option<usize>)],
+        forget_private: bool,
+        forget_made: bool,
+    ) {
         let model = Arc::new(Model {
             words: Mutex::new(Words::default()),
             committed: Condvar::new(),
@@ -704,8 +809,9 @@ mod model {
             sleeping: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             finished: AtomicUsize::new(0),
-            total: tasks.len(),
+            total: tasks.iter().map(|(task, _)| 1 + task.children).sum(),
             forget_private,
+            forget_made,
         });
         let workers: Vec<_> = (0..WORKERS)
             .map(|worker| {
@@ -719,7 +825,7 @@ mod model {
         workers
             .into_iter()
             .for_each(|worker| worker.join().unwrap());
-        assert_eq!(model.finished.load(Ordering::SeqCst), tasks.len());
+        assert_eq!(model.finished.load(Ordering::SeqCst), model.total);
     }
 
     const ANY: Option<usize> = None;
@@ -731,6 +837,7 @@ mod model {
             Task {
                 home: ANY,
                 yields: 2,
+                children: 0,
             },
             Some(0),
         ),
@@ -738,6 +845,7 @@ mod model {
             Task {
                 home: ANY,
                 yields: 2,
+                children: 0,
             },
             Some(0),
         ),
@@ -745,6 +853,7 @@ mod model {
             Task {
                 home: ANY,
                 yields: 1,
+                children: 0,
             },
             Some(0),
         ),
@@ -756,6 +865,7 @@ mod model {
             Task {
                 home: Some(1),
                 yields: 2,
+                children: 0,
             },
             Some(0),
         ),
@@ -763,6 +873,7 @@ mod model {
             Task {
                 home: ANY,
                 yields: 2,
+                children: 0,
             },
             Some(1),
         ),
@@ -770,6 +881,7 @@ mod model {
             Task {
                 home: Some(0),
                 yields: 1,
+                children: 0,
             },
             None,
         ),
@@ -777,6 +889,28 @@ mod model {
             Task {
                 home: ANY,
                 yields: 1,
+                children: 0,
+            },
+            None,
+        ),
+    ];
+
+    /// Tasks that make others runnable during their slices (waking or spawning
+    /// them), on both workers.
+    const MAKING_OTHERS_RUNNABLE: &[(Task, Option<usize>)] = &[
+        (
+            Task {
+                home: ANY,
+                yields: 1,
+                children: 2,
+            },
+            Some(0),
+        ),
+        (
+            Task {
+                home: Some(1),
+                yields: 0,
+                children: 1,
             },
             None,
         ),
@@ -784,7 +918,9 @@ mod model {
 
     #[test]
     fn private_tasks_are_run_or_handed_over() {
-        explore(11, || workers_and_pusher(SPAWNED_ON_ONE_WORKER, false));
+        explore(11, || {
+            workers_and_pusher(SPAWNED_ON_ONE_WORKER, false, false)
+        });
         assert!(
             HANDED.load(std::sync::atomic::Ordering::Relaxed) > 0,
             "no schedule reached the hand-over"
@@ -793,7 +929,24 @@ mod model {
 
     #[test]
     fn private_tasks_with_pinned_ones_and_pushes_from_everywhere() {
-        explore(12, || workers_and_pusher(MIXED, false));
+        explore(12, || workers_and_pusher(MIXED, false, false));
+    }
+
+    #[test]
+    fn tasks_made_runnable_in_a_slice_are_run() {
+        explore(14, || {
+            workers_and_pusher(MAKING_OTHERS_RUNNABLE, false, false)
+        });
+    }
+
+    /// The check has teeth: a slice's end that loses the tasks it made runnable
+    /// leaves them unrun, and shuttle finds that schedule.
+    #[test]
+    #[should_panic(expected = "deadlock")]
+    fn losing_the_tasks_made_runnable_strands_them() {
+        explore(15, || {
+            workers_and_pusher(MAKING_OTHERS_RUNNABLE, false, true)
+        });
     }
 
     /// The check has teeth: a worker that sleeps with tasks in its private buffer
@@ -801,6 +954,8 @@ mod model {
     #[test]
     #[should_panic(expected = "deadlock")]
     fn sleeping_with_private_tasks_strands_them() {
-        explore(13, || workers_and_pusher(SPAWNED_ON_ONE_WORKER, true));
+        explore(13, || {
+            workers_and_pusher(SPAWNED_ON_ONE_WORKER, true, false)
+        });
     }
 }
