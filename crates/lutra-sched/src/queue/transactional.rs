@@ -80,7 +80,7 @@ use crate::sync_mode::engine::{Tx, TxEngine, peek};
 use crate::sync_mode::list::{Node, TxList, release_dropping_item};
 use crate::task::TaskCore;
 use lutra_stm::{Abort, TVar};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 thread_local! {
@@ -88,6 +88,9 @@ thread_local! {
     /// while no worker slept (fast path, step 0), in order: its end moves them to the
     /// worker's `Private`.
     static MADE_RUNNABLE: RefCell<Vec<Arc<TaskCore>>> = const { RefCell::new(Vec::new()) };
+    /// Whether `MADE_RUNNABLE` holds a task: what every slice's end reads (a plain
+    /// thread-local word, cheaper to reach than the buffer).
+    static ANY_MADE_RUNNABLE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// One worker's queue and sleep word.
@@ -292,6 +295,15 @@ impl TransactionalQueue {
         }
     }
 
+    /// Fast path, step 0's end (owner only): the tasks made runnable during the slice
+    /// go to the back of `private`, in order; then the catch-up.
+    #[cold]
+    fn take_made_runnable(&self, worker: usize, private: &mut Private) {
+        ANY_MADE_RUNNABLE.set(false);
+        MADE_RUNNABLE.with(|made| private.extend(made.borrow_mut().drain(..)));
+        self.catch_up(worker, private);
+    }
+
     /// The fast path's catch-up (owner only; see the module's protocol).
     #[inline]
     fn catch_up(&self, worker: usize, private: &mut Private) {
@@ -352,6 +364,7 @@ impl TaskQueue for TransactionalQueue {
             // (the trait's contract), so this thread is worker `worker`, inside a
             // slice, whose end (`end_slice`) moves the task to its `Private`.
             MADE_RUNNABLE.with(|made| made.borrow_mut().push(task));
+            ANY_MADE_RUNNABLE.set(true);
             return;
         }
         let list = match home.or(local) {
@@ -465,15 +478,10 @@ impl TaskQueue for TransactionalQueue {
         self.catch_up(worker, private);
     }
 
+    #[inline]
     fn end_slice(&self, worker: usize, private: &mut Private) {
-        let moved = MADE_RUNNABLE.with(|made| {
-            let mut made = made.borrow_mut();
-            let moved = !made.is_empty();
-            private.extend(made.drain(..));
-            moved
-        });
-        if moved {
-            self.catch_up(worker, private);
+        if ANY_MADE_RUNNABLE.get() {
+            self.take_made_runnable(worker, private);
         }
     }
 
