@@ -37,9 +37,13 @@
 //!
 //! # Protocol (no lost wake-up)
 //! A poll that finds nothing registers its waiter under the channel's lock; every
-//! change (message in, message out, close) wakes the waiters it may concern under the
-//! same lock. The scheduler's `notified` flag covers a wake-up that arrives between the
-//! registration and the process's park (a host thread's park token does the same).
+//! change (message in, message out, close) chooses the waiters it may concern under the
+//! same lock (their entries change there: woken, delivered, removed) and wakes them;
+//! a message's wake-ups come right after the lock's release (`Wakes`), so the lock is
+//! never held while a task is pushed or handed to a worker. The scheduler's `notified`
+//! flag covers a wake-up that arrives between the registration and the process's park,
+//! or after the release (a host thread's park token does the same); a process woken
+//! after it stopped waiting polls again and finds its entry as the lock left it.
 //!
 //! A woken receiver is counted as on its way to a message until it is back: it polls
 //! again with its waiter (taking a message, or registering again at the back of the
@@ -56,7 +60,7 @@
 //! | closed, queued | `Sent` if `s<cut` | `Message` (drains)      |
 //! | closed, empty  | `Sent` if `s<cut` | `Closed`                |
 
-use crate::channel::wait_list::{Removed, Waiter, WakeQueue, WakerArg};
+use crate::channel::wait_list::{Removed, Waiter, WakeQueue, WakerArg, Wakes};
 use crate::transfer::Message;
 #[cfg(feature = "shuttle")]
 use shuttle::sync::{Mutex, MutexGuard};
@@ -107,9 +111,10 @@ impl State {
         }
     }
 
-    /// Wakes the waiting senders whose sends are now complete.
+    /// Chooses the waiting senders whose sends are now complete: their wakers go to
+    /// `wakes`.
     #[inline]
-    fn wake_completed_senders(&mut self, capacity: usize) {
+    fn wake_completed_senders(&mut self, capacity: usize, wakes: &mut Wakes) {
         let limit = self.received + capacity as u64;
         while self
             .senders
@@ -117,7 +122,7 @@ impl State {
             .is_some_and(|(sequence, _)| *sequence < limit)
         {
             if let Some((_, waker)) = self.senders.pop_front() {
-                waker.wake();
+                wakes.add(waker);
             }
         }
     }
@@ -130,10 +135,11 @@ impl State {
     }
 
     /// Restores "one wake per message" (module invariants): wakes waiting receivers
-    /// until as many are woken as messages are queued, or none waits.
+    /// (their wakers go to `wakes`) until as many are woken as messages are queued,
+    /// or none waits.
     #[inline]
-    fn wake_receivers(&mut self) {
-        while self.receivers.woken() < self.queue.len() && self.receivers.wake_one() {}
+    fn wake_receivers(&mut self, wakes: &mut Wakes) {
+        while self.receivers.woken() < self.queue.len() && self.receivers.wake_one(wakes) {}
     }
 }
 
@@ -211,6 +217,8 @@ impl Channel {
 
     #[inline]
     fn send_as(&self, message: Message, waker: Option<&Waker>) -> Result<Started, Message> {
+        // Before the guard: woken after the lock's release.
+        let mut wakes = Wakes::default();
         let mut state = self.lock();
         if state.cut.is_some() {
             return Err(message);
@@ -218,7 +226,7 @@ impl Channel {
         let sequence = state.next_sequence;
         state.next_sequence += 1;
         let message = if state.queue.is_empty() {
-            match state.receivers.deliver(message, sequence) {
+            match state.receivers.deliver(message, sequence, &mut wakes) {
                 Ok(()) => {
                     state.received = sequence + 1;
                     return Ok(Started {
@@ -232,7 +240,7 @@ impl Channel {
             message
         };
         state.queue.push_back((sequence, message));
-        state.wake_receivers();
+        state.wake_receivers(&mut wakes);
         let sent = state.sent(sequence, self.capacity);
         if let Some(waker) = waker
             && !sent
@@ -304,6 +312,8 @@ impl Channel {
     /// is nothing and the channel is open, the state, still locked.
     #[inline]
     fn take(&self, id: Option<u64>) -> Result<ReceivePoll, MutexGuard<'_, State>> {
+        // Before the guard: woken after the lock's release.
+        let mut wakes = Wakes::default();
         let mut state = self.lock();
         if let Some(id) = id
             && let Some(message) = state.receivers.take_delivered(id)
@@ -316,8 +326,8 @@ impl Channel {
             if let Some(id) = id {
                 state.receivers.remove(id);
             }
-            state.wake_receivers();
-            state.wake_completed_senders(self.capacity);
+            state.wake_receivers(&mut wakes);
+            state.wake_completed_senders(self.capacity, &mut wakes);
             return Ok(ReceivePoll::Message(message));
         }
         if state.cut.is_some() {
@@ -330,13 +340,15 @@ impl Channel {
     /// registration goes, a wake-up it had not used passes to the next receiver, and a
     /// message handed to it goes back to the front of the queue (module invariants).
     pub(crate) fn leave(&self, id: u64) {
+        // Before the guard: woken after the lock's release.
+        let mut wakes = Wakes::default();
         let mut state = self.lock();
         match state.receivers.withdraw(id) {
             Removed::Quiet => {}
-            Removed::Woken => state.wake_receivers(),
+            Removed::Woken => state.wake_receivers(&mut wakes),
             Removed::Delivered(message, sequence) => {
                 state.queue.push_front((sequence, message));
-                state.wake_receivers();
+                state.wake_receivers(&mut wakes);
             }
         }
     }
@@ -430,6 +442,78 @@ mod tests {
                 ReceivePoll::Closed => return None,
                 ReceivePoll::Empty => std::thread::park(),
             }
+        }
+    }
+
+    /// A waker that records whether the channel was unlocked when it was woken.
+    struct Probe {
+        channel: Arc<Channel>,
+        unlocked: AtomicUsize,
+        locked: AtomicUsize,
+    }
+
+    impl Wake for Probe {
+        fn wake(self: Arc<Self>) {
+            let count = if self.channel.state.try_lock().is_ok() {
+                &self.unlocked
+            } else {
+                &self.locked
+            };
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn probe(channel: &Arc<Channel>) -> Arc<Probe> {
+        Arc::new(Probe {
+            channel: channel.clone(),
+            unlocked: AtomicUsize::new(0),
+            locked: AtomicUsize::new(0),
+        })
+    }
+
+    /// A message's wake-ups come after the channel's lock is released (the woken
+    /// task may run on another worker at once and use the channel): a receiver handed
+    /// a message, a receiver woken for a queued one, a sender whose message was taken.
+    #[test]
+    fn a_message_wakes_after_the_lock_is_released() {
+        let channel = Arc::new(Channel::new(0));
+        let direct = probe(&channel);
+        let direct_waker = Waker::from(direct.clone());
+        assert!(matches!(
+            channel.poll_receive_direct(1, &direct_waker),
+            ReceivePoll::Empty
+        ));
+        channel.start_send(message(1, 0)).unwrap();
+        let queued = probe(&channel);
+        assert!(matches!(
+            channel.poll_receive(Some(Waiter {
+                id: 2,
+                waker: Waker::from(queued.clone()),
+            })),
+            ReceivePoll::Empty
+        ));
+        let sequence = channel.start_send(message(2, 0)).unwrap();
+        let sender = probe(&channel);
+        let sender_waker = Waker::from(sender.clone());
+        assert_eq!(
+            channel.poll_send_with(sequence, &sender_waker),
+            SendPoll::Wait
+        );
+        assert!(matches!(
+            channel.poll_receive(None),
+            ReceivePoll::Message(_)
+        ));
+        for (probe, what) in [(direct, "direct"), (queued, "queued"), (sender, "sender")] {
+            assert_eq!(
+                probe.locked.load(Ordering::SeqCst),
+                0,
+                "{what}: woken under the lock"
+            );
+            assert_eq!(
+                probe.unlocked.load(Ordering::SeqCst),
+                1,
+                "{what}: not woken once"
+            );
         }
     }
 

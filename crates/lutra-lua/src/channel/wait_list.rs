@@ -17,9 +17,14 @@
 //!   met and dropped in a sweep once they outnumber the live ones.
 //! - A `Delivered` entry is never dropped with its message: registering again keeps
 //!   it, and [`WakeQueue::wake_all`] keeps it.
+//! - [`WakeQueue::deliver`] and [`WakeQueue::wake_one`] change the entry they wake
+//!   at once, and leave its waker in a [`Wakes`], which wakes it once the lock that
+//!   guards the queue is released: the wake-up (a task pushed or handed to a
+//!   worker) costs the lock's holders nothing.
 
 use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 use std::collections::VecDeque;
 use std::collections::hash_map::Entry as Slot;
 use std::task::Waker;
@@ -31,6 +36,27 @@ pub(crate) struct Waiter {
     pub(crate) id: u64,
     /// Wakes the waiter (a scheduler task, or a parked OS thread).
     pub(crate) waker: Waker,
+}
+
+/// Wakers chosen under a lock, woken when this is dropped: declared before the lock's
+/// guard, it is dropped after it, so they are woken once the lock is released.
+#[derive(Default)]
+pub(crate) struct Wakes(SmallVec<[Waker; 2]>);
+
+impl Wakes {
+    /// Adds `waker` to those to wake.
+    #[inline]
+    pub(crate) fn add(&mut self, waker: Waker) {
+        self.0.push(waker);
+    }
+}
+
+impl Drop for Wakes {
+    /// Wakes them, in the order they were chosen.
+    #[inline]
+    fn drop(&mut self) {
+        self.0.drain(..).for_each(Waker::wake);
+    }
 }
 
 /// Waiters of one event, keyed by id, all woken at once.
@@ -235,11 +261,16 @@ impl WakeQueue {
         Some(message)
     }
 
-    /// Hands `message` (of `sequence`) to the oldest waiting entry, and wakes it, if
-    /// that entry is direct; otherwise gives the message back (the oldest waiting
-    /// one goes first, so a message never overtakes it).
+    /// Hands `message` (of `sequence`) to the oldest waiting entry, and adds its waker
+    /// to `wakes`, if that entry is direct; otherwise gives the message back (the
+    /// oldest waiting one goes first, so a message never overtakes it).
     #[inline]
-    pub(crate) fn deliver(&mut self, message: Message, sequence: u64) -> Result<(), Message> {
+    pub(crate) fn deliver(
+        &mut self,
+        message: Message,
+        sequence: u64,
+        wakes: &mut Wakes,
+    ) -> Result<(), Message> {
         while let Some(&(id, ticket)) = self.order.front() {
             let entry = self.entries.get_mut(&id);
             match entry {
@@ -256,7 +287,7 @@ impl WakeQueue {
                         unreachable!("matched as waiting just above")
                     };
                     self.delivered += 1;
-                    waker.wake();
+                    wakes.add(waker);
                     return Ok(());
                 }
                 Some(Entry::Waiting { ticket: t, .. }) if *t == ticket => return Err(message),
@@ -274,9 +305,10 @@ impl WakeQueue {
         self.woken
     }
 
-    /// Wakes the oldest waiting entry (it becomes `Woken`); `false` if none waits.
+    /// Wakes the oldest waiting entry (it becomes `Woken`, its waker goes to
+    /// `wakes`); `false` if none waits.
     #[inline]
-    pub(crate) fn wake_one(&mut self) -> bool {
+    pub(crate) fn wake_one(&mut self, wakes: &mut Wakes) -> bool {
         while let Some((id, ticket)) = self.order.pop_front() {
             let Some(entry) = self.entries.get_mut(&id) else {
                 continue;
@@ -288,7 +320,7 @@ impl WakeQueue {
                 unreachable!("matched as waiting just above")
             };
             self.woken += 1;
-            waker.wake();
+            wakes.add(waker);
             return true;
         }
         false
@@ -350,9 +382,9 @@ mod tests {
             "{} tickets",
             queue.order.len()
         );
-        assert!(queue.wake_one());
+        assert!(queue.wake_one(&mut Wakes::default()));
         assert_eq!(queue.woken(), 1);
-        assert!(!queue.wake_one(), "only 1 waited");
+        assert!(!queue.wake_one(&mut Wakes::default()), "only 1 waited");
         assert!(queue.remove(1));
         assert_eq!(queue.woken(), 0);
     }
@@ -363,12 +395,12 @@ mod tests {
         let mut queue = WakeQueue::default();
         queue.register(waiter(1));
         queue.register(waiter(2));
-        assert!(queue.wake_one());
+        assert!(queue.wake_one(&mut Wakes::default()));
         queue.register(waiter(1));
         assert_eq!(queue.woken(), 0);
-        assert!(queue.wake_one());
+        assert!(queue.wake_one(&mut Wakes::default()));
         assert!(queue.remove(2), "2 was next");
-        assert!(queue.wake_one());
+        assert!(queue.wake_one(&mut Wakes::default()));
         assert!(queue.remove(1));
     }
 }
