@@ -24,7 +24,6 @@
 
 use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
-use smallvec::SmallVec;
 use std::collections::VecDeque;
 use std::collections::hash_map::Entry as Slot;
 use std::task::Waker;
@@ -39,15 +38,28 @@ pub(crate) struct Waiter {
 }
 
 /// Wakers chosen under a lock, woken when this is dropped: declared before the lock's
-/// guard, it is dropped after it, so they are woken once the lock is released.
+/// guard, it is dropped after it, so they are woken once the lock is released. A
+/// message mostly chooses one: it is kept apart from the (rare) others.
 #[derive(Default)]
-pub(crate) struct Wakes(SmallVec<[Waker; 2]>);
+pub(crate) struct Wakes {
+    first: Option<Waker>,
+    others: Vec<Waker>,
+}
 
 impl Wakes {
     /// Adds `waker` to those to wake.
     #[inline]
     pub(crate) fn add(&mut self, waker: Waker) {
-        self.0.push(waker);
+        if self.first.is_none() {
+            self.first = Some(waker);
+        } else {
+            self.others.push(waker);
+        }
+    }
+
+    #[cold]
+    fn wake_others(&mut self) {
+        self.others.drain(..).for_each(Waker::wake);
     }
 }
 
@@ -55,7 +67,12 @@ impl Drop for Wakes {
     /// Wakes them, in the order they were chosen.
     #[inline]
     fn drop(&mut self) {
-        self.0.drain(..).for_each(Waker::wake);
+        if let Some(first) = self.first.take() {
+            first.wake();
+            if !self.others.is_empty() {
+                self.wake_others();
+            }
+        }
     }
 }
 
