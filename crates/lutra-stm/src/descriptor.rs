@@ -78,6 +78,11 @@ impl std::error::Error for RegistryFull {}
 
 /// The per-attempt state, separate from the engine so both can be borrowed at once.
 pub(crate) struct Core {
+    /// The running attempt is solo and would be lean but for blocks it allocated or
+    /// freed: it may commit on the short path of `solo_blocks.rs`. Never set
+    /// together with `lean`; cleared with it by [`Core::mark_not_lean`] and at the
+    /// attempt's end.
+    pub(crate) solo_blocks: bool,
     pub(crate) slot: usize,
     /// This descriptor's registry slot (`stm.registry.get(slot)`), kept so the hot
     /// paths skip the lookup. Valid while the descriptor lives: it holds the engine.
@@ -194,6 +199,7 @@ impl TxDescriptor {
         let shared = stm.inner.registry.get(slot);
         let status = shared.status();
         let core = Core {
+            solo_blocks: false,
             slot,
             shared: NonNull::from(shared),
             status,
@@ -473,7 +479,7 @@ impl TxDescriptor {
         for at in (addr..addr + size.div_ceil(word) * word).step_by(word) {
             self.core.store(&self.stm, at, 0, 0, None)?;
         }
-        self.core.mark_not_lean();
+        self.core.note_block();
         self.core.frees.push(Block {
             addr,
             size,
@@ -842,7 +848,7 @@ impl Core {
 
     pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
         self.between_lean = false;
-        self.lean = false;
+        self.mark_not_lean();
         self.fast_access = false;
         self.read_room = 0;
         if self.doomed.is_none() {
@@ -878,7 +884,11 @@ impl Core {
         release: Release,
         tvar_value: bool,
     ) {
-        self.mark_not_lean();
+        if tvar_value {
+            self.mark_not_lean();
+        } else {
+            self.note_block();
+        }
         self.allocations.push(Block {
             addr,
             size,
@@ -916,6 +926,7 @@ impl Core {
             self.end_solo(stm);
         }
         self.lean = false;
+        self.solo_blocks = false;
         self.active = false;
         // A commit leaves nothing to give way to (`record_outcome`); one after
         // aborts leaves them counted until the next `prepare`.
@@ -980,6 +991,7 @@ impl Core {
     #[inline]
     pub(crate) fn mark_not_lean(&mut self) {
         self.lean = false;
+        self.solo_blocks = false;
     }
 
     #[cold]

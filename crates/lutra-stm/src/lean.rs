@@ -101,7 +101,10 @@ impl TxDescriptor {
         if self.try_commit_inline() {
             return true;
         }
-        self.core.lean && self.core.try_commit_update(&self.stm)
+        if self.core.lean {
+            return self.core.try_commit_update(&self.stm);
+        }
+        self.core.solo_blocks && self.core.commit_solo_blocks(&self.stm)
     }
 
     /// The part of [`TxDescriptor::try_commit`] that needs no call: commits the
