@@ -451,6 +451,7 @@ impl TxDescriptor {
 
     /// Records memory allocated by the running attempt: it is handed to `release` if
     /// the attempt aborts.
+    #[inline]
     pub fn record_allocation(&mut self, addr: usize, size: usize, release: Release) {
         self.core.record_allocation(addr, size, release, false);
     }
@@ -469,15 +470,15 @@ impl TxDescriptor {
     /// # Safety
     /// The block must be owned by the program, valid for `size` bytes, word-aligned,
     /// freed only once, and `release` must be the way to free it.
+    #[inline]
     pub unsafe fn free_on_commit(
         &mut self,
         addr: usize,
         size: usize,
         release: Release,
     ) -> Result<(), Abort> {
-        let word = std::mem::size_of::<usize>();
-        for at in (addr..addr + size.div_ceil(word) * word).step_by(word) {
-            self.core.store(&self.stm, at, 0, 0, None)?;
+        if size != 0 {
+            self.write_unchanged(addr, size)?;
         }
         self.core.note_block();
         self.core.frees.push(Block {
@@ -486,6 +487,17 @@ impl TxDescriptor {
             release,
             tvar_value: false,
         });
+        Ok(())
+    }
+
+    /// The writes of [`TxDescriptor::free_on_commit`]: every word of the `size` bytes
+    /// at `addr`, unchanged (mask 0).
+    #[inline(never)]
+    fn write_unchanged(&mut self, addr: usize, size: usize) -> Result<(), Abort> {
+        let word = std::mem::size_of::<usize>();
+        for at in (addr..addr + size.div_ceil(word) * word).step_by(word) {
+            self.core.store(&self.stm, at, 0, 0, None)?;
+        }
         Ok(())
     }
 
@@ -877,6 +889,7 @@ impl Core {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn record_allocation(
         &mut self,
         addr: usize,

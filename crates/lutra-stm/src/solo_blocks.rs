@@ -56,12 +56,13 @@ impl Core {
         // Step 1.
         self.allocations.clear();
         // Step 2.
-        for block in self.frees.drain(..) {
+        for block in &self.frees {
             // SAFETY: the program handed the block to `free_on_commit` with
             // `release` as the way to free it, once; the attempt committed, and it is
             // still alone in the engine, so no transaction can reach the block.
             unsafe { (block.release)(block.addr, block.size) };
         }
+        self.frees.clear();
         // Step 3.
         self.solo_blocks = false;
         self.lean = true;
