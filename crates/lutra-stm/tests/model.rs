@@ -22,6 +22,10 @@
 //!   between two words while another thread creates a descriptor and audits: the
 //!   audit never sees a half-done transfer, and no transfer is lost (also with
 //!   both beginning and committing on the straight paths of `lean.rs`);
+//! - solo blocks: the soloist replaces a published node by a new one, freeing the
+//!   old one, while a newcomer follows the pointer: the newcomer never reads a
+//!   released node (a solo attempt releases its frees at its commit, an
+//!   instrumented one through the epochs: `solo_blocks.rs`);
 //! - serial: an attempt made serial moves an amount with plain writes while an
 //!   auditor, an updater and an irrevocable updater run transactions: none runs
 //!   beside it, and none deadlocks with it (also with the auditor and the updater
@@ -501,6 +505,118 @@ fn solo_attempts_never_run_beside_a_newcomer() {
         for lean in [false, true] {
             explore(11, true, move || {
                 solo_transfers_and_newcomer_audit(design, lean)
+            });
+        }
+    }
+}
+
+/// What a node holds once released: a reader that sees it read a freed block.
+const POISON: usize = usize::MAX;
+
+/// A node holding `value`, leaked: its release ([`poison`]) only marks it.
+fn new_node(value: usize) -> usize {
+    Box::leak(Box::new(AtomicUsize::new(value))) as *const AtomicUsize as usize
+}
+
+/// The nodes' release function: poisons the node instead of freeing it.
+///
+/// # Safety
+/// `addr` is a node of [`new_node`].
+unsafe fn poison(addr: usize, _size: usize) {
+    // SAFETY: nodes are leaked, so `addr` stays valid.
+    unsafe { &*(addr as *const AtomicUsize) }.store(POISON, Ordering::SeqCst);
+}
+
+/// A shared word points to a node. The soloist (alone in the engine until the
+/// newcomer registers) replaces the node three times, allocating the new one and
+/// freeing the old one in the same attempt, and aborts once after doing so; a
+/// newcomer creates its descriptor mid-run and follows the pointer twice: it never
+/// reads a released node, and every committed replacement is kept.
+fn solo_replaces_node_beside_newcomer(design: DesignKind, lean: bool) {
+    use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
+    let stm = tiny(design, "suicide");
+    let slot = Arc::new(AtomicUsize::new(new_node(0)));
+    let soloist = {
+        let (stm, slot) = (stm.clone(), slot.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            tx.allow_solo(true);
+            let slot = slot.as_ptr();
+            for round in 1..=4 {
+                loop {
+                    begin_on(&mut tx, TxOptions::default(), lean);
+                    // SAFETY: the slot lives in the `Arc`, the nodes are leaked, and
+                    // both are only accessed through transactions of this engine.
+                    let done = unsafe {
+                        (|| {
+                            let old = tx.load(slot)?;
+                            let node = new_node(round);
+                            tx.record_allocation(node, 8, poison);
+                            tx.store(slot, node, usize::MAX)?;
+                            tx.free_on_commit(old, 0, poison)?;
+                            if round == 2 {
+                                return Err(tx.doom(AbortReason::Explicit));
+                            }
+                            Ok(())
+                        })()
+                    };
+                    match done.and_then(|()| commit_on(&mut tx, lean)) {
+                        Ok(()) => break,
+                        Err(abort) => {
+                            tx.rollback(abort.reason());
+                            if round == 2 {
+                                break;
+                            }
+                            thread::yield_now();
+                        }
+                    }
+                }
+            }
+        })
+    };
+    let newcomer = {
+        let (stm, slot) = (stm.clone(), slot.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            let slot = slot.as_ptr();
+            for _ in 0..2 {
+                loop {
+                    begin_on(&mut tx, TxOptions::default(), lean);
+                    // SAFETY: as above.
+                    let value = unsafe {
+                        tx.load(slot).and_then(|node| {
+                            thread::yield_now();
+                            tx.load(node as *const usize)
+                        })
+                    };
+                    match value.and_then(|value| commit_on(&mut tx, lean).map(|()| value)) {
+                        Ok(value) => {
+                            assert_ne!(value, POISON, "a released node was read");
+                            break;
+                        }
+                        Err(abort) => {
+                            tx.rollback(abort.reason());
+                            thread::yield_now();
+                        }
+                    }
+                }
+            }
+        })
+    };
+    soloist.join().unwrap();
+    newcomer.join().unwrap();
+    let node = slot.load(Ordering::SeqCst);
+    // SAFETY: the last node published, leaked.
+    let value = unsafe { &*(node as *const AtomicUsize) }.load(Ordering::SeqCst);
+    assert_eq!(value, 4, "a replacement was lost or an abort not undone");
+}
+
+#[test]
+fn solo_frees_are_never_read_after_their_release() {
+    for design in DesignKind::ALL {
+        for lean in [false, true] {
+            explore(12, true, move || {
+                solo_replaces_node_beside_newcomer(design, lean)
             });
         }
     }
