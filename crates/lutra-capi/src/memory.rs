@@ -7,9 +7,10 @@
 //! # Invariants
 //! - A block `stm_malloc`ed by an attempt that aborts is freed at the rollback.
 //! - A block `stm_free`d by an attempt is freed only if the attempt commits, and only
-//!   once no transaction that could still read it is running (the engine's epochs);
-//!   the freed range is written (unchanged) so that transactions using it conflict
-//!   with the freeing one.
+//!   once no transaction that could still read it is running (the engine's epochs;
+//!   a solo attempt's at its commit, as no other runs: `solo_blocks.rs` of
+//!   lutra-stm); the freed range is written (unchanged) so that transactions using
+//!   it conflict with the freeing one, unless the attempt runs solo.
 
 use crate::access::WORD;
 use crate::attempt::Style;

@@ -81,7 +81,8 @@ pub(crate) struct Core {
     /// The running attempt is solo and would be lean but for blocks it allocated or
     /// freed: it may commit on the short path of `solo_blocks.rs`. Never set
     /// together with `lean`; cleared with it by [`Core::mark_not_lean`] and at the
-    /// attempt's end.
+    /// attempt's end. Declared first: between the flags that `begin` sets together
+    /// it would part their stores.
     pub(crate) solo_blocks: bool,
     pub(crate) slot: usize,
     /// This descriptor's registry slot (`stm.registry.get(slot)`), kept so the hot
@@ -122,8 +123,9 @@ pub(crate) struct Core {
     /// within its kept capacity has touched it since, so its end has nothing to
     /// release but its sets, its status words and the solo gate, and nothing to
     /// report (`finish`, `lean.rs`). Cleared by [`Core::mark_not_lean`] wherever an
-    /// attempt takes on more (a gate, an allocation, a lent value, a doom, a growing
-    /// undo log…) and when the attempt ends.
+    /// attempt takes on more (a gate, a lent value, a doom, a growing undo log, an
+    /// allocation or a free — which in a solo attempt sets `solo_blocks` instead…)
+    /// and when the attempt ends.
     pub(crate) lean: bool,
     /// Entries the read set may reach before the inlined read path hands over to the
     /// full one: at most its capacity and the engine's set limit, and 0 whenever

@@ -28,6 +28,9 @@
 //! - Neither calls anything: a lean attempt counts no statistics, and its solo undo
 //!   log, if any, opens on a buffer already allocated and closes within the
 //!   capacity kept (a store that grows the log makes the attempt not lean).
+//! - `try_commit` also commits a solo attempt that is lean but for blocks it
+//!   allocated or freed (`Core::solo_blocks`), through one call: the short commit
+//!   of `solo_blocks.rs`, which calls the freed blocks' release functions.
 
 use crate::config::DesignKind;
 use crate::descriptor::{Core, TxDescriptor, TxOptions};
@@ -92,7 +95,9 @@ impl TxDescriptor {
     /// always commits here, inline: its reads were consistent at its snapshot, which
     /// is its serialization point. One that wrote commits here, through one call,
     /// unless a record it wrote is locked by another attempt, it was killed, an
-    /// irrevocable attempt holds the commit gate, or its reads no longer hold.
+    /// irrevocable attempt holds the commit gate, or its reads no longer hold. A solo
+    /// attempt that would be lean but for blocks it allocated or freed commits here
+    /// too, through one call (`solo_blocks.rs`).
     /// Returns `false`, having changed nothing the program can see, otherwise: call
     /// [`TxDescriptor::commit`] then, which meets the same obstacle and decides
     /// (waits, aborts).

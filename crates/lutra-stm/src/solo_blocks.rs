@@ -113,7 +113,10 @@ mod tests {
         desc.record_allocation(0x1000, 8, record);
         // SAFETY: `record` frees nothing; the block is never dereferenced.
         unsafe { desc.free_on_commit(0x2000, 0, record).unwrap() };
-        assert!(desc.core.solo_blocks, "allocating and freeing kept it short");
+        assert!(
+            desc.core.solo_blocks,
+            "allocating and freeing kept it short"
+        );
         assert!(desc.try_commit(), "the short commit applies");
         assert!(!desc.is_active() && desc.core.between_lean);
         assert_eq!(released(), vec![0x2000], "the freed block, at the commit");
@@ -137,7 +140,11 @@ mod tests {
         assert!(!desc.core.solo_blocks);
         desc.begin(TxOptions::default());
         desc.commit().unwrap();
-        assert_eq!(released(), Vec::<usize>::new(), "nothing left from the abort");
+        assert_eq!(
+            released(),
+            Vec::<usize>::new(),
+            "nothing left from the abort"
+        );
     }
 
     #[test]
