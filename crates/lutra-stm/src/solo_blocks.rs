@@ -105,14 +105,19 @@ mod tests {
         assert!(desc.is_solo() && desc.core.lean);
     }
 
+    /// Begins a lean solo attempt that allocates block 0x1000 and frees 0x2000.
+    fn begin_with_blocks(desc: &mut TxDescriptor) {
+        begin_lean(desc);
+        desc.record_allocation(0x1000, 8, record);
+        // SAFETY: `record` frees nothing; the block is never dereferenced.
+        unsafe { desc.free_on_commit(0x2000, 0, record).unwrap() };
+    }
+
     #[test]
     fn a_committed_solo_free_is_released_at_once_and_allocations_are_kept() {
         let stm = Stm::new(Config::default().with_stats(false));
         let mut desc = solo_descriptor(&stm);
-        begin_lean(&mut desc);
-        desc.record_allocation(0x1000, 8, record);
-        // SAFETY: `record` frees nothing; the block is never dereferenced.
-        unsafe { desc.free_on_commit(0x2000, 0, record).unwrap() };
+        begin_with_blocks(&mut desc);
         assert!(
             desc.core.solo_blocks,
             "allocating and freeing kept it short"
@@ -131,10 +136,7 @@ mod tests {
     fn an_aborted_solo_attempt_frees_its_allocations_not_its_frees() {
         let stm = Stm::new(Config::default().with_stats(false));
         let mut desc = solo_descriptor(&stm);
-        begin_lean(&mut desc);
-        desc.record_allocation(0x1000, 8, record);
-        // SAFETY: as above.
-        unsafe { desc.free_on_commit(0x2000, 0, record).unwrap() };
+        begin_with_blocks(&mut desc);
         desc.rollback(AbortReason::Explicit);
         assert_eq!(released(), vec![0x1000]);
         assert!(!desc.core.solo_blocks);
