@@ -103,9 +103,15 @@ impl TxDescriptor {
     /// (waits, aborts).
     #[inline(always)]
     pub fn try_commit(&mut self) -> bool {
-        if self.try_commit_inline() {
-            return true;
-        }
+        self.try_commit_inline() || self.try_commit_after_inline()
+    }
+
+    /// The part of [`TxDescriptor::try_commit`] that calls, for a driver that
+    /// called [`TxDescriptor::try_commit_inline`] first and met `false` (the C ABI's
+    /// `stm_commit`): commits through one call as `try_commit` would, or returns
+    /// `false`, having changed nothing the program can see.
+    #[inline(always)]
+    pub fn try_commit_after_inline(&mut self) -> bool {
         if self.core.lean {
             return self.core.try_commit_update(&self.stm);
         }
