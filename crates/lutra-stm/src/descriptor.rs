@@ -78,8 +78,8 @@ impl std::error::Error for RegistryFull {}
 
 /// The per-attempt state, separate from the engine so both can be borrowed at once.
 pub(crate) struct Core {
-    /// The running attempt is solo and would be lean but for blocks it allocated or
-    /// freed: it may commit on the short path of `solo_blocks.rs`. Never set
+    /// The running attempt is solo and would be lean but for blocks it freed: it may
+    /// commit on the short path of `solo_blocks.rs`. Never set
     /// together with `lean`; cleared with it by [`Core::mark_not_lean`] and at the
     /// attempt's end. Declared first: between the flags that `begin` sets together
     /// it would part their stores.
@@ -120,12 +120,13 @@ pub(crate) struct Core {
     /// The running attempt is *lean*: it began without hooks, statistics, aborts of
     /// its transaction before it, anything to wait for or irrevocability (on the inlined path, or solo) and nothing but the
     /// inlined access paths, buffered writes and solo writes that kept the undo log
-    /// within its kept capacity has touched it since, so its end has nothing to
-    /// release but its sets, its status words and the solo gate, and nothing to
-    /// report (`finish`, `lean.rs`). Cleared by [`Core::mark_not_lean`] wherever an
-    /// attempt takes on more (a gate, a lent value, a doom, a growing undo log, an
-    /// allocation or a free — which in a solo attempt sets `solo_blocks` instead…)
-    /// and when the attempt ends.
+    /// within its kept capacity, and allocations of blocks (not for a boxed `TVar`),
+    /// have touched it since, so its end has nothing to release but its sets (the
+    /// allocations are forgotten: the program's once it commits), its status words
+    /// and the solo gate, and nothing to report (`finish`, `lean.rs`). Cleared by
+    /// [`Core::mark_not_lean`] wherever an attempt takes on more (a gate, a lent
+    /// value, a doom, a growing undo log, a boxed value, a free — which in a solo
+    /// attempt sets `solo_blocks` instead…) and when the attempt ends.
     pub(crate) lean: bool,
     /// Entries the read set may reach before the inlined read path hands over to the
     /// full one: at most its capacity and the engine's set limit, and 0 whenever
@@ -482,7 +483,7 @@ impl TxDescriptor {
         if size != 0 {
             self.write_unchanged(addr, size)?;
         }
-        self.core.note_block();
+        self.core.note_free();
         self.core.frees.push(Block {
             addr,
             size,
@@ -899,10 +900,10 @@ impl Core {
         release: Release,
         tvar_value: bool,
     ) {
+        // A block for the program (not a boxed value) keeps the attempt lean: the
+        // lean end forgets it, a rollback releases it.
         if tvar_value {
             self.mark_not_lean();
-        } else {
-            self.note_block();
         }
         self.allocations.push(Block {
             addr,
@@ -931,6 +932,7 @@ impl Core {
     /// [`Core::finish_special`].
     #[inline]
     pub(crate) fn finish(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
+        self.allocations.clear();
         self.writes.clear();
         self.locks.clear();
         self.go_idle(stm);
@@ -974,7 +976,6 @@ impl Core {
             self.reads = Vec::new();
             self.read_limit = 0;
         }
-        self.allocations.clear();
         self.frees.clear();
         self.lent = 0;
         if !self.private.is_empty() {

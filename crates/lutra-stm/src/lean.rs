@@ -158,11 +158,13 @@ impl Core {
 
     /// The end of a lean attempt that committed with nothing to write back: what
     /// [`Core::finish`] does for it, with no call (a lean attempt has no statistics
-    /// to count, and its undo log is within the capacity kept).
+    /// to count, and its undo log is within the capacity kept). The blocks it
+    /// allocated are the program's now: it forgets them.
     #[inline(always)]
     pub(crate) fn finish_lean(&mut self, stm: &StmInner) {
         debug_assert!(self.lean && self.writes.is_empty() && self.locks.is_empty());
         debug_assert!(self.started_at.is_none());
+        self.allocations.clear();
         self.go_idle(stm);
         if self.solo {
             self.end_solo_ready(stm);
@@ -181,7 +183,8 @@ impl Core {
     pub(crate) fn try_commit_update(&mut self, stm: &StmInner) -> bool {
         debug_assert!(self.lean && self.active && self.doomed.is_none() && !self.solo);
         debug_assert!(self.locks.is_empty() && self.frees.is_empty());
-        debug_assert!(self.allocations.is_empty() && !self.irrevocable);
+        debug_assert!(self.allocations.iter().all(|block| !block.tvar_value));
+        debug_assert!(!self.irrevocable);
         if stm.design_kind != DesignKind::WriteBackCtl {
             return false;
         }

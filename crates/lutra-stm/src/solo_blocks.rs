@@ -1,9 +1,10 @@
-//! Blocks of memory allocated or freed by a solo attempt (`solo.rs`), kept off the
-//! general commit: a solo attempt that would be lean (`Core::lean`) but for such
-//! blocks commits on a short path of its own, [`Core::commit_solo_blocks`], which
-//! `TxDescriptor::try_commit` (`lean.rs`) takes. The C ABI's `stm_malloc` and
-//! `stm_free` inside transactions are what it serves (STAMP's vacation allocates or
-//! frees in most of its transactions).
+//! Blocks of memory freed by a solo attempt (`solo.rs`), kept off the general
+//! commit: a solo attempt that would be lean (`Core::lean`) but for such blocks
+//! commits on a short path of its own, [`Core::commit_solo_blocks`], which
+//! `TxDescriptor::try_commit` (`lean.rs`) takes. The C ABI's `stm_free` inside
+//! transactions is what it serves (STAMP's vacation frees in some of its
+//! transactions). Blocks an attempt allocates keep it lean by themselves: a lean
+//! commit forgets them (`Core::finish_lean`), a rollback releases them.
 //!
 //! A solo attempt is alone in the engine: no other attempt runs until it ends (the
 //! solo gate's protocol). So a block it frees can be released as soon as it commits,
@@ -13,8 +14,8 @@
 //!
 //! # Invariants
 //! - `Core::solo_blocks` is set only while a solo attempt runs that would be lean
-//!   but for the blocks it allocated (`Core::allocations`, none a boxed `TVar` value)
-//!   or freed (`Core::frees`) — so never together with `Core::lean`. Whatever makes
+//!   but for the blocks it freed (`Core::frees`) — so never together with
+//!   `Core::lean`. Whatever makes
 //!   the attempt not lean ([`Core::mark_not_lean`], a doom) clears it too, and so
 //!   does every end of an attempt (the short commit, `Core::finish`).
 //! - An attempt with `solo_blocks` set has nothing to write back (its writes are in
@@ -22,10 +23,9 @@
 //!   serial, counts no statistics and calls no hooks, as a lean one.
 //!
 //! # Protocol: the short commit
-//! 1. Forget the allocations: they are the program's now (an abort would free them).
-//! 2. Release every freed block, still alone in the engine.
-//! 3. End as a lean commit (`Core::finish_lean`): idle, quiescent, the solo gate
-//!    given back.
+//! 1. Release every freed block, still alone in the engine.
+//! 2. End as a lean commit (`Core::finish_lean`): the allocations forgotten (they
+//!    are the program's now), idle, quiescent, the solo gate given back.
 //!
 //! An abort takes the general rollback (`commit.rs`), which frees the allocations
 //! and forgets the frees.
@@ -34,11 +34,10 @@ use crate::descriptor::Core;
 use crate::stm::StmInner;
 
 impl Core {
-    /// Notes that the running attempt allocated (not for a boxed `TVar`) or freed a
-    /// block: a solo attempt that was lean (or lean but for blocks) stays so but for
-    /// blocks; any other is no longer lean.
+    /// Notes that the running attempt freed a block: a solo attempt that was lean
+    /// (or lean but for blocks) stays so but for blocks; any other is no longer lean.
     #[inline]
-    pub(crate) fn note_block(&mut self) {
+    pub(crate) fn note_free(&mut self) {
         if !self.solo {
             self.mark_not_lean();
             return;
@@ -54,8 +53,6 @@ impl Core {
         debug_assert!(self.solo_blocks && self.solo && self.active && !self.lean);
         debug_assert!(self.doomed.is_none() && self.writes.is_empty());
         // Step 1.
-        self.allocations.clear();
-        // Step 2.
         for block in &self.frees {
             // SAFETY: the program handed the block to `free_on_commit` with
             // `release` as the way to free it, once; the attempt committed, and it is
@@ -63,7 +60,7 @@ impl Core {
             unsafe { (block.release)(block.addr, block.size) };
         }
         self.frees.clear();
-        // Step 3.
+        // Step 2.
         self.solo_blocks = false;
         self.lean = true;
         self.finish_lean(stm);
@@ -153,8 +150,7 @@ mod tests {
     fn a_doom_ends_the_short_path() {
         let stm = Stm::new(Config::default().with_stats(false));
         let mut desc = solo_descriptor(&stm);
-        begin_lean(&mut desc);
-        desc.record_allocation(0x1000, 8, record);
+        begin_with_blocks(&mut desc);
         let _ = desc.doom(AbortReason::Explicit);
         assert!(!desc.core.solo_blocks && !desc.try_commit());
         assert!(desc.commit().is_err());
@@ -162,14 +158,53 @@ mod tests {
     }
 
     #[test]
-    fn an_instrumented_attempt_with_blocks_is_not_lean() {
+    fn an_instrumented_attempt_that_frees_is_not_lean() {
         let stm = Stm::new(Config::default().with_stats(false));
         let mut desc = TxDescriptor::new(&stm).unwrap();
         let _other = TxDescriptor::new(&stm).unwrap();
         desc.begin(TxOptions::default());
         desc.record_allocation(0x1000, 8, record);
+        assert!(desc.core.lean, "an allocation keeps it lean");
+        // SAFETY: as above.
+        unsafe { desc.free_on_commit(0x2000, 0, record).unwrap() };
         assert!(!desc.core.lean && !desc.core.solo_blocks);
         desc.commit().unwrap();
-        assert_eq!(released(), Vec::<usize>::new());
+        assert!(!released().contains(&0x1000));
+    }
+
+    #[test]
+    fn a_lean_commit_forgets_its_allocations() {
+        let stm = Stm::new(Config::default().with_stats(false));
+        let mut solo = solo_descriptor(&stm);
+        begin_lean(&mut solo);
+        solo.record_allocation(0x1000, 8, record);
+        assert!(
+            solo.core.lean && solo.try_commit_inline(),
+            "committed inline"
+        );
+        solo.begin(TxOptions::default());
+        solo.rollback(AbortReason::Explicit);
+        assert_eq!(
+            released(),
+            Vec::<usize>::new(),
+            "the block is the program's"
+        );
+        // Instrumented (another descriptor is alive), with a write: the straight
+        // commit of `lean.rs`.
+        let mut other = TxDescriptor::new(&stm).unwrap();
+        let mut word = 0usize;
+        other.begin(TxOptions::default());
+        other.record_allocation(0x3000, 8, record);
+        // SAFETY: `word` is an aligned word that outlives the attempt.
+        unsafe { other.store(&mut word, 1, usize::MAX).unwrap() };
+        assert!(other.core.lean && !other.is_solo() && other.try_commit());
+        other.begin(TxOptions::default());
+        other.rollback(AbortReason::Explicit);
+        assert_eq!(
+            released(),
+            Vec::<usize>::new(),
+            "the block is the program's"
+        );
+        assert_eq!(word, 1);
     }
 }
