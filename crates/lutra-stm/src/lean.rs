@@ -27,7 +27,9 @@
 //!   too).
 //! - Neither calls anything: a lean attempt counts no statistics, and its solo undo
 //!   log, if any, opens on a buffer already allocated and closes within the
-//!   capacity kept (a store that grows the log makes the attempt not lean).
+//!   capacity kept (a store that grows the log makes the attempt not lean). The
+//!   blocks a lean attempt allocated for the program (`Core::allocations`, none a
+//!   boxed `TVar` value) are forgotten at its end: they are the program's.
 //! - `try_commit` also commits a solo attempt that is lean but for blocks it
 //!   allocated or freed (`Core::solo_blocks`), through one call: the short commit
 //!   of `solo_blocks.rs`, which calls the freed blocks' release functions.
