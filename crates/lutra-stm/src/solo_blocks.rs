@@ -87,6 +87,19 @@ mod tests {
         RELEASED.with(|released| std::mem::take(&mut *released.borrow_mut()))
     }
 
+    /// Runs an empty attempt of `desc` that commits (`commit`) or aborts: it
+    /// releases nothing the attempts before it left (their allocations, once
+    /// committed, are the program's; their frees, once aborted, are forgotten).
+    fn next_releases_nothing(desc: &mut TxDescriptor, commit: bool) {
+        desc.begin(TxOptions::default());
+        if commit {
+            desc.commit().unwrap();
+        } else {
+            desc.rollback(AbortReason::Explicit);
+        }
+        assert_eq!(released(), Vec::<usize>::new(), "nothing left to release");
+    }
+
     /// A solo descriptor on an engine without statistics, its first attempt begun
     /// and committed (so the next begins on the straight path).
     fn solo_descriptor(stm: &Stm) -> TxDescriptor {
@@ -102,19 +115,20 @@ mod tests {
         assert!(desc.is_solo() && desc.core.lean);
     }
 
-    /// Begins a lean solo attempt that allocates block 0x1000 and frees 0x2000.
-    fn begin_with_blocks(desc: &mut TxDescriptor) {
-        begin_lean(desc);
+    /// A solo descriptor (of its own engine) running a lean attempt that allocated
+    /// block 0x1000 and freed 0x2000.
+    fn solo_with_blocks() -> TxDescriptor {
+        let mut desc = solo_descriptor(&Stm::new(Config::default().with_stats(false)));
+        begin_lean(&mut desc);
         desc.record_allocation(0x1000, 8, record);
         // SAFETY: `record` frees nothing; the block is never dereferenced.
         unsafe { desc.free_on_commit(0x2000, 0, record).unwrap() };
+        desc
     }
 
     #[test]
     fn a_committed_solo_free_is_released_at_once_and_allocations_are_kept() {
-        let stm = Stm::new(Config::default().with_stats(false));
-        let mut desc = solo_descriptor(&stm);
-        begin_with_blocks(&mut desc);
+        let mut desc = solo_with_blocks();
         assert!(
             desc.core.solo_blocks,
             "allocating and freeing kept it short"
@@ -122,35 +136,21 @@ mod tests {
         assert!(desc.try_commit(), "the short commit applies");
         assert!(!desc.is_active() && desc.core.between_lean);
         assert_eq!(released(), vec![0x2000], "the freed block, at the commit");
-        // The next attempt aborts: the block allocated by the committed one is the
-        // program's, not the rollback's to free.
-        begin_lean(&mut desc);
-        desc.rollback(AbortReason::Explicit);
-        assert_eq!(released(), Vec::<usize>::new());
+        next_releases_nothing(&mut desc, false);
     }
 
     #[test]
     fn an_aborted_solo_attempt_frees_its_allocations_not_its_frees() {
-        let stm = Stm::new(Config::default().with_stats(false));
-        let mut desc = solo_descriptor(&stm);
-        begin_with_blocks(&mut desc);
+        let mut desc = solo_with_blocks();
         desc.rollback(AbortReason::Explicit);
         assert_eq!(released(), vec![0x1000]);
         assert!(!desc.core.solo_blocks);
-        desc.begin(TxOptions::default());
-        desc.commit().unwrap();
-        assert_eq!(
-            released(),
-            Vec::<usize>::new(),
-            "nothing left from the abort"
-        );
+        next_releases_nothing(&mut desc, true);
     }
 
     #[test]
     fn a_doom_ends_the_short_path() {
-        let stm = Stm::new(Config::default().with_stats(false));
-        let mut desc = solo_descriptor(&stm);
-        begin_with_blocks(&mut desc);
+        let mut desc = solo_with_blocks();
         let _ = desc.doom(AbortReason::Explicit);
         assert!(!desc.core.solo_blocks && !desc.try_commit());
         assert!(desc.commit().is_err());
@@ -182,13 +182,7 @@ mod tests {
             solo.core.lean && solo.try_commit_inline(),
             "committed inline"
         );
-        solo.begin(TxOptions::default());
-        solo.rollback(AbortReason::Explicit);
-        assert_eq!(
-            released(),
-            Vec::<usize>::new(),
-            "the block is the program's"
-        );
+        next_releases_nothing(&mut solo, false);
         // Instrumented (another descriptor is alive), with a write: the straight
         // commit of `lean.rs`.
         let mut other = TxDescriptor::new(&stm).unwrap();
@@ -198,13 +192,7 @@ mod tests {
         // SAFETY: `word` is an aligned word that outlives the attempt.
         unsafe { other.store(&mut word, 1, usize::MAX).unwrap() };
         assert!(other.core.lean && !other.is_solo() && other.try_commit());
-        other.begin(TxOptions::default());
-        other.rollback(AbortReason::Explicit);
-        assert_eq!(
-            released(),
-            Vec::<usize>::new(),
-            "the block is the program's"
-        );
+        next_releases_nothing(&mut other, false);
         assert_eq!(word, 1);
     }
 }
