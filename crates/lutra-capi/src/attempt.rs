@@ -86,9 +86,10 @@ impl ThreadTx {
     /// attempt committed on the engine's straight path, inline when it wrote nothing
     /// ([`TxDescriptor::try_commit_inline`](lutra_stm::TxDescriptor::try_commit_inline))
     /// and through one call otherwise
-    /// ([`TxDescriptor::try_commit`](lutra_stm::TxDescriptor::try_commit)), as
-    /// `with_writes` asks. Returns `false`, having changed nothing the program can
-    /// see, when any other case applies.
+    /// ([`TxDescriptor::try_commit_after_inline`](lutra_stm::TxDescriptor::try_commit_after_inline),
+    /// once the inline one has returned `false` for this attempt), as `with_writes`
+    /// asks. Returns `false`, having changed nothing the program can see, when any
+    /// other case applies.
     #[inline(always)]
     pub(crate) fn try_commit_plain(&mut self, with_writes: bool) -> bool {
         debug_assert_eq!(self.nesting, 1);
@@ -96,7 +97,7 @@ impl ThreadTx {
             return false;
         }
         let committed = if with_writes {
-            self.desc.try_commit()
+            self.desc.try_commit_after_inline()
         } else {
             self.desc.try_commit_inline()
         };

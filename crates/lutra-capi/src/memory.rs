@@ -7,9 +7,10 @@
 //! # Invariants
 //! - A block `stm_malloc`ed by an attempt that aborts is freed at the rollback.
 //! - A block `stm_free`d by an attempt is freed only if the attempt commits, and only
-//!   once no transaction that could still read it is running (the engine's epochs);
-//!   the freed range is written (unchanged) so that transactions using it conflict
-//!   with the freeing one.
+//!   once no transaction that could still read it is running (the engine's epochs;
+//!   a solo attempt's at its commit, as no other runs: `solo_blocks.rs` of
+//!   lutra-stm); the freed range is written (unchanged) so that transactions using
+//!   it conflict with the freeing one, unless the attempt runs solo.
 
 use crate::access::WORD;
 use crate::attempt::Style;
@@ -39,9 +40,13 @@ unsafe fn release_with_free(addr: usize, _size: usize) {
 /// `size` rounded up to whole words (at least one), as tinySTM does, so that
 /// word-wise transactional accesses to the block's last bytes stay inside it.
 fn rounded(size: usize) -> CapiResult<usize> {
-    size.max(1)
-        .checked_next_multiple_of(WORD)
-        .ok_or_else(|| CapiError::new(LUTRA_ENOMEM, "size too large"))
+    rounded_words(size).ok_or_else(|| CapiError::new(LUTRA_ENOMEM, "size too large"))
+}
+
+/// [`rounded`] without the error: `None` when the size is too large.
+#[inline]
+fn rounded_words(size: usize) -> Option<usize> {
+    size.max(1).checked_next_multiple_of(WORD)
 }
 
 /// Allocates with `allocate(rounded size)` and, inside a transaction, records the
@@ -80,7 +85,7 @@ pub extern "C" fn stm_malloc(size: usize) -> *mut c_void {
     // A registered plain thread's allocation that succeeds: no boundary (`fast.rs`).
     // SAFETY: entered from C; the reference ends with this call.
     if let Some(state) = unsafe { fast::state() }
-        && let Ok(size) = rounded(size)
+        && let Some(size) = rounded_words(size)
     {
         // SAFETY: `malloc` may be called with any size.
         let block = unsafe { malloc(size) };
@@ -152,14 +157,14 @@ fn words_to_free(addr: usize, idx: usize, size: usize) -> CapiResult<Range<usize
 /// # Safety
 /// A transaction runs on `state`; `addr` is a live, word-aligned block of the C
 /// allocator, freed only once, and `words` lie in it.
+#[inline]
 unsafe fn free_in(state: &mut ThreadTx, addr: usize, words: Range<usize>, style: Style) -> c_int {
     // A solo attempt is alone in the engine: no transaction can conflict with it.
-    let words = if state.desc.is_solo() { 0..0 } else { words };
-    for word in words.step_by(WORD) {
-        // SAFETY: the block is valid (contract) and `word` is an aligned word of it;
-        // mask 0 changes nothing, it only takes the word.
-        if let Err(abort) = unsafe { state.desc.store(word as *mut usize, 0, 0) } {
-            return state.after_abort(abort.reason(), Site::Write, style);
+    if !state.desc.is_solo() {
+        // SAFETY: the caller's contract.
+        let status = unsafe { write_unchanged(state, words, style) };
+        if status != LUTRA_OK {
+            return status;
         }
     }
     // SAFETY: the block comes from the C allocator (contract), is word-aligned, freed
@@ -168,6 +173,23 @@ unsafe fn free_in(state: &mut ThreadTx, addr: usize, words: Range<usize>, style:
         Ok(()) => LUTRA_OK,
         Err(abort) => state.after_abort(abort.reason(), Site::Write, style),
     }
+}
+
+/// The writes of [`free_in`] in an instrumented attempt: every word of `words`,
+/// unchanged. Returns `LUTRA_OK` or the status of the abort path.
+///
+/// # Safety
+/// As [`free_in`].
+#[inline(never)]
+unsafe fn write_unchanged(state: &mut ThreadTx, words: Range<usize>, style: Style) -> c_int {
+    for word in words.step_by(WORD) {
+        // SAFETY: the block is valid (contract) and `word` is an aligned word of it;
+        // mask 0 changes nothing, it only takes the word.
+        if let Err(abort) = unsafe { state.desc.store(word as *mut usize, 0, 0) } {
+            return state.after_abort(abort.reason(), Site::Write, style);
+        }
+    }
+    LUTRA_OK
 }
 
 /// Frees `addr` if the running attempt commits, after writing `[addr + idx, addr +

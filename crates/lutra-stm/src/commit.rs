@@ -188,7 +188,7 @@ impl Core {
             self.write_back_replacing(stm);
             return;
         }
-        // Lean: no write replaces a boxed value, nothing was allocated.
+        // Lean: no write replaces a boxed value, nothing was allocated for one.
         for entry in self.writes.entries() {
             // SAFETY: the program vouched for every written address when it stored to
             // it, and this attempt holds the record guarding it.

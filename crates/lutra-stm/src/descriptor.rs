@@ -78,6 +78,12 @@ impl std::error::Error for RegistryFull {}
 
 /// The per-attempt state, separate from the engine so both can be borrowed at once.
 pub(crate) struct Core {
+    /// The running attempt is solo and would be lean but for blocks it freed: it may
+    /// commit on the short path of `solo_blocks.rs`. Never set
+    /// together with `lean`; cleared with it by [`Core::mark_not_lean`] and at the
+    /// attempt's end. Declared first: between the flags that `begin` sets together
+    /// it would part their stores.
+    pub(crate) solo_blocks: bool,
     pub(crate) slot: usize,
     /// This descriptor's registry slot (`stm.registry.get(slot)`), kept so the hot
     /// paths skip the lookup. Valid while the descriptor lives: it holds the engine.
@@ -114,11 +120,13 @@ pub(crate) struct Core {
     /// The running attempt is *lean*: it began without hooks, statistics, aborts of
     /// its transaction before it, anything to wait for or irrevocability (on the inlined path, or solo) and nothing but the
     /// inlined access paths, buffered writes and solo writes that kept the undo log
-    /// within its kept capacity has touched it since, so its end has nothing to
-    /// release but its sets, its status words and the solo gate, and nothing to
-    /// report (`finish`, `lean.rs`). Cleared by [`Core::mark_not_lean`] wherever an
-    /// attempt takes on more (a gate, an allocation, a lent value, a doom, a growing
-    /// undo log…) and when the attempt ends.
+    /// within its kept capacity, and allocations of blocks (not for a boxed `TVar`),
+    /// have touched it since, so its end has nothing to release but its sets (the
+    /// allocations are forgotten: the program's once it commits), its status words
+    /// and the solo gate, and nothing to report (`finish`, `lean.rs`). Cleared by
+    /// [`Core::mark_not_lean`] wherever an attempt takes on more (a gate, a lent
+    /// value, a doom, a growing undo log, a boxed value, a free — which in a solo
+    /// attempt sets `solo_blocks` instead…) and when the attempt ends.
     pub(crate) lean: bool,
     /// Entries the read set may reach before the inlined read path hands over to the
     /// full one: at most its capacity and the engine's set limit, and 0 whenever
@@ -194,6 +202,7 @@ impl TxDescriptor {
         let shared = stm.inner.registry.get(slot);
         let status = shared.status();
         let core = Core {
+            solo_blocks: false,
             slot,
             shared: NonNull::from(shared),
             status,
@@ -445,6 +454,7 @@ impl TxDescriptor {
 
     /// Records memory allocated by the running attempt: it is handed to `release` if
     /// the attempt aborts.
+    #[inline]
     pub fn record_allocation(&mut self, addr: usize, size: usize, release: Release) {
         self.core.record_allocation(addr, size, release, false);
     }
@@ -463,23 +473,34 @@ impl TxDescriptor {
     /// # Safety
     /// The block must be owned by the program, valid for `size` bytes, word-aligned,
     /// freed only once, and `release` must be the way to free it.
+    #[inline]
     pub unsafe fn free_on_commit(
         &mut self,
         addr: usize,
         size: usize,
         release: Release,
     ) -> Result<(), Abort> {
-        let word = std::mem::size_of::<usize>();
-        for at in (addr..addr + size.div_ceil(word) * word).step_by(word) {
-            self.core.store(&self.stm, at, 0, 0, None)?;
+        if size != 0 {
+            self.write_unchanged(addr, size)?;
         }
-        self.core.mark_not_lean();
+        self.core.note_free();
         self.core.frees.push(Block {
             addr,
             size,
             release,
             tvar_value: false,
         });
+        Ok(())
+    }
+
+    /// The writes of [`TxDescriptor::free_on_commit`]: every word of the `size` bytes
+    /// at `addr`, unchanged (mask 0).
+    #[inline(never)]
+    fn write_unchanged(&mut self, addr: usize, size: usize) -> Result<(), Abort> {
+        let word = std::mem::size_of::<usize>();
+        for at in (addr..addr + size.div_ceil(word) * word).step_by(word) {
+            self.core.store(&self.stm, at, 0, 0, None)?;
+        }
         Ok(())
     }
 
@@ -842,7 +863,7 @@ impl Core {
 
     pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
         self.between_lean = false;
-        self.lean = false;
+        self.mark_not_lean();
         self.fast_access = false;
         self.read_room = 0;
         if self.doomed.is_none() {
@@ -871,6 +892,7 @@ impl Core {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn record_allocation(
         &mut self,
         addr: usize,
@@ -878,7 +900,11 @@ impl Core {
         release: Release,
         tvar_value: bool,
     ) {
-        self.mark_not_lean();
+        // A block for the program (not a boxed value) keeps the attempt lean: the
+        // lean end forgets it, a rollback releases it.
+        if tvar_value {
+            self.mark_not_lean();
+        }
         self.allocations.push(Block {
             addr,
             size,
@@ -906,6 +932,7 @@ impl Core {
     /// [`Core::finish_special`].
     #[inline]
     pub(crate) fn finish(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
+        self.allocations.clear();
         self.writes.clear();
         self.locks.clear();
         self.go_idle(stm);
@@ -916,6 +943,7 @@ impl Core {
             self.end_solo(stm);
         }
         self.lean = false;
+        self.solo_blocks = false;
         self.active = false;
         // A commit leaves nothing to give way to (`record_outcome`); one after
         // aborts leaves them counted until the next `prepare`.
@@ -948,7 +976,6 @@ impl Core {
             self.reads = Vec::new();
             self.read_limit = 0;
         }
-        self.allocations.clear();
         self.frees.clear();
         self.lent = 0;
         if !self.private.is_empty() {
@@ -980,6 +1007,7 @@ impl Core {
     #[inline]
     pub(crate) fn mark_not_lean(&mut self) {
         self.lean = false;
+        self.solo_blocks = false;
     }
 
     #[cold]

@@ -27,7 +27,12 @@
 //!   too).
 //! - Neither calls anything: a lean attempt counts no statistics, and its solo undo
 //!   log, if any, opens on a buffer already allocated and closes within the
-//!   capacity kept (a store that grows the log makes the attempt not lean).
+//!   capacity kept (a store that grows the log makes the attempt not lean). The
+//!   blocks a lean attempt allocated for the program (`Core::allocations`, none a
+//!   boxed `TVar` value) are forgotten at its end: they are the program's.
+//! - `try_commit` also commits a solo attempt that is lean but for blocks it
+//!   allocated or freed (`Core::solo_blocks`), through one call: the short commit
+//!   of `solo_blocks.rs`, which calls the freed blocks' release functions.
 
 use crate::config::DesignKind;
 use crate::descriptor::{Core, TxDescriptor, TxOptions};
@@ -92,16 +97,27 @@ impl TxDescriptor {
     /// always commits here, inline: its reads were consistent at its snapshot, which
     /// is its serialization point. One that wrote commits here, through one call,
     /// unless a record it wrote is locked by another attempt, it was killed, an
-    /// irrevocable attempt holds the commit gate, or its reads no longer hold.
+    /// irrevocable attempt holds the commit gate, or its reads no longer hold. A solo
+    /// attempt that would be lean but for blocks it allocated or freed commits here
+    /// too, through one call (`solo_blocks.rs`).
     /// Returns `false`, having changed nothing the program can see, otherwise: call
     /// [`TxDescriptor::commit`] then, which meets the same obstacle and decides
     /// (waits, aborts).
     #[inline(always)]
     pub fn try_commit(&mut self) -> bool {
-        if self.try_commit_inline() {
-            return true;
+        self.try_commit_inline() || self.try_commit_after_inline()
+    }
+
+    /// The part of [`TxDescriptor::try_commit`] that calls, for a driver that
+    /// called [`TxDescriptor::try_commit_inline`] first and met `false` (the C ABI's
+    /// `stm_commit`): commits through one call as `try_commit` would, or returns
+    /// `false`, having changed nothing the program can see.
+    #[inline(always)]
+    pub fn try_commit_after_inline(&mut self) -> bool {
+        if self.core.lean {
+            return self.core.try_commit_update(&self.stm);
         }
-        self.core.lean && self.core.try_commit_update(&self.stm)
+        self.core.solo_blocks && self.core.commit_solo_blocks(&self.stm)
     }
 
     /// The part of [`TxDescriptor::try_commit`] that needs no call: commits the
@@ -144,11 +160,13 @@ impl Core {
 
     /// The end of a lean attempt that committed with nothing to write back: what
     /// [`Core::finish`] does for it, with no call (a lean attempt has no statistics
-    /// to count, and its undo log is within the capacity kept).
+    /// to count, and its undo log is within the capacity kept). The blocks it
+    /// allocated are the program's now: it forgets them.
     #[inline(always)]
     pub(crate) fn finish_lean(&mut self, stm: &StmInner) {
         debug_assert!(self.lean && self.writes.is_empty() && self.locks.is_empty());
         debug_assert!(self.started_at.is_none());
+        self.allocations.clear();
         self.go_idle(stm);
         if self.solo {
             self.end_solo_ready(stm);
@@ -167,7 +185,8 @@ impl Core {
     pub(crate) fn try_commit_update(&mut self, stm: &StmInner) -> bool {
         debug_assert!(self.lean && self.active && self.doomed.is_none() && !self.solo);
         debug_assert!(self.locks.is_empty() && self.frees.is_empty());
-        debug_assert!(self.allocations.is_empty() && !self.irrevocable);
+        debug_assert!(self.allocations.iter().all(|block| !block.tvar_value));
+        debug_assert!(!self.irrevocable);
         if stm.design_kind != DesignKind::WriteBackCtl {
             return false;
         }

@@ -62,6 +62,7 @@ mod run;
 mod serial;
 mod sets;
 mod solo;
+mod solo_blocks;
 mod stats;
 mod stm;
 mod sync;

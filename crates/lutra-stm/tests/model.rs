@@ -22,6 +22,10 @@
 //!   between two words while another thread creates a descriptor and audits: the
 //!   audit never sees a half-done transfer, and no transfer is lost (also with
 //!   both beginning and committing on the straight paths of `lean.rs`);
+//! - solo blocks: the soloist replaces a published node by a new one, freeing the
+//!   old one, while a newcomer follows the pointer: the newcomer never reads a
+//!   released node (a solo attempt releases its frees at its commit, an
+//!   instrumented one through the epochs: `solo_blocks.rs`);
 //! - serial: an attempt made serial moves an amount with plain writes while an
 //!   auditor, an updater and an irrevocable updater run transactions: none runs
 //!   beside it, and none deadlocks with it (also with the auditor and the updater
@@ -393,9 +397,16 @@ fn irrevocable_transactions_run_once_and_exclude_updaters() {
     }
 }
 
-/// Two words summing to 200; the soloist moves amounts between them with raw word
-/// transactions (as the C ABI does), aborting every other attempt after its first
-/// write; a newcomer creates its descriptor mid-run and audits the sum.
+/// Runs `check` under [`explore`] for every design, off and on the straight paths
+/// of `lean.rs`.
+fn explore_designs_and_paths(seed: u64, check: fn(DesignKind, bool)) {
+    for design in DesignKind::ALL {
+        for lean in [false, true] {
+            explore(seed, true, move || check(design, lean));
+        }
+    }
+}
+
 /// Begins a transaction with `options` on `tx`: on the straight path
 /// (`TxDescriptor::try_begin`) when `lean` and the options are the defaults, and
 /// through `begin` when that declines or otherwise.
@@ -414,6 +425,45 @@ fn commit_on(tx: &mut lutra_stm::TxDescriptor, lean: bool) -> Result<(), lutra_s
     tx.commit()
 }
 
+/// Runs `body` as a word transaction of `tx` until it commits (`Some` of its value)
+/// or ends in an explicit abort, which is not retried (`None`). (On the straight
+/// paths of `lean.rs` when `lean`.)
+fn until_done<T>(
+    tx: &mut lutra_stm::TxDescriptor,
+    options: lutra_stm::TxOptions,
+    lean: bool,
+    mut body: impl FnMut(&mut lutra_stm::TxDescriptor) -> Result<T, lutra_stm::Abort>,
+) -> Option<T> {
+    loop {
+        begin_on(tx, options, lean);
+        match body(tx).and_then(|value| commit_on(tx, lean).map(|()| value)) {
+            Ok(value) => return Some(value),
+            Err(abort) => {
+                tx.rollback(abort.reason());
+                if abort.reason() == lutra_stm::AbortReason::Explicit {
+                    return None;
+                }
+                // Give way, as `atomically` does: under PCT a loop that never
+                // yields starves the transaction it conflicts with.
+                thread::yield_now();
+            }
+        }
+    }
+}
+
+/// [`until_done`] of a body that never aborts explicitly: its value.
+fn until_committed<T>(
+    tx: &mut lutra_stm::TxDescriptor,
+    options: lutra_stm::TxOptions,
+    lean: bool,
+    body: impl FnMut(&mut lutra_stm::TxDescriptor) -> Result<T, lutra_stm::Abort>,
+) -> T {
+    until_done(tx, options, lean, body).expect("no explicit abort")
+}
+
+/// Two words summing to 200; the soloist moves amounts between them with raw word
+/// transactions (as the C ABI does), aborting every other attempt after its first
+/// write; a newcomer creates its descriptor mid-run and audits the sum.
 fn solo_transfers_and_newcomer_audit(design: DesignKind, lean: bool) {
     use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
     let stm = tiny(design, "suicide");
@@ -428,35 +478,18 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind, lean: bool) {
             tx.allow_solo(true);
             let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
             for round in 0..3 {
-                loop {
-                    begin_on(&mut tx, TxOptions::default(), lean);
-                    // SAFETY: the words live in the `Arc` and are only accessed
-                    // through transactions of this engine.
-                    let done = unsafe {
-                        (|| {
-                            let from = tx.load(a)?;
-                            tx.store(a, from - 1, usize::MAX)?;
-                            if round == 1 {
-                                // An explicit abort after a write: it must be undone.
-                                return Err(tx.doom(AbortReason::Explicit));
-                            }
-                            let to = tx.load(b)?;
-                            tx.store(b, to + 1, usize::MAX)
-                        })()
-                    };
-                    match done.and_then(|()| commit_on(&mut tx, lean)) {
-                        Ok(()) => break,
-                        Err(abort) => {
-                            tx.rollback(abort.reason());
-                            if round == 1 {
-                                break;
-                            }
-                            // Give way, as `atomically` does: under PCT a loop that
-                            // never yields starves the transaction it conflicts with.
-                            thread::yield_now();
-                        }
+                // SAFETY: the words live in the `Arc` and are only accessed through
+                // transactions of this engine.
+                until_done(&mut tx, TxOptions::default(), lean, |tx| unsafe {
+                    let from = tx.load(a)?;
+                    tx.store(a, from - 1, usize::MAX)?;
+                    if round == 1 {
+                        // An explicit abort after a write: it must be undone.
+                        return Err(tx.doom(AbortReason::Explicit));
                     }
-                }
+                    let to = tx.load(b)?;
+                    tx.store(b, to + 1, usize::MAX)
+                });
             }
         })
     };
@@ -465,21 +498,11 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind, lean: bool) {
         thread::spawn(move || {
             let mut tx = TxDescriptor::new(&stm).unwrap();
             let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
-            loop {
-                begin_on(&mut tx, TxOptions::default(), lean);
-                // SAFETY: as above.
-                let sum = unsafe { tx.load(a).and_then(|x| Ok(x + tx.load(b)?)) };
-                match sum.and_then(|sum| commit_on(&mut tx, lean).map(|()| sum)) {
-                    Ok(sum) => {
-                        assert_eq!(sum, 200, "an audit saw half a transfer");
-                        break;
-                    }
-                    Err(abort) => {
-                        tx.rollback(abort.reason());
-                        thread::yield_now();
-                    }
-                }
-            }
+            // SAFETY: as above.
+            let sum = until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
+                Ok(tx.load(a)? + tx.load(b)?)
+            });
+            assert_eq!(sum, 200, "an audit saw half a transfer");
         })
     };
     soloist.join().unwrap();
@@ -497,13 +520,85 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind, lean: bool) {
 
 #[test]
 fn solo_attempts_never_run_beside_a_newcomer() {
-    for design in DesignKind::ALL {
-        for lean in [false, true] {
-            explore(11, true, move || {
-                solo_transfers_and_newcomer_audit(design, lean)
-            });
-        }
-    }
+    explore_designs_and_paths(11, solo_transfers_and_newcomer_audit);
+}
+
+/// What a node holds once released: a reader that sees it read a freed block.
+const POISON: usize = usize::MAX;
+
+/// A node holding `value`, leaked: its release ([`poison`]) only marks it.
+fn new_node(value: usize) -> usize {
+    Box::leak(Box::new(AtomicUsize::new(value))) as *const AtomicUsize as usize
+}
+
+/// The nodes' release function: poisons the node instead of freeing it.
+///
+/// # Safety
+/// `addr` is a node of [`new_node`].
+unsafe fn poison(addr: usize, _size: usize) {
+    // SAFETY: nodes are leaked, so `addr` stays valid.
+    unsafe { &*(addr as *const AtomicUsize) }.store(POISON, Ordering::SeqCst);
+}
+
+/// A shared word points to a node. The soloist (alone in the engine until the
+/// newcomer registers) replaces the node four times, allocating the new one and
+/// freeing the old one in the same attempt, and aborts the second time after doing
+/// so; a newcomer creates its descriptor mid-run and follows the pointer twice: it
+/// never reads a released node, and every committed replacement is kept.
+fn solo_replaces_node_beside_newcomer(design: DesignKind, lean: bool) {
+    use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
+    let stm = tiny(design, "suicide");
+    let slot = Arc::new(AtomicUsize::new(new_node(0)));
+    let soloist = {
+        let (stm, slot) = (stm.clone(), slot.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            tx.allow_solo(true);
+            let slot = slot.as_ptr();
+            for round in 1..=4 {
+                // SAFETY: the slot lives in the `Arc`, the nodes are leaked, and both
+                // are only accessed through transactions of this engine.
+                until_done(&mut tx, TxOptions::default(), lean, |tx| unsafe {
+                    let old = tx.load(slot)?;
+                    let node = new_node(round);
+                    tx.record_allocation(node, 8, poison);
+                    tx.store(slot, node, usize::MAX)?;
+                    tx.free_on_commit(old, 0, poison)?;
+                    if round == 2 {
+                        return Err(tx.doom(AbortReason::Explicit));
+                    }
+                    Ok(())
+                });
+            }
+        })
+    };
+    let newcomer = {
+        let (stm, slot) = (stm.clone(), slot.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            let slot = slot.as_ptr();
+            for _ in 0..2 {
+                // SAFETY: as above.
+                let value = until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
+                    let node = tx.load(slot)?;
+                    thread::yield_now();
+                    tx.load(node as *const usize)
+                });
+                assert_ne!(value, POISON, "a released node was read");
+            }
+        })
+    };
+    soloist.join().unwrap();
+    newcomer.join().unwrap();
+    let node = slot.load(Ordering::SeqCst);
+    // SAFETY: the last node published, leaked.
+    let value = unsafe { &*(node as *const AtomicUsize) }.load(Ordering::SeqCst);
+    assert_eq!(value, 4, "a replacement was lost or an abort not undone");
+}
+
+#[test]
+fn solo_frees_are_never_read_after_their_release() {
+    explore_designs_and_paths(12, solo_replaces_node_beside_newcomer);
 }
 
 /// Two words summing to 200. A serial attempt moves 1 between them with plain
@@ -517,25 +612,6 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind, lean: bool) {
         std::sync::atomic::AtomicUsize::new(100),
         std::sync::atomic::AtomicUsize::new(100),
     ]);
-    // Runs `body` as a word transaction of `tx` until it commits.
-    // (On the straight paths of `lean.rs` when `lean`.)
-    fn until_committed<T>(
-        tx: &mut TxDescriptor,
-        options: TxOptions,
-        lean: bool,
-        mut body: impl FnMut(&mut TxDescriptor) -> Result<T, lutra_stm::Abort>,
-    ) -> T {
-        loop {
-            begin_on(tx, options, lean);
-            match body(tx).and_then(|value| commit_on(tx, lean).map(|()| value)) {
-                Ok(value) => return value,
-                Err(abort) => {
-                    tx.rollback(abort.reason());
-                    thread::yield_now();
-                }
-            }
-        }
-    }
     let serial = {
         let (stm, words) = (stm.clone(), words.clone());
         thread::spawn(move || {
@@ -610,13 +686,7 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind, lean: bool) {
 
 #[test]
 fn serial_attempts_run_alone() {
-    for design in DesignKind::ALL {
-        for lean in [false, true] {
-            explore(13, true, move || {
-                serial_plain_move_beside_audit_and_update(design, lean)
-            });
-        }
-    }
+    explore_designs_and_paths(13, serial_plain_move_beside_audit_and_update);
 }
 
 /// Two movers shift units inside one boxed pair with `update_in_place` (two changes

@@ -1,0 +1,198 @@
+//! Blocks of memory freed by a solo attempt (`solo.rs`), kept off the general
+//! commit: a solo attempt that would be lean (`Core::lean`) but for such blocks
+//! commits on a short path of its own, [`Core::commit_solo_blocks`], which
+//! `TxDescriptor::try_commit` (`lean.rs`) takes. The C ABI's `stm_free` inside
+//! transactions is what it serves (STAMP's vacation frees in some of its
+//! transactions). Blocks an attempt allocates keep it lean by themselves: a lean
+//! commit forgets them (`Core::finish_lean`), a rollback releases them.
+//!
+//! A solo attempt is alone in the engine: no other attempt runs until it ends (the
+//! solo gate's protocol). So a block it frees can be released as soon as it commits,
+//! before it gives the gate back: nothing else can hold a reference to it, and every
+//! later attempt of any descriptor begins on the committed memory, where the block is
+//! unreachable. The epochs (`epoch.rs`) are not needed for it.
+//!
+//! # Invariants
+//! - `Core::solo_blocks` is set only while a solo attempt runs that would be lean
+//!   but for the blocks it freed (`Core::frees`) — so never together with
+//!   `Core::lean`. Whatever makes
+//!   the attempt not lean ([`Core::mark_not_lean`], a doom) clears it too, and so
+//!   does every end of an attempt (the short commit, `Core::finish`).
+//! - An attempt with `solo_blocks` set has nothing to write back (its writes are in
+//!   memory, their old words in the solo undo log), holds no lock, no gate, no
+//!   serial, counts no statistics and calls no hooks, as a lean one.
+//!
+//! # Protocol: the short commit
+//! 1. Release every freed block, still alone in the engine.
+//! 2. End as a lean commit (`Core::finish_lean`): the allocations forgotten (they
+//!    are the program's now), idle, quiescent, the solo gate given back.
+//!
+//! An abort takes the general rollback (`commit.rs`), which frees the allocations
+//! and forgets the frees.
+
+use crate::descriptor::Core;
+use crate::stm::StmInner;
+
+impl Core {
+    /// Notes that the running attempt freed a block: a solo attempt that was lean
+    /// (or lean but for blocks) stays so but for blocks; any other is no longer lean.
+    #[inline]
+    pub(crate) fn note_free(&mut self) {
+        if !self.solo {
+            self.mark_not_lean();
+            return;
+        }
+        self.solo_blocks |= self.lean;
+        self.lean = false;
+    }
+
+    /// The short commit of a solo attempt that is lean but for blocks (see the
+    /// module's protocol). Returns `true`: it cannot fail.
+    #[inline(never)]
+    pub(crate) fn commit_solo_blocks(&mut self, stm: &StmInner) -> bool {
+        debug_assert!(self.solo_blocks && self.solo && self.active && !self.lean);
+        debug_assert!(self.doomed.is_none() && self.writes.is_empty());
+        // Step 1.
+        for block in &self.frees {
+            // SAFETY: the program handed the block to `free_on_commit` with
+            // `release` as the way to free it, once; the attempt committed, and it is
+            // still alone in the engine, so no transaction can reach the block.
+            unsafe { (block.release)(block.addr, block.size) };
+        }
+        self.frees.clear();
+        // Step 2.
+        self.solo_blocks = false;
+        self.lean = true;
+        self.finish_lean(stm);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{AbortReason, Config, Stm, TxDescriptor, TxOptions};
+    use std::cell::RefCell;
+
+    thread_local! {
+        /// The blocks `record` was asked to release, on this test's thread.
+        static RELEASED: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A release function that only records the address.
+    unsafe fn record(addr: usize, _size: usize) {
+        RELEASED.with(|released| released.borrow_mut().push(addr));
+    }
+
+    fn released() -> Vec<usize> {
+        RELEASED.with(|released| std::mem::take(&mut *released.borrow_mut()))
+    }
+
+    /// Runs an empty attempt of `desc` that commits (`commit`) or aborts: it
+    /// releases nothing the attempts before it left (their allocations, once
+    /// committed, are the program's; their frees, once aborted, are forgotten).
+    fn next_releases_nothing(desc: &mut TxDescriptor, commit: bool) {
+        desc.begin(TxOptions::default());
+        if commit {
+            desc.commit().unwrap();
+        } else {
+            desc.rollback(AbortReason::Explicit);
+        }
+        assert_eq!(released(), Vec::<usize>::new(), "nothing left to release");
+    }
+
+    /// A solo descriptor on an engine without statistics, its first attempt begun
+    /// and committed (so the next begins on the straight path).
+    fn solo_descriptor(stm: &Stm) -> TxDescriptor {
+        let mut desc = TxDescriptor::new(stm).unwrap();
+        desc.allow_solo(true);
+        desc.begin(TxOptions::default());
+        desc.commit().unwrap();
+        desc
+    }
+
+    fn begin_lean(desc: &mut TxDescriptor) {
+        assert!(desc.try_begin(0), "the straight begin applies");
+        assert!(desc.is_solo() && desc.core.lean);
+    }
+
+    /// A solo descriptor (of its own engine) running a lean attempt that allocated
+    /// block 0x1000 and freed 0x2000.
+    fn solo_with_blocks() -> TxDescriptor {
+        let mut desc = solo_descriptor(&Stm::new(Config::default().with_stats(false)));
+        begin_lean(&mut desc);
+        desc.record_allocation(0x1000, 8, record);
+        // SAFETY: `record` frees nothing; the block is never dereferenced.
+        unsafe { desc.free_on_commit(0x2000, 0, record).unwrap() };
+        desc
+    }
+
+    #[test]
+    fn a_committed_solo_free_is_released_at_once_and_allocations_are_kept() {
+        let mut desc = solo_with_blocks();
+        assert!(
+            desc.core.solo_blocks,
+            "allocating and freeing kept it short"
+        );
+        assert!(desc.try_commit(), "the short commit applies");
+        assert!(!desc.is_active() && desc.core.between_lean);
+        assert_eq!(released(), vec![0x2000], "the freed block, at the commit");
+        next_releases_nothing(&mut desc, false);
+    }
+
+    #[test]
+    fn an_aborted_solo_attempt_frees_its_allocations_not_its_frees() {
+        let mut desc = solo_with_blocks();
+        desc.rollback(AbortReason::Explicit);
+        assert_eq!(released(), vec![0x1000]);
+        assert!(!desc.core.solo_blocks);
+        next_releases_nothing(&mut desc, true);
+    }
+
+    #[test]
+    fn a_doom_ends_the_short_path() {
+        let mut desc = solo_with_blocks();
+        let _ = desc.doom(AbortReason::Explicit);
+        assert!(!desc.core.solo_blocks && !desc.try_commit());
+        assert!(desc.commit().is_err());
+        assert_eq!(released(), vec![0x1000]);
+    }
+
+    #[test]
+    fn an_instrumented_attempt_that_frees_is_not_lean() {
+        let stm = Stm::new(Config::default().with_stats(false));
+        let mut desc = TxDescriptor::new(&stm).unwrap();
+        let _other = TxDescriptor::new(&stm).unwrap();
+        desc.begin(TxOptions::default());
+        desc.record_allocation(0x1000, 8, record);
+        assert!(desc.core.lean, "an allocation keeps it lean");
+        // SAFETY: as above.
+        unsafe { desc.free_on_commit(0x2000, 0, record).unwrap() };
+        assert!(!desc.core.lean && !desc.core.solo_blocks);
+        desc.commit().unwrap();
+        assert!(!released().contains(&0x1000));
+    }
+
+    #[test]
+    fn a_lean_commit_forgets_its_allocations() {
+        let stm = Stm::new(Config::default().with_stats(false));
+        let mut solo = solo_descriptor(&stm);
+        begin_lean(&mut solo);
+        solo.record_allocation(0x1000, 8, record);
+        assert!(
+            solo.core.lean && solo.try_commit_inline(),
+            "committed inline"
+        );
+        next_releases_nothing(&mut solo, false);
+        // Instrumented (another descriptor is alive), with a write: the straight
+        // commit of `lean.rs`.
+        let mut other = TxDescriptor::new(&stm).unwrap();
+        let mut word = 0usize;
+        other.begin(TxOptions::default());
+        other.record_allocation(0x3000, 8, record);
+        // SAFETY: `word` is an aligned word that outlives the attempt.
+        unsafe { other.store(&mut word, 1, usize::MAX).unwrap() };
+        assert!(other.core.lean && !other.is_solo() && other.try_commit());
+        next_releases_nothing(&mut other, false);
+        assert_eq!(word, 1);
+    }
+}
