@@ -156,6 +156,8 @@ fn main() -> ExitCode {
     if cli.stats {
         print_stats(&runtime);
     }
+    // The program ends here: closing the pooled states would only free memory.
+    runtime.forget_pooled_states();
     ExitCode::from(status)
 }
 

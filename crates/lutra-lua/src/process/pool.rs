@@ -23,6 +23,10 @@
 //!    context and memory limit to it. What the finalizers resurrected is left for the
 //!    next process's collections, without a finalizer (it ran) unless one set a new
 //!    one.
+//! 4. A program about to end may [`StatePool::forget`] its pooled states instead of
+//!    closing them: they hold nothing a user could observe (their finalizers ran at
+//!    step 2; what those stored is undone only at a take), so closing them would
+//!    only give back memory the OS takes back anyway.
 //!
 //! # Invariants
 //! - A pooled state holds no process context and no Lua value of an earlier process
@@ -111,6 +115,15 @@ impl StatePool {
         }
     }
 
+    /// Empties the pool without closing its states (step 4); answers how many it
+    /// held. Their memory stays allocated until the OS process ends.
+    pub(crate) fn forget(&self) -> usize {
+        let states = std::mem::take(&mut *self.lock());
+        let count = states.len();
+        states.into_iter().for_each(std::mem::forget);
+        count
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Lua>> {
         self.states.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -196,6 +209,22 @@ mod tests {
         let again = pool.take().expect("pooled");
         let stored: mlua::Value = again.globals().get("stored").unwrap();
         assert!(stored.is_nil(), "what the finalizer stored is undone");
+    }
+
+    #[test]
+    fn forgotten_states_leave_the_pool_unclosed() {
+        let pool = StatePool::default();
+        let lua = state();
+        pool.prepare(&lua, 1).unwrap();
+        pool.recycle(lua, 1);
+        assert_eq!(pool.forget(), 1);
+        assert!(pool.take().is_none(), "the pool is empty");
+        let count = pool.baselined.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(count, 1, "a closed state would have counted itself out");
+        let fresh = state();
+        pool.prepare(&fresh, 2).unwrap();
+        pool.recycle(fresh, 2);
+        assert!(pool.take().is_some(), "the pool fills again");
     }
 
     #[test]

@@ -110,11 +110,12 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     // SAFETY: `unsafe_new_with` only allows loading the `debug` library, which stock
     // Lua programs expect (tracebacks, `debug.getupvalue`); Lutra never hands out
     // userdata whose memory safety depends on the metatable staying intact.
-    let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
+    let lua = unsafe { Lua::unsafe_new_with(StdLib::NONE, LuaOptions::new()) };
     // Nothing built here is garbage: the collector waits until the state is ready (as
     // `lua.c` stops it while it opens the libraries), instead of walking it while it
     // grows.
     lua.gc_stop();
+    lua.load_std_libs(StdLib::ALL)?;
     bind(&lua, runtime, process);
     crate::api::install(&lua)?;
     let limit = runtime.recycle_limit.load(Ordering::Relaxed);
