@@ -407,18 +407,18 @@ impl LuaRuntime {
         self.shared.tm.stats()
     }
 
-    /// Empties the pool of finished states without closing them, for a program that
-    /// is about to end (the `lutra` program calls it last): closing a pooled state
-    /// frees its memory and nothing else, since the finalizers of its process ran
-    /// when it was pooled (see `process/pool.rs`). Answers how many states were
-    /// forgotten. States of processes still alive are untouched (they are closed,
-    /// and their finalizers run, when the runtime is dropped). A runtime used
-    /// further builds new states, and pools them again.
+    /// Closes the pooled states (finished processes' states kept for reuse) for a
+    /// program that is about to end (the `lutra` program calls it last): the
+    /// finalizers still pending in them run, as when the runtime is dropped, but
+    /// their memory is left for the OS to take back at once instead of being freed
+    /// object by object (see `process/pool.rs`). Answers how many states were closed.
+    /// States of processes still alive are untouched. A runtime used further builds
+    /// new states, and pools them again.
     ///
-    /// The forgotten states' memory is not given back before the OS process ends:
-    /// a program that goes on after dropping the runtime should not call this.
-    pub fn forget_pooled_states(&self) -> usize {
-        self.shared.states.forget()
+    /// The closed states' memory stays taken until the OS process ends: a program
+    /// that goes on after this should not call it.
+    pub fn close_pool_for_exit(&self) -> usize {
+        self.shared.states.close_for_exit()
     }
 
     /// The processes that failed and that nobody joined, with their errors.

@@ -23,10 +23,10 @@
 //!    context and memory limit to it. What the finalizers resurrected is left for the
 //!    next process's collections, without a finalizer (it ran) unless one set a new
 //!    one.
-//! 4. A program about to end may [`StatePool::forget`] its pooled states instead of
-//!    closing them: they hold nothing a user could observe (their finalizers ran at
-//!    step 2; what those stored is undone only at a take), so closing them would
-//!    only give back memory the OS takes back anyway.
+//! 4. A program about to end closes its pooled states with
+//!    [`StatePool::close_for_exit`]: the finalizers still pending in them run (those
+//!    the finalizers of step 2 set, on what they stored), but their memory is left
+//!    to the OS instead of being freed object by object (`closing.rs`).
 //!
 //! # Invariants
 //! - A pooled state holds no process context and no Lua value of an earlier process
@@ -39,7 +39,7 @@
 //!   each holds a [`Baselined`] as app data, which counts itself out when its state
 //!   is dropped.
 
-use super::baseline;
+use super::{baseline, closing};
 use mlua::Lua;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -115,12 +115,12 @@ impl StatePool {
         }
     }
 
-    /// Empties the pool without closing its states (step 4); answers how many it
-    /// held. Their memory stays allocated until the OS process ends.
-    pub(crate) fn forget(&self) -> usize {
+    /// Empties the pool, closing its states with their memory left to the OS (step
+    /// 4); answers how many it held.
+    pub(crate) fn close_for_exit(&self) -> usize {
         let states = std::mem::take(&mut *self.lock());
         let count = states.len();
-        states.into_iter().for_each(std::mem::forget);
+        states.into_iter().for_each(closing::close_leaving_memory);
         count
     }
 
@@ -142,6 +142,7 @@ fn reset(lua: &Lua) -> mlua::Result<()> {
 mod tests {
     use super::{Baselined, StatePool};
     use mlua::{Lua, LuaOptions, StdLib};
+    use std::sync::atomic::Ordering;
 
     fn state() -> Lua {
         // SAFETY: a test state; the debug library is what the baseline walks.
@@ -212,19 +213,32 @@ mod tests {
     }
 
     #[test]
-    fn forgotten_states_leave_the_pool_unclosed() {
+    fn closing_for_exit_runs_the_finalizers_the_recycle_set() {
+        use crate::process::closing::tests::{witness, witnessed};
+        let path = witness("pool");
         let pool = StatePool::default();
         let lua = state();
         pool.prepare(&lua, 1).unwrap();
+        lua.load(
+            r#"
+            local path = ...
+            setmetatable({}, { __gc = function()
+              kept = setmetatable({}, { __gc = function()
+                local file = io.open(path, "w")
+                file:write("closed")
+                file:close()
+              end })
+            end })
+            "#,
+        )
+        .call::<()>(path.to_str().unwrap())
+        .unwrap();
         pool.recycle(lua, 1);
-        assert_eq!(pool.forget(), 1);
+        assert_eq!(witnessed(&path), "", "kept is still alive in the pool");
+        assert_eq!(pool.close_for_exit(), 1);
+        assert_eq!(witnessed(&path), "closed", "the pooled state was closed");
         assert!(pool.take().is_none(), "the pool is empty");
-        let count = pool.baselined.load(std::sync::atomic::Ordering::Relaxed);
-        assert_eq!(count, 1, "a closed state would have counted itself out");
-        let fresh = state();
-        pool.prepare(&fresh, 2).unwrap();
-        pool.recycle(fresh, 2);
-        assert!(pool.take().is_some(), "the pool fills again");
+        assert_eq!(pool.baselined.load(Ordering::Relaxed), 0);
     }
 
     #[test]

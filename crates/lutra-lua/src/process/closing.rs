@@ -1,0 +1,141 @@
+//! Closing a Lua state when the program is about to end: `lua_close` runs the
+//! finalizers still pending in it, as always, but the memory of its objects is not
+//! given back one object at a time (most of a close's cost): the OS takes it back at
+//! once when the program ends.
+//!
+//! # Protocol
+//! 1. [`close_leaving_memory`] swaps the state's allocator (`lua_setallocf`) for
+//!    [`exit_allocator`], whose user data is the state's own allocator and its user
+//!    data ([`Original`], leaked).
+//! 2. Dropping the state closes it (`lua_close`): finalizers run and may allocate,
+//!    through the original allocator; every free is skipped.
+//!
+//! # Invariants
+//! - Only a state that nothing else references is closed so: it is dropped at once,
+//!   and no Lua value of it outlives it.
+//! - What is not freed stays allocated until the OS process ends (about 100 KB per
+//!   state): for a program about to end only.
+
+use mlua::Lua;
+use mlua::ffi::{self, lua_Alloc};
+use std::ffi::c_void;
+
+/// The allocator a state had before [`close_leaving_memory`], with its user data.
+struct Original {
+    alloc: lua_Alloc,
+    ud: *mut c_void,
+}
+
+/// Closes `lua` (running its pending finalizers) without freeing its objects.
+pub(crate) fn close_leaving_memory(lua: Lua) {
+    // SAFETY: `exec_raw` runs the closure in a protected call on `lua`'s stack, which
+    // it leaves as it is; the new allocator's user data is leaked, so it outlives the
+    // state; `exit_allocator` keeps `lua_Alloc`'s contract (see its comment). An
+    // error (no room for the call) leaves the allocator as it was, and the state is
+    // closed as usual.
+    let _ = unsafe {
+        lua.exec_raw::<()>((), |state| {
+            let mut ud = std::ptr::null_mut();
+            let alloc = ffi::lua_getallocf(state, &mut ud);
+            let original = Box::into_raw(Box::new(Original { alloc, ud }));
+            ffi::lua_setallocf(state, exit_allocator, original.cast());
+        })
+    };
+    drop(lua);
+}
+
+/// A `lua_Alloc` that frees nothing and allocates (or reallocates) with the
+/// original allocator in `ud` (an [`Original`]).
+///
+/// # Safety
+/// `ud` is an [`Original`] that outlives the state; called by Lua as its allocator.
+unsafe extern "C" fn exit_allocator(
+    ud: *mut c_void,
+    ptr: *mut c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut c_void {
+    if nsize == 0 {
+        // Lua ignores what a free returns; the block is left to the OS.
+        return std::ptr::null_mut();
+    }
+    // SAFETY: `ud` is the leaked `Original` (the function's contract); the original
+    // allocator gets the same request, with its own user data.
+    unsafe {
+        let original = &*(ud as *const Original);
+        (original.alloc)(original.ud, ptr, osize, nsize)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::{Original, close_leaving_memory, exit_allocator};
+    use mlua::Lua;
+    use std::ffi::c_void;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn counting(
+        _: *mut c_void,
+        _: *mut c_void,
+        _: usize,
+        nsize: usize,
+    ) -> *mut c_void {
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        std::ptr::dangling_mut::<u8>().wrapping_add(nsize).cast()
+    }
+
+    #[test]
+    fn the_exit_allocator_allocates_through_the_original_and_frees_nothing() {
+        let mut original = Original {
+            alloc: counting,
+            ud: std::ptr::null_mut(),
+        };
+        let ud = (&raw mut original).cast::<c_void>();
+        let block = std::ptr::dangling_mut::<c_void>();
+        // SAFETY: `ud` is an `Original` alive for the calls; `counting` touches no
+        // memory.
+        unsafe {
+            assert!(!exit_allocator(ud, std::ptr::null_mut(), 0, 16).is_null());
+            assert!(!exit_allocator(ud, block, 16, 32).is_null());
+            assert!(exit_allocator(ud, block, 32, 0).is_null());
+        }
+        assert_eq!(CALLS.load(Ordering::Relaxed), 2, "the free was passed on");
+    }
+
+    /// A file the finalizers of a test's state write to (Rust callbacks cannot be
+    /// called while a state closes: mlua has let go of them).
+    pub(crate) fn witness(test: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("lutra-{test}-{}", std::process::id()))
+    }
+
+    /// What the finalizers wrote to `path` (removing it).
+    pub(crate) fn witnessed(path: &std::path::Path) -> String {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let _ = std::fs::remove_file(path);
+        text
+    }
+
+    #[test]
+    fn finalizers_run_when_a_state_is_closed_leaving_its_memory() {
+        let path = witness("closing");
+        let lua = Lua::new();
+        lua.load(
+            r#"
+            local path = ...
+            kept = setmetatable({}, { __gc = function()
+              local grow = {}
+              for i = 1, 100 do grow[i] = { i } end
+              local file = io.open(path, "w")
+              file:write("finalized ", #grow)
+              file:close()
+            end })
+            "#,
+        )
+        .call::<()>(path.to_str().unwrap())
+        .unwrap();
+        close_leaving_memory(lua);
+        assert_eq!(witnessed(&path), "finalized 100");
+    }
+}
