@@ -29,9 +29,10 @@ pub(super) const RAW: &[RawEntry] = &[
         function(lua, |lua, ()| Ok(take_preempted(lua)))
     }),
     ("request_yield", |lua| function(lua, request_yield)),
-    // SAFETY: `resume` follows the lua_CFunction protocol (see `preempt.rs`).
     ("resume", |lua| {
-        unsafe { lua.create_c_function(preempt::resume) }.map(Value::Function)
+        // SAFETY: `resume` follows the lua_CFunction protocol (see `preempt.rs`).
+        let resume = unsafe { lua.create_c_function(preempt::resume) };
+        resume.map(Value::Function)
     }),
     ("now", |lua| function(lua, |_, ()| Ok(timer::now()))),
     ("workers", |lua| {
