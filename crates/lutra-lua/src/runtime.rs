@@ -52,6 +52,8 @@ pub(crate) struct RuntimeShared {
     /// not run the workers), to show that no stall makes a false deadlock report.
     #[cfg(test)]
     stall_after_park: Option<Duration>,
+    /// Notified when the last live process finishes: what [`LuaRuntime::wait`] waits
+    /// for (it looks for deadlocks on its own clock, every `DEADLOCK_CHECK`).
     finished: Condvar,
     finished_lock: Mutex<()>,
     output: Mutex<()>,
@@ -124,8 +126,9 @@ impl RuntimeShared {
                 .push(core.clone());
         }
         let guard = self.finished_lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.live.fetch_sub(1, Ordering::SeqCst);
-        self.finished.notify_all();
+        if self.live.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.finished.notify_all();
+        }
         drop(guard);
         self.lock_all_finished_waiters().wake_all();
         // Last: until here this process could still wake others.
