@@ -120,7 +120,7 @@ impl StatePool {
     pub(crate) fn close_for_exit(&self) -> usize {
         let states = std::mem::take(&mut *self.lock());
         let count = states.len();
-        states.into_iter().for_each(closing::close_leaving_memory);
+        closing::close_all_leaving_memory(states);
         count
     }
 
