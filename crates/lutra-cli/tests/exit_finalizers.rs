@@ -30,6 +30,7 @@ fn pooled_states_run_their_pending_finalizers_at_exit() {
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(output.status.success(), "{output:?}");
         assert_eq!(stdout, "main done\nclosed at exit\n");
+        assert!(output.stderr.is_empty(), "{output:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

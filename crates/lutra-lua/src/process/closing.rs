@@ -7,16 +7,20 @@
 //! 1. [`close_leaving_memory`] swaps the state's allocator (`lua_setallocf`) for
 //!    [`exit_allocator`], whose user data is the state's own allocator and its user
 //!    data ([`Original`], leaked).
-//! 2. Dropping the state closes it (`lua_close`): finalizers run and may allocate,
-//!    through the original allocator; every free is skipped.
+//! 2. The state is closed with `lua_close` itself, and its mlua handle forgotten:
+//!    mlua's drop would first run a full collection (it collects before it closes),
+//!    a walk over every live object that the close makes redundant (the close runs
+//!    every pending finalizer). Finalizers run and may allocate, through the
+//!    original allocator; every free is skipped. The handle's Rust side (its app
+//!    data, mlua's own records) stays allocated with the objects.
 //! 3. Many states ([`close_all_leaving_memory`]) are closed on as many threads as
 //!    the machine has cores: a close walks every object of its state, in memory the
 //!    program has not touched for a while, and waits on that memory more than it
 //!    computes.
 //!
 //! # Invariants
-//! - Only a state that nothing else references is closed so: it is dropped at once,
-//!   and no Lua value of it outlives it.
+//! - Only a state that nothing else references is closed so: no mlua value of it
+//!   (table, function...) is alive outside it, so nothing reaches it once closed.
 //! - What is not freed stays allocated until the OS process ends (about 100 KB per
 //!   state): for a program about to end only.
 
@@ -58,19 +62,29 @@ pub(crate) fn close_all_leaving_memory(mut states: Vec<Lua>) {
 /// Closes `lua` (running its pending finalizers) without freeing its objects.
 pub(crate) fn close_leaving_memory(lua: Lua) {
     // SAFETY: `exec_raw` runs the closure in a protected call on `lua`'s stack, which
-    // it leaves as it is; the new allocator's user data is leaked, so it outlives the
-    // state; `exit_allocator` keeps `lua_Alloc`'s contract (see its comment). An
-    // error (no room for the call) leaves the allocator as it was, and the state is
-    // closed as usual.
-    let _ = unsafe {
-        lua.exec_raw::<()>((), |state| {
+    // it leaves with one value, the thread's address (the answer); the new
+    // allocator's user data is leaked, so it outlives the state; `exit_allocator`
+    // keeps `lua_Alloc`'s contract (see its comment).
+    let thread = unsafe {
+        lua.exec_raw::<mlua::LightUserData>((), |state| {
             let mut ud = std::ptr::null_mut();
             let alloc = ffi::lua_getallocf(state, &mut ud);
             let original = Box::into_raw(Box::new(Original { alloc, ud }));
             ffi::lua_setallocf(state, exit_allocator, original.cast());
+            ffi::lua_pushlightuserdata(state, state.cast());
         })
     };
-    drop(lua);
+    let Ok(thread) = thread else {
+        // No room for the call: the allocator is as it was; closed as usual.
+        drop(lua);
+        return;
+    };
+    std::mem::forget(lua);
+    // SAFETY: `thread` is a thread of the state, which is alive (its handle was
+    // forgotten, not dropped) and which nothing else references (module invariant);
+    // `lua_close` closes the state of any of its threads (lstate.c), once: the
+    // forgotten handle never closes it again.
+    unsafe { ffi::lua_close(thread.0.cast()) };
 }
 
 /// A `lua_Alloc` that frees nothing and allocates (or reallocates) with the
