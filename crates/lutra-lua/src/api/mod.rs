@@ -75,15 +75,16 @@ where
 fn raw_table(lua: &Lua) -> mlua::Result<Table> {
     let raw = lua.create_table_with_capacity(0, RAW_FIELDS)?;
     let make = lua.create_function(|lua, (raw, name): (Table, mlua::Value)| {
-        let Some(name) = name.as_string().map(|name| name.as_bytes().to_vec()) else {
-            return Ok(mlua::Value::Nil);
-        };
-        let found = RAW.iter().flat_map(|entries| entries.iter());
-        let Some((_, make)) = found.into_iter().find(|(key, _)| key.as_bytes() == name) else {
+        let entry = name.as_string().and_then(|name| {
+            let name = name.as_bytes();
+            let mut entries = RAW.iter().flat_map(|entries| entries.iter());
+            entries.find(|(key, _)| key.as_bytes() == &*name)
+        });
+        let Some((key, make)) = entry else {
             return Ok(mlua::Value::Nil);
         };
         let value = make(lua)?;
-        raw.raw_set(lua.create_string(&name)?, &value)?;
+        raw.raw_set(*key, &value)?;
         Ok(value)
     })?;
     let meta = lua.create_table_with_capacity(0, 1)?;
