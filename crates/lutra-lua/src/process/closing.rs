@@ -4,63 +4,82 @@
 //! once when the program ends.
 //!
 //! # Protocol
-//! 1. [`close_leaving_memory`] swaps the state's allocator (`lua_setallocf`) for
-//!    [`exit_allocator`], whose user data is the state's own allocator and its user
-//!    data ([`Original`], leaked).
-//! 2. The state is closed with `lua_close` itself, and its mlua handle forgotten:
-//!    mlua's drop would first run a full collection (it collects before it closes),
-//!    a walk over every live object that the close makes redundant (the close runs
-//!    every pending finalizer). Finalizers run and may allocate, through the
-//!    original allocator; every free is skipped. The handle's Rust side (its app
-//!    data, mlua's own records) stays allocated with the objects.
-//! 3. Many states ([`close_all_leaving_memory`]) are closed on as many threads as
-//!    the machine has cores: a close walks every object of its state, in memory the
-//!    program has not touched for a while, and waits on that memory more than it
-//!    computes.
+//! 1. [`close_all_leaving_memory`] detaches each state ([`detach`]): swaps its
+//!    allocator (`lua_setallocf`) for [`exit_allocator`], whose user data is the
+//!    state's own allocator and its user data ([`Original`], leaked), and forgets
+//!    its mlua handle, keeping only the address of one of its threads
+//!    ([`Detached`]). mlua's drop would first run a full collection (it collects
+//!    before it closes), a walk over every live object that the close makes
+//!    redundant (the close runs every pending finalizer); the handle's Rust side (its
+//!    app data, mlua's own records) stays allocated with the objects.
+//! 2. Dropping a [`Detached`] closes its state with `lua_close`: finalizers run and
+//!    may allocate, through the original allocator; every free is skipped.
+//! 3. The states are closed on as many threads as the machine has cores: a close
+//!    walks every object of its state, in memory the program has not touched for a
+//!    while, and waits on that memory more than it computes.
 //!
 //! # Invariants
 //! - Only a state that nothing else references is closed so: no mlua value of it
-//!   (table, function...) is alive outside it, so nothing reaches it once closed.
+//!   (table, function...) is alive outside it, so nothing reaches it once closed,
+//!   and the thread that closes it is the only one that touches it.
 //! - What is not freed stays allocated until the OS process ends (about 100 KB per
 //!   state): for a program about to end only.
 
 use mlua::Lua;
-use mlua::ffi::{self, lua_Alloc};
+use mlua::ffi::{self, lua_Alloc, lua_State};
 use std::ffi::c_void;
 
-/// The allocator a state had before [`close_leaving_memory`], with its user data.
+/// The allocator a state had before [`detach`], with its user data.
 struct Original {
     alloc: lua_Alloc,
     ud: *mut c_void,
 }
 
+/// A thread of a detached state (step 1), which owns the state: dropping it closes
+/// the state (step 2).
+struct Detached(*mut lua_State);
+
+impl Drop for Detached {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` names a thread of a live state (its handle was forgotten,
+        // not dropped) that nothing else references (module invariants); `lua_close`
+        // closes the state of any of its threads (lstate.c), once: the forgotten
+        // handle never closes it again.
+        unsafe { ffi::lua_close(self.0) };
+    }
+}
+
+// SAFETY: nothing but this value references the state (module invariants): the one
+// thread that closes it is the only one that touches it.
+unsafe impl Send for Detached {}
+
 /// States below which closing them on other threads costs more than it saves.
 const STATES_PER_THREAD: usize = 8;
 
-/// Closes `states` as [`close_leaving_memory`] does, spread over the machine's cores
-/// (step 3); returns once every one is closed.
-pub(crate) fn close_all_leaving_memory(mut states: Vec<Lua>) {
+/// Closes `states`, running their pending finalizers, without freeing their objects,
+/// spread over the machine's cores (the protocol); returns once every one is closed.
+pub(crate) fn close_all_leaving_memory(states: Vec<Lua>) {
+    let mut detached: Vec<Detached> = states.into_iter().filter_map(detach).collect();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let threads = cores.min(states.len() / STATES_PER_THREAD).max(1);
-    let share = states.len().div_ceil(threads);
+    let threads = cores.min(detached.len() / STATES_PER_THREAD).max(1);
+    let share = detached.len().div_ceil(threads);
     std::thread::scope(|scope| {
-        while states.len() > share {
-            let theirs = states.split_off(states.len() - share);
+        while detached.len() > share {
+            let theirs = detached.split_off(detached.len() - share);
             let spawned = std::thread::Builder::new()
                 .name("lutra-close".into())
-                .spawn_scoped(scope, move || {
-                    theirs.into_iter().for_each(close_leaving_memory)
-                });
-            // No thread to spare: the states go with the closure the error drops,
-            // closed here the usual way (their memory freed).
+                .spawn_scoped(scope, move || drop(theirs));
+            // No thread to spare: the error drops the closure, and with it closes
+            // its states, here.
             drop(spawned);
         }
-        states.into_iter().for_each(close_leaving_memory);
+        drop(detached);
     });
 }
 
-/// Closes `lua` (running its pending finalizers) without freeing its objects.
-pub(crate) fn close_leaving_memory(lua: Lua) {
+/// Detaches `lua` (step 1); a state that cannot take the swap (no room for the call)
+/// is closed at once, as usual, and `None` answered.
+fn detach(lua: Lua) -> Option<Detached> {
     // SAFETY: `exec_raw` runs the closure in a protected call on `lua`'s stack, which
     // it leaves with one value, the thread's address (the answer); the new
     // allocator's user data is leaked, so it outlives the state; `exit_allocator`
@@ -74,17 +93,9 @@ pub(crate) fn close_leaving_memory(lua: Lua) {
             ffi::lua_pushlightuserdata(state, state.cast());
         })
     };
-    let Ok(thread) = thread else {
-        // No room for the call: the allocator is as it was; closed as usual.
-        drop(lua);
-        return;
-    };
+    let thread = thread.ok()?;
     std::mem::forget(lua);
-    // SAFETY: `thread` is a thread of the state, which is alive (its handle was
-    // forgotten, not dropped) and which nothing else references (module invariant);
-    // `lua_close` closes the state of any of its threads (lstate.c), once: the
-    // forgotten handle never closes it again.
-    unsafe { ffi::lua_close(thread.0.cast()) };
+    Some(Detached(thread.0.cast()))
 }
 
 /// A `lua_Alloc` that frees nothing and allocates (or reallocates) with the
@@ -112,9 +123,7 @@ unsafe extern "C" fn exit_allocator(
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::{
-        Original, STATES_PER_THREAD, close_all_leaving_memory, close_leaving_memory, exit_allocator,
-    };
+    use super::{Original, STATES_PER_THREAD, close_all_leaving_memory, exit_allocator};
     use mlua::Lua;
     use std::ffi::c_void;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -205,7 +214,7 @@ pub(crate) mod tests {
         )
         .call::<()>(path.to_str().unwrap())
         .unwrap();
-        close_leaving_memory(lua);
+        close_all_leaving_memory(vec![lua]);
         assert_eq!(witnessed(&path), "finalized 100");
     }
 }
