@@ -156,6 +156,8 @@ fn main() -> ExitCode {
     if cli.stats {
         print_stats(&runtime);
     }
+    // The program ends here: the pooled states' memory is left to the OS.
+    runtime.close_pool_for_exit();
     ExitCode::from(status)
 }
 

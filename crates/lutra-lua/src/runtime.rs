@@ -52,6 +52,8 @@ pub(crate) struct RuntimeShared {
     /// not run the workers), to show that no stall makes a false deadlock report.
     #[cfg(test)]
     stall_after_park: Option<Duration>,
+    /// Notified when the last live process finishes: what [`LuaRuntime::wait`] waits
+    /// for (it looks for deadlocks on its own clock, every `DEADLOCK_CHECK`).
     finished: Condvar,
     finished_lock: Mutex<()>,
     output: Mutex<()>,
@@ -124,8 +126,9 @@ impl RuntimeShared {
                 .push(core.clone());
         }
         let guard = self.finished_lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.live.fetch_sub(1, Ordering::SeqCst);
-        self.finished.notify_all();
+        if self.live.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.finished.notify_all();
+        }
         drop(guard);
         self.lock_all_finished_waiters().wake_all();
         // Last: until here this process could still wake others.
@@ -405,6 +408,20 @@ impl LuaRuntime {
     /// `file.lua:line`) and the shared-table accesses made outside `atomic`.
     pub fn transaction_stats(&self) -> crate::atomic::TransactionStats {
         self.shared.tm.stats()
+    }
+
+    /// Closes the pooled states (finished processes' states kept for reuse) for a
+    /// program that is about to end (the `lutra` program calls it last): the
+    /// finalizers still pending in them run, as when the runtime is dropped, but
+    /// their memory is left for the OS to take back at once instead of being freed
+    /// object by object (see `process/pool.rs`). Answers how many states were closed.
+    /// States of processes still alive are untouched. A runtime used further builds
+    /// new states, and pools them again.
+    ///
+    /// The closed states' memory stays taken until the OS process ends: a program
+    /// that goes on after this should not call it.
+    pub fn close_pool_for_exit(&self) -> usize {
+        self.shared.states.close_for_exit()
     }
 
     /// The processes that failed and that nobody joined, with their errors.

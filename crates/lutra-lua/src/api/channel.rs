@@ -1,6 +1,6 @@
 //! Raw functions about channels: create, send, poll, close, select.
 
-use crate::api::{current_waiter, failure, success};
+use crate::api::{RawEntry, current_waiter, failure, function, success};
 use crate::channel::{Channel, ChannelHandle, ReceivePoll, SendPoll};
 use crate::process::ProcessContext;
 use crate::timer;
@@ -8,10 +8,10 @@ use crate::transfer;
 use mlua::{AnyUserData, Lua, MultiValue, Table};
 use std::sync::Arc;
 
-pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.raw_set(
-        "channel",
-        lua.create_function(|lua, capacity: Option<i64>| {
+/// The raw functions of this module (made on first use, see [`super::RawEntry`]).
+pub(super) const RAW: &[RawEntry] = &[
+    ("channel", |lua| {
+        function(lua, |lua, capacity: Option<i64>| {
             let capacity = capacity.unwrap_or(0);
             if capacity < 0 {
                 return Err(mlua::Error::runtime(format!(
@@ -19,46 +19,41 @@ pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
                 )));
             }
             ChannelHandle(Arc::new(Channel::new(capacity as usize))).push(lua)
-        })?,
-    )?;
-    raw.raw_set(
-        "is_channel",
-        lua.create_function(|_, value: mlua::Value| {
+        })
+    }),
+    ("is_channel", |lua| {
+        function(lua, |_, value: mlua::Value| {
             Ok(matches!(&value, mlua::Value::UserData(ud) if ud.is::<ChannelHandle>()))
-        })?,
-    )?;
-    raw.raw_set("channel_send", lua.create_function(channel_send)?)?;
-    raw.raw_set("channel_send_poll", lua.create_function(channel_send_poll)?)?;
-    raw.raw_set(
-        "channel_poll",
-        lua.create_function(
+        })
+    }),
+    ("channel_send", |lua| function(lua, channel_send)),
+    ("channel_send_poll", |lua| function(lua, channel_send_poll)),
+    ("channel_poll", |lua| {
+        function(
+            lua,
             |lua, (ch, deadline, register): (AnyUserData, Option<f64>, bool)| {
                 let channel = ch.borrow::<ChannelHandle>()?.0.clone();
                 receive_poll(lua, &channel, deadline, register)
             },
-        )?,
-    )?;
-    raw.raw_set(
-        "channel_close",
-        lua.create_function(|_, ch: AnyUserData| {
+        )
+    }),
+    ("channel_close", |lua| {
+        function(lua, |_, ch: AnyUserData| {
             ch.borrow::<ChannelHandle>()?.0.close();
             Ok(())
-        })?,
-    )?;
-    raw.raw_set("select_poll", lua.create_function(select_poll)?)?;
-    raw.raw_set(
-        "leave_channels",
-        lua.create_function(|lua, ()| {
+        })
+    }),
+    ("select_poll", |lua| function(lua, select_poll)),
+    ("leave_channels", |lua| {
+        function(lua, |lua, ()| {
             ProcessContext::of(lua)?.process.leave_channels();
             Ok(())
-        })?,
-    )?;
-    raw.raw_set(
-        "channel_closed",
-        lua.create_function(|_, ch: AnyUserData| Ok(channel_of(&ch)?.is_closed()))?,
-    )?;
-    Ok(())
-}
+        })
+    }),
+    ("channel_closed", |lua| {
+        function(lua, |_, ch: AnyUserData| Ok(channel_of(&ch)?.is_closed()))
+    }),
+];
 
 fn channel_of(ch: &AnyUserData) -> mlua::Result<Arc<Channel>> {
     Ok(ch.borrow::<ChannelHandle>()?.0.clone())

@@ -1,46 +1,49 @@
 //! Raw functions about the caller itself: where it runs, parking a host thread, what
 //! it waits on, preemption, clocks, output.
 
-use crate::api::current_waiter;
+use crate::api::{RawEntry, current_waiter, function};
 use crate::process::ProcessContext;
 use crate::process::preempt;
 use crate::process::state::LastWait;
 use crate::process::state::take_preempted;
 use crate::timer;
-use mlua::{Function, Lua, LuaString, MultiValue, Table, Value};
+use mlua::{Function, Lua, LuaString, MultiValue, Value};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.raw_set(
-        "in_task",
-        lua.create_function(|_, ()| Ok(lutra_sched::current_task().is_some()))?,
-    )?;
-    raw.raw_set("park_thread", lua.create_function(park_thread)?)?;
-    raw.raw_set("note_wait", lua.create_function(note_wait)?)?;
-    raw.raw_set("prepare_park", lua.create_function(prepare_park)?)?;
-    raw.raw_set(
-        "wait_label",
-        lua.create_function(|_, (what, object): (LuaString, Value)| wait_label(&what, &object))?,
-    )?;
-    raw.raw_set(
-        "take_preempted",
-        lua.create_function(|lua, ()| Ok(take_preempted(lua)))?,
-    )?;
-    raw.raw_set("request_yield", lua.create_function(request_yield)?)?;
-    // SAFETY: `resume` follows the lua_CFunction protocol (see `preempt.rs`).
-    raw.raw_set("resume", unsafe { lua.create_c_function(preempt::resume)? })?;
-    raw.raw_set("now", lua.create_function(|_, ()| Ok(timer::now()))?)?;
-    raw.raw_set(
-        "workers",
-        lua.create_function(|lua, ()| Ok(ProcessContext::of(lua)?.runtime.sched.workers()))?,
-    )?;
-    raw.raw_set("wake_at", lua.create_function(wake_at)?)?;
-    raw.raw_set("write_line", lua.create_function(write_line)?)?;
-    raw.raw_set("exit", lua.create_function(exit)?)?;
-    Ok(())
-}
+/// The raw functions of this module (made on first use, see [`super::RawEntry`]).
+pub(super) const RAW: &[RawEntry] = &[
+    ("in_task", |lua| {
+        function(lua, |_, ()| Ok(lutra_sched::current_task().is_some()))
+    }),
+    ("park_thread", |lua| function(lua, park_thread)),
+    ("note_wait", |lua| function(lua, note_wait)),
+    ("prepare_park", |lua| function(lua, prepare_park)),
+    ("wait_label", |lua| {
+        function(lua, |_, (what, object): (LuaString, Value)| {
+            wait_label(&what, &object)
+        })
+    }),
+    ("take_preempted", |lua| {
+        function(lua, |lua, ()| Ok(take_preempted(lua)))
+    }),
+    ("request_yield", |lua| function(lua, request_yield)),
+    ("resume", |lua| {
+        // SAFETY: `resume` follows the lua_CFunction protocol (see `preempt.rs`).
+        let resume = unsafe { lua.create_c_function(preempt::resume) };
+        resume.map(Value::Function)
+    }),
+    ("now", |lua| function(lua, |_, ()| Ok(timer::now()))),
+    ("workers", |lua| {
+        function(lua, |lua, ()| {
+            Ok(ProcessContext::of(lua)?.runtime.sched.workers())
+        })
+    }),
+    ("wake_at", |lua| function(lua, wake_at)),
+    ("write_line", |lua| function(lua, write_line)),
+    ("exit", |lua| function(lua, exit)),
+];
 
 /// How long a host thread parks before it looks for a deadlock again.
 const HOST_DEADLOCK_CHECK: Duration = Duration::from_millis(100);

@@ -1,26 +1,25 @@
 //! Raw functions behind luaproc's API (`luaproc.lua`): named channels, the number of
 //! workers, waiting for every process, the recycle limit. None of them blocks.
 
-use crate::api::{current_waiter, failure, success};
+use crate::api::{RawEntry, current_waiter, failure, function, success};
 use crate::channel::ChannelHandle;
 use crate::process::ProcessContext;
-use mlua::{Lua, LuaString, MultiValue, Table};
+use mlua::{Lua, LuaString, MultiValue};
 use std::sync::atomic::Ordering;
 
-pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.raw_set("lp_newchannel", lua.create_function(new_channel)?)?;
-    raw.raw_set("lp_delchannel", lua.create_function(delete_channel)?)?;
-    raw.raw_set("lp_channel", lua.create_function(named_channel)?)?;
-    raw.raw_set("set_workers", lua.create_function(set_workers)?)?;
-    raw.raw_set("max_workers", crate::options::MAX_WORKERS)?;
-    raw.raw_set(
-        "workers",
-        lua.create_function(|lua, ()| Ok(ProcessContext::of(lua)?.runtime.sched.workers()))?,
-    )?;
-    raw.raw_set("wait_poll", lua.create_function(wait_poll)?)?;
-    raw.raw_set("set_recycle", lua.create_function(set_recycle)?)?;
-    Ok(())
-}
+/// The raw functions of this module (made on first use, see [`super::RawEntry`]);
+/// `raw.workers` is `host.rs`'s.
+pub(super) const RAW: &[RawEntry] = &[
+    ("lp_newchannel", |lua| function(lua, new_channel)),
+    ("lp_delchannel", |lua| function(lua, delete_channel)),
+    ("lp_channel", |lua| function(lua, named_channel)),
+    ("set_workers", |lua| function(lua, set_workers)),
+    ("max_workers", |_| {
+        Ok(mlua::Value::Integer(crate::options::MAX_WORKERS as i64))
+    }),
+    ("wait_poll", |lua| function(lua, wait_poll)),
+    ("set_recycle", |lua| function(lua, set_recycle)),
+];
 
 fn display(name: &LuaString) -> String {
     name.to_string_lossy()

@@ -1,6 +1,7 @@
-//! The `lutra` library: Rust functions that never block (the "raw" table), the Lua
-//! functions of `prelude.lua` that loop over them and park, and (`native/`) the
-//! native fast paths of the channel calls that carry messages, in front of those.
+//! The `lutra` library: Rust functions that never block (the "raw" table, each made
+//! the first time a state's Lua code reaches it: [`RawEntry`]), the Lua functions of
+//! `prelude.lua` that loop over them and park, and (`native/`) the native fast paths
+//! of the channel calls that carry messages, in front of those.
 //!
 //! # Protocol (a blocking call)
 //! 1. The Lua function calls a raw poll, which either completes or registers the
@@ -38,9 +39,59 @@ pub(crate) const PARK: *mut c_void = std::ptr::dangling_mut::<c_void>();
 /// traceback on error (the body of its main coroutine).
 pub(crate) const RUN_KEY: &str = "lutra.run";
 
-/// Room for the raw functions (about 50), made at once rather than by the rehashes of
+/// Room for the raw functions (about 50) a state may make, rather than the rehashes of
 /// a table that grows one field at a time.
 const RAW_FIELDS: usize = 64;
+
+/// A raw value made on first use: its name in `raw`, and how to make it. A state
+/// makes only the raw functions its Lua code reaches (most processes reach a few of
+/// the 50), through `raw`'s `__index` ([`raw_table`]); each is then a field of `raw`.
+pub(crate) type RawEntry = (&'static str, fn(&Lua) -> mlua::Result<mlua::Value>);
+
+/// The raw values of every module, by module.
+const RAW: &[&[RawEntry]] = &[
+    host::RAW,
+    process::RAW,
+    channel::RAW,
+    luaproc::RAW,
+    shared::RAW,
+    transfer::RAW,
+];
+
+/// `f` as a Lua function (an entry's maker, see [`RawEntry`]).
+pub(crate) fn function<A, R>(
+    lua: &Lua,
+    f: impl Fn(&Lua, A) -> mlua::Result<R> + mlua::MaybeSend + 'static,
+) -> mlua::Result<mlua::Value>
+where
+    A: mlua::FromLuaMulti,
+    R: mlua::IntoLuaMulti,
+{
+    lua.create_function(f).map(mlua::Value::Function)
+}
+
+/// The empty `raw` table, whose `__index` makes the raw value asked for (see
+/// [`RawEntry`]) and keeps it; an unknown name is nil.
+fn raw_table(lua: &Lua) -> mlua::Result<Table> {
+    let raw = lua.create_table_with_capacity(0, RAW_FIELDS)?;
+    let make = lua.create_function(|lua, (raw, name): (Table, mlua::Value)| {
+        let entry = name.as_string().and_then(|name| {
+            let name = name.as_bytes();
+            let mut entries = RAW.iter().flat_map(|entries| entries.iter());
+            entries.find(|(key, _)| key.as_bytes() == &*name)
+        });
+        let Some((key, make)) = entry else {
+            return Ok(mlua::Value::Nil);
+        };
+        let value = make(lua)?;
+        raw.raw_set(*key, &value)?;
+        Ok(value)
+    })?;
+    let meta = lua.create_table_with_capacity(0, 1)?;
+    meta.raw_set("__index", make)?;
+    raw.set_metatable(Some(meta))?;
+    Ok(raw)
+}
 
 /// Registry key of the state's `lutra` table: what every `require "lutra"` returns,
 /// also after the program cleared `package.loaded.lutra`.
@@ -98,12 +149,8 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
         crate::process::GETUPVALUE_KEY,
         debug.get::<Function>("getupvalue")?,
     )?;
-    let raw = lua.create_table_with_capacity(0, RAW_FIELDS)?;
-    host::register(lua, &raw)?;
-    process::register(lua, &raw)?;
-    channel::register(lua, &raw)?;
-    luaproc::register(lua, &raw)?;
-    shared::register(lua, &raw)?;
+    let raw = raw_table(lua)?;
+    shared::install(lua)?;
     static PRELUDE: OnceLock<Vec<u8>> = OnceLock::new();
     let prelude = precompiled(lua, &PRELUDE, include_str!("../prelude.lua"), "=lutra")?;
     let exports: Table = prelude.call((&raw, LightUserData(PARK), host))?;
@@ -112,7 +159,7 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     lua.set_named_registry_value(PROCESS_METHODS_KEY, exports.get::<Table>("process")?)?;
     lua.set_named_registry_value(RUN_KEY, exports.get::<Function>("run")?)?;
     let lutra: Table = exports.get("lutra")?;
-    transfer::install(lua, &lutra)?;
+    transfer::install(lua, &raw, &lutra)?;
     install_shared(lua, &raw, &exports, host)?;
     // After `shared.lua`, whose wrappers (irrevocable inside `atomic`) become the
     // fallbacks of the native fast paths.
@@ -186,4 +233,34 @@ pub(crate) fn bad_argument(
         "bad argument #{position} to '{name}' ({expected} expected, got {})",
         got.type_name()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RAW, raw_table};
+    use mlua::{Lua, Value};
+
+    #[test]
+    fn raw_values_are_made_on_first_use_and_kept() {
+        let lua = Lua::new();
+        let raw = raw_table(&lua).unwrap();
+        assert!(raw.raw_get::<Value>("now").unwrap().is_nil(), "made early");
+        let now: mlua::Function = raw.get("now").unwrap();
+        let kept: mlua::Function = raw.raw_get("now").unwrap();
+        assert_eq!(now, kept, "the made function is kept in raw");
+        assert!(raw.get::<Value>("no_such_function").unwrap().is_nil());
+        assert!(raw.get::<Value>(1).unwrap().is_nil());
+        assert_eq!(raw.raw_len(), 0);
+    }
+
+    #[test]
+    fn every_raw_name_is_unique_and_made() {
+        let lua = Lua::new();
+        let raw = raw_table(&lua).unwrap();
+        let mut names = std::collections::HashSet::new();
+        for (name, _) in RAW.iter().flat_map(|entries| entries.iter()) {
+            assert!(names.insert(*name), "{name} is listed twice");
+            assert!(!raw.get::<Value>(*name).unwrap().is_nil(), "{name}");
+        }
+    }
 }

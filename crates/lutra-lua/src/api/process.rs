@@ -1,31 +1,31 @@
 //! Raw functions about processes: spawn, join, mailboxes.
 
-use crate::api::{bad_argument, current_waiter, failure, success};
+use crate::api::{RawEntry, bad_argument, current_waiter, failure, function, success};
 use crate::channel::SendPoll;
 use crate::process::{Code, Outcome, ProcessContext, ProcessHandle};
 use crate::transfer::{self, Value};
-use mlua::{AnyUserData, Lua, MultiValue, Table};
+use mlua::{AnyUserData, Lua, MultiValue};
 use std::sync::Arc;
 
-pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
-    raw.raw_set("spawn", lua.create_function(spawn)?)?;
-    raw.raw_set("join_poll", lua.create_function(join_poll)?)?;
-    raw.raw_set("process_send", lua.create_function(process_send)?)?;
-    raw.raw_set("process_send_poll", lua.create_function(process_send_poll)?)?;
-    raw.raw_set("mailbox_poll", lua.create_function(mailbox_poll)?)?;
-    raw.raw_set(
-        "self",
-        lua.create_function(|lua, ()| {
+/// The raw functions of this module (made on first use, see [`super::RawEntry`]).
+pub(super) const RAW: &[RawEntry] = &[
+    ("spawn", |lua| function(lua, spawn)),
+    ("join_poll", |lua| function(lua, join_poll)),
+    ("process_send", |lua| function(lua, process_send)),
+    ("process_send_poll", |lua| function(lua, process_send_poll)),
+    ("mailbox_poll", |lua| function(lua, mailbox_poll)),
+    ("self", |lua| {
+        function(lua, |lua, ()| {
             let context = ProcessContext::of(lua)?;
             ProcessHandle(context.process.clone()).push(lua)
-        })?,
-    )?;
-    raw.raw_set(
-        "process_id",
-        lua.create_function(|_, p: AnyUserData| Ok(p.borrow::<ProcessHandle>()?.0.id()))?,
-    )?;
-    Ok(())
-}
+        })
+    }),
+    ("process_id", |lua| {
+        function(lua, |_, p: AnyUserData| {
+            Ok(p.borrow::<ProcessHandle>()?.0.id())
+        })
+    }),
+];
 
 /// `spawn(fn_or_source, where, ...)`: exports the code and arguments, starts the process.
 fn spawn(

@@ -1,37 +1,41 @@
 //! Raw functions of shared tables and transactions, looped over and wrapped by
 //! `shared.lua`: none blocks (a `retry` answers "retry" and the Lua loop parks).
 
-use crate::api::{bad_argument, failure, success};
+use crate::api::{RawEntry, bad_argument, failure, function, success};
 use crate::atomic::{TxContext, aborted, driver};
 use crate::process::ProcessContext;
 use crate::shared::SharedHandle;
 use crate::shared::handle::{self, SHARED_NEWINDEX_KEY};
-use mlua::{AnyUserData, Function, Lua, MultiValue, Table};
+use mlua::{AnyUserData, Function, Lua, MultiValue};
 
-pub(super) fn register(lua: &Lua, raw: &Table) -> mlua::Result<()> {
+/// Gives `lua` its transaction context (the raw functions below need it).
+pub(super) fn install(lua: &Lua) -> mlua::Result<()> {
     let engine = ProcessContext::of(lua)?.runtime.tm.clone();
     lua.set_app_data(TxContext::new(engine));
-    raw.raw_set("shared_new", lua.create_function(shared_new)?)?;
-    raw.raw_set("shared_set", lua.create_function(shared_set)?)?;
-    raw.raw_set(
-        "is_shared",
-        lua.create_function(|_, v: mlua::Value| Ok(is_shared(&v)))?,
-    )?;
-    raw.raw_set("atomic_run", lua.create_function(driver::run)?)?;
-    raw.raw_set(
-        "atomic_site",
-        lua.create_function(|lua, name: String| Ok(TxContext::of(lua)?.engine.site(&name)))?,
-    )?;
-    raw.raw_set("atomic_doomed", lua.create_function(atomic_doomed)?)?;
-    raw.raw_set("atomic_retry", lua.create_function(atomic_retry)?)?;
-    raw.raw_set(
-        "atomic_irrevocable",
-        lua.create_function(atomic_irrevocable)?,
-    )?;
-    raw.raw_set("atomic_checkpoint", lua.create_function(atomic_checkpoint)?)?;
-    raw.raw_set("atomic_close", lua.create_function(atomic_close)?)?;
     Ok(())
 }
+
+/// The raw functions of this module (made on first use, see [`super::RawEntry`]).
+pub(super) const RAW: &[RawEntry] = &[
+    ("shared_new", |lua| function(lua, shared_new)),
+    ("shared_set", |lua| function(lua, shared_set)),
+    ("is_shared", |lua| {
+        function(lua, |_, v: mlua::Value| Ok(is_shared(&v)))
+    }),
+    ("atomic_run", |lua| function(lua, driver::run)),
+    ("atomic_site", |lua| {
+        function(lua, |lua, name: String| {
+            Ok(TxContext::of(lua)?.engine.site(&name))
+        })
+    }),
+    ("atomic_doomed", |lua| function(lua, atomic_doomed)),
+    ("atomic_retry", |lua| function(lua, atomic_retry)),
+    ("atomic_irrevocable", |lua| {
+        function(lua, atomic_irrevocable)
+    }),
+    ("atomic_checkpoint", |lua| function(lua, atomic_checkpoint)),
+    ("atomic_close", |lua| function(lua, atomic_close)),
+];
 
 /// Stores the `__newindex` function of shared handles (from `shared.lua`).
 pub(super) fn set_newindex(lua: &Lua, newindex: Function) -> mlua::Result<()> {

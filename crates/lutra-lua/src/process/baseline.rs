@@ -202,23 +202,17 @@ unsafe fn is_mlua_key(state: *mut lua_State, key: c_int) -> bool {
 /// # Safety
 /// Inside [`snapshot_raw`]: `table` is a table's absolute (or pseudo) index.
 unsafe fn record_reachable(state: *mut lua_State, writer: &mut Writer, table: c_int, depth: u32) {
-    // SAFETY: the caller's contract; the traversals keep the key on top between
-    // `lua_next` calls, and everything pushed is popped or stored.
+    // SAFETY: the caller's contract; the traversal keeps the key on top between
+    // `lua_next` calls, the fields it leaves below are popped once copied, each field
+    // gets its stack room first, and everything pushed is popped or stored.
     unsafe {
         if !mark_seen(state, writer, table) {
             return;
         }
         let registry = table == ffi::LUA_REGISTRYINDEX;
-        let mut count: lua_Integer = 0;
-        ffi::lua_pushnil(state);
-        while ffi::lua_next(state, table) != 0 {
-            if !(registry && is_mlua_key(state, -2)) {
-                count += 1;
-            }
-            ffi::lua_pop(state, 1);
-        }
-        ffi::lua_createtable(state, 0, c_int::try_from(count).unwrap_or(0));
-        let copy = ffi::lua_gettop(state);
+        // One traversal leaves the fields on the stack (key, value, key, value... above
+        // `base`), then the copy is made at its size from them.
+        let base = ffi::lua_gettop(state);
         ffi::lua_pushnil(state);
         while ffi::lua_next(state, table) != 0 {
             if registry && is_mlua_key(state, -2) {
@@ -228,10 +222,20 @@ unsafe fn record_reachable(state: *mut lua_State, writer: &mut Writer, table: c_
             if depth > 0 && ffi::lua_type(state, -1) == ffi::LUA_TTABLE {
                 record_reachable(state, writer, ffi::lua_gettop(state), depth - 1);
             }
+            ffi::luaL_checkstack(state, STACK, c"baseline".as_ptr());
             ffi::lua_pushvalue(state, -2);
-            ffi::lua_insert(state, -2);
-            ffi::lua_rawset(state, copy);
         }
+        let count = (ffi::lua_gettop(state) - base) / 2;
+        ffi::lua_createtable(state, 0, count);
+        for field in 0..count {
+            ffi::lua_pushvalue(state, base + 2 * field + 1);
+            ffi::lua_pushvalue(state, base + 2 * field + 2);
+            ffi::lua_rawset(state, -3);
+        }
+        ffi::lua_insert(state, base + 1);
+        ffi::lua_settop(state, base + 1);
+        let copy = base + 1;
+        let count = lua_Integer::from(count);
         push_copy_meta(state, table, copy);
         ffi::lua_pushvalue(state, table);
         ffi::lua_rawseti(state, writer.snapshot, writer.last + 1);
@@ -480,6 +484,29 @@ mod tests {
             restore(&lua).unwrap();
             lua.load(CLEAN).exec().unwrap();
         }
+    }
+
+    #[test]
+    fn empty_and_large_tables_are_restored() {
+        let lua = state();
+        lua.load("empty = {} big = {} for i = 1, 300 do big['k' .. i] = i end")
+            .exec()
+            .unwrap();
+        snapshot(&lua).unwrap();
+        lua.load("empty.x = 1 big.k1 = nil big.extra = true")
+            .exec()
+            .unwrap();
+        restore(&lua).unwrap();
+        lua.load(
+            r#"
+            assert(next(empty) == nil and big.k1 == 1 and big.extra == nil)
+            local n = 0
+            for _ in pairs(big) do n = n + 1 end
+            assert(n == 300, n)
+            "#,
+        )
+        .exec()
+        .unwrap();
     }
 
     struct Later;

@@ -2,6 +2,7 @@
 //! (seed 001's Lua processes; seed 002's isolation).
 
 mod baseline;
+mod closing;
 mod core;
 pub(crate) mod handle;
 mod pool;

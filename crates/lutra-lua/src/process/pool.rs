@@ -23,6 +23,10 @@
 //!    context and memory limit to it. What the finalizers resurrected is left for the
 //!    next process's collections, without a finalizer (it ran) unless one set a new
 //!    one.
+//! 4. A program about to end closes its pooled states with
+//!    [`StatePool::close_for_exit`]: the finalizers still pending in them run (those
+//!    the finalizers of step 2 set, on what they stored), but their memory is left
+//!    to the OS instead of being freed object by object (`closing.rs`).
 //!
 //! # Invariants
 //! - A pooled state holds no process context and no Lua value of an earlier process
@@ -35,7 +39,7 @@
 //!   each holds a [`Baselined`] as app data, which counts itself out when its state
 //!   is dropped.
 
-use super::baseline;
+use super::{baseline, closing};
 use mlua::Lua;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -109,6 +113,15 @@ impl StatePool {
         if states.len() < limit {
             states.push(lua);
         }
+    }
+
+    /// Empties the pool, closing its states with their memory left to the OS (step
+    /// 4); answers how many it held.
+    pub(crate) fn close_for_exit(&self) -> usize {
+        let states = std::mem::take(&mut *self.lock());
+        let count = states.len();
+        closing::close_all_leaving_memory(states);
+        count
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Lua>> {
@@ -196,6 +209,34 @@ mod tests {
         let again = pool.take().expect("pooled");
         let stored: mlua::Value = again.globals().get("stored").unwrap();
         assert!(stored.is_nil(), "what the finalizer stored is undone");
+    }
+
+    #[test]
+    fn closing_for_exit_runs_the_finalizers_the_recycle_set() {
+        use crate::process::closing::tests::{witness, witnessed};
+        let path = witness("pool");
+        let pool = StatePool::default();
+        let lua = state();
+        pool.prepare(&lua, 1).unwrap();
+        lua.load(
+            r#"
+            local path = ...
+            setmetatable({}, { __gc = function()
+              kept = setmetatable({}, { __gc = function()
+                local file = io.open(path, "w")
+                file:write("closed")
+                file:close()
+              end })
+            end })
+            "#,
+        )
+        .call::<()>(path.to_str().unwrap())
+        .unwrap();
+        pool.recycle(lua, 1);
+        assert_eq!(witnessed(&path), "", "kept is still alive in the pool");
+        assert_eq!(pool.close_for_exit(), 1);
+        assert_eq!(witnessed(&path), "closed", "the pooled state was closed");
+        assert!(pool.take().is_none(), "the pool is empty");
     }
 
     #[test]

@@ -34,7 +34,9 @@
 //! - The ticker sleeps when no worker is in a slice; a worker entering one wakes it
 //!   (sequence store and `asleep` load are SeqCst on both sides: no lost wake-up).
 //! - The ticker is joined before the workers can go away (the runtime drops the
-//!   [`Preemptor`] first), so it never signals a thread that has exited.
+//!   [`Preemptor`] first), so it never signals a thread that has exited. Its wait
+//!   between ticks ends as soon as the preemptor stops (it does not hold up the end
+//!   of the program for the rest of a slice).
 
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
@@ -44,7 +46,7 @@ use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering, compiler_fence};
 use std::sync::{Arc, Condvar, Mutex, Once, Weak};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The signal that asks a worker to stop its process (ignored by default, used by
 /// nothing else in the runtime).
@@ -168,8 +170,7 @@ impl Inner {
         // Per slot: the sequence seen at the previous tick, and for how many ticks
         // since then it has not moved.
         let mut seen: Vec<(u64, u32)> = Vec::new();
-        while !self.stop.load(Ordering::SeqCst) {
-            std::thread::sleep(self.slice);
+        while self.wait_one_slice() {
             let mut busy = false;
             {
                 let slots = lock(&self.slots);
@@ -194,6 +195,27 @@ impl Inner {
             if !busy {
                 self.sleep_until_busy();
             }
+        }
+    }
+
+    /// Waits one slice length, unless the runtime stops first; answers whether it
+    /// goes on (the ticker ticks again).
+    fn wait_one_slice(&self) -> bool {
+        let deadline = Instant::now() + self.slice;
+        let mut guard = lock(&self.lock);
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                return false;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            guard = self
+                .changed
+                .wait_timeout(guard, left)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
         }
     }
 
@@ -471,7 +493,23 @@ unsafe fn resume_failed(state: *mut lua_State, message: &std::ffi::CStr) -> c_in
 
 #[cfg(test)]
 mod tests {
-    use super::signal_now;
+    use super::{Preemptor, Slice, signal_now};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_stopping_preemptor_does_not_wait_out_the_slice() {
+        let preemptor = Preemptor::new(Duration::from_secs(30));
+        // SAFETY: no Lua thread is named (null): the slice only starts the ticker.
+        drop(unsafe { Slice::enter(&preemptor, std::ptr::null_mut(), std::ptr::null()) });
+        std::thread::sleep(Duration::from_millis(20));
+        let start = Instant::now();
+        drop(preemptor);
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+    }
 
     #[test]
     fn an_overrunning_slice_is_signalled_less_and_less_often() {

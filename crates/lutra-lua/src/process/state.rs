@@ -3,7 +3,7 @@
 
 use crate::process::ProcessCore;
 use crate::runtime::RuntimeShared;
-use mlua::{Lua, LuaOptions, StdLib};
+use mlua::{Lua, LuaOptions, StdLib, ffi};
 use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,17 +110,37 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     // SAFETY: `unsafe_new_with` only allows loading the `debug` library, which stock
     // Lua programs expect (tracebacks, `debug.getupvalue`); Lutra never hands out
     // userdata whose memory safety depends on the metatable staying intact.
-    let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
+    let lua = unsafe { Lua::unsafe_new_with(StdLib::NONE, LuaOptions::new()) };
     // Nothing built here is garbage: the collector waits until the state is ready (as
     // `lua.c` stops it while it opens the libraries), instead of walking it while it
     // grows.
     lua.gc_stop();
+    lua.load_std_libs(StdLib::ALL)?;
     bind(&lua, runtime, process);
     crate::api::install(&lua)?;
     let limit = runtime.recycle_limit.load(Ordering::Relaxed);
     runtime.states.prepare(&lua, limit)?;
-    lua.gc_restart();
+    restart_collector(&lua)?;
     Ok(lua)
+}
+
+/// Restarts the collector of a new state as if a cycle had just ended (nothing in it
+/// is garbage): the next cycle starts once the state has grown by the collector's
+/// pause (200%: as much again as it holds), not at its first allocation, which would
+/// walk the whole new state at once.
+fn restart_collector(lua: &Lua) -> mlua::Result<()> {
+    // SAFETY: `exec_raw` runs the closure in a protected call on `lua`'s stack, which
+    // the `lua_gc` calls leave as it is. A step of a negative size is a credit
+    // (`lua_gc`'s LUA_GCSTEP adds `size` KB to the collector's debt, in lapi.c): with
+    // a negative debt the collector waits, as `setpause` in lgc.c makes it wait after
+    // a cycle.
+    unsafe {
+        lua.exec_raw((), |state| {
+            ffi::lua_gc(state, ffi::LUA_GCRESTART, 0);
+            let held = ffi::lua_gc(state, ffi::LUA_GCCOUNT, 0);
+            ffi::lua_gc(state, ffi::LUA_GCSTEP, -held);
+        })
+    }
 }
 
 /// Makes `lua` the state of `process`.
@@ -181,4 +201,38 @@ pub(crate) fn context_ptr(lua: &Lua) -> *const ProcessContext {
 pub(crate) fn take_preempted(lua: &Lua) -> bool {
     lua.app_data_ref::<ProcessContext>()
         .is_some_and(|context| context.preempted.swap(false, Ordering::Relaxed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::restart_collector;
+    use mlua::Lua;
+
+    /// Makes garbage with a finalizer in a stopped state, restarts its collector with
+    /// `restart`, then takes collector steps worth `kbytes` in all: whether the
+    /// garbage was finalized.
+    fn finalized_after(restart: fn(&Lua), kbytes: u32) -> bool {
+        let lua = Lua::new();
+        lua.gc_stop();
+        lua.load("setmetatable({}, { __gc = function() finalized = true end })")
+            .exec()
+            .unwrap();
+        restart(&lua);
+        lua.load(format!(
+            "for _ = 1, {kbytes} do collectgarbage('step', 1) end"
+        ))
+        .exec()
+        .unwrap();
+        lua.globals().get::<bool>("finalized").unwrap_or(false)
+    }
+
+    #[test]
+    fn a_new_state_collects_only_once_it_has_grown() {
+        assert!(
+            finalized_after(|lua| lua.gc_restart(), 16),
+            "a plain restart collects within the steps (the test's premise)"
+        );
+        assert!(!finalized_after(|lua| restart_collector(lua).unwrap(), 16));
+        assert!(finalized_after(|lua| restart_collector(lua).unwrap(), 1024));
+    }
 }

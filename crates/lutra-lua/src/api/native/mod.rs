@@ -530,15 +530,16 @@ fn closure(
 /// `take_pending` and `named` (the cache of named channels).
 const SHARED_KEY: &str = "lutra.native";
 
-/// The upvalues of a native closure of `function` in front of `fallback`; with the
-/// named-channel cache when `named`.
+/// The upvalues of a native closure of `function` in front of `fallback`, taken from
+/// `shared` (the table under [`SHARED_KEY`]); with the named-channel cache when
+/// `named`.
 fn native(
     lua: &Lua,
+    shared: &Table,
     function: ffi::lua_CFunction,
     fallback: Function,
     named: bool,
 ) -> mlua::Result<Function> {
-    let shared: Table = lua.named_registry_value(SHARED_KEY)?;
     let mut upvalues = MultiValue::new();
     upvalues.push_back(mlua::Value::Function(fallback));
     upvalues.push_back(shared.get("cannot")?);
@@ -588,23 +589,17 @@ pub(crate) fn install(
             }
         })?,
     )?;
-    lua.set_named_registry_value(SHARED_KEY, shared)?;
-    methods.set(
-        "send",
-        native(lua, channel::send, methods.get("send")?, false)?,
-    )?;
-    methods.set(
-        "receive",
-        native(lua, channel::receive, methods.get("receive")?, false)?,
-    )?;
-    process_methods.set(
-        "send",
-        native(lua, mailbox::send, process_methods.get("send")?, false)?,
-    )?;
-    lutra.set(
-        "receive",
-        native(lua, mailbox::receive, lutra.get("receive")?, false)?,
-    )?;
+    lua.set_named_registry_value(SHARED_KEY, &shared)?;
+    let in_front = |table: &Table, name: &str, function: ffi::lua_CFunction| {
+        table.set(
+            name,
+            native(lua, &shared, function, table.get(name)?, false)?,
+        )
+    };
+    in_front(methods, "send", channel::send)?;
+    in_front(methods, "receive", channel::receive)?;
+    in_front(process_methods, "send", mailbox::send)?;
+    in_front(lutra, "receive", mailbox::receive)?;
     raw.set("lp_named", named)?;
     raw.set(
         "lp_native",
@@ -614,7 +609,13 @@ pub(crate) fn install(
                 "receive" => luaproc::receive,
                 _ => return Err(mlua::Error::runtime("lp_native: send or receive expected")),
             };
-            native(lua, function, fallback, true)
+            native(
+                lua,
+                &lua.named_registry_value(SHARED_KEY)?,
+                function,
+                fallback,
+                true,
+            )
         })?,
     )?;
     Ok(())
