@@ -29,7 +29,8 @@ test-rust:
 # preemptions; LOOM_MAX_PREEMPTIONS=4 explores more in about three times as long), of
 # the deadlock detector's wake-up protocol (crates/lutra-lua/src/liveness.rs), of
 # channels' one wake per message (crates/lutra-lua/src/channel/core.rs) and of the run
-# queue's sleep/wake protocol (crates/lutra-sched/src/queue/idle.rs).
+# queues' sleep/wake protocols (crates/lutra-sched/src/queue/idle.rs; the tm queue's
+# private buffers, crates/lutra-sched/src/queue/transactional.rs).
 test-model:
 	$(CARGO) test -p lutra-stm --features shuttle --test model
 	$(CARGO) test -p lutra-stm --features shuttle --lib epoch::model
@@ -37,6 +38,7 @@ test-model:
 	$(CARGO) test --release -p lutra-stm --features loom --lib loom_model
 	$(CARGO) test -p lutra-lua --features shuttle --lib liveness::model
 	$(CARGO) test -p lutra-sched --features shuttle --lib queue::idle::model
+	$(CARGO) test -p lutra-sched --features shuttle --lib queue::transactional::model
 	$(CARGO) test -p lutra-lua --features shuttle --lib channel::core::model
 
 # C programs written against lutra/stm.h, built and run against liblutra.
