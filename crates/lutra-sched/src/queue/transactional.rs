@@ -26,8 +26,9 @@
 //!
 //! # Protocol (idle wait, no lost wake-up)
 //! 1. Worker `w`, in one transaction: read `alarm`; if `stop()`, leave; take a task
-//!    from its own list, the global list, or (unpinned) another worker's list; if
-//!    there is none, write `asleep[w] = 1` and `sleeping + 1` and commit.
+//!    from its own list (and the rest of that list, for its `Private`, in order), the
+//!    global list, or (unpinned) another worker's list; if there is none, write
+//!    `asleep[w] = 1` and `sleeping + 1` and commit.
 //! 2. Worker `w`, in a second transaction: read `asleep[w]`; while it is 1, `retry`
 //!    (the thread parks until a commit writes it). Then start over at 1.
 //! 3. A push, in the transaction that links the task: read `sleeping`; if non-zero,
@@ -199,17 +200,20 @@ impl TransactionalQueue {
         tx: &mut Tx<'_>,
         worker: usize,
         global_first: bool,
+        rest: &mut Vec<Arc<TaskCore>>,
     ) -> Result<Option<Arc<TaskCore>>, Abort> {
         let own = &self.locals.get(worker).tasks;
-        let (first, second) = if global_first {
-            (&self.global, own)
-        } else {
-            (own, &self.global)
-        };
-        if let Some(task) = take(tx, first, |_| true)? {
+        if global_first && let Some(task) = take(tx, &self.global, |_| true)? {
             return Ok(Some(task));
         }
-        if let Some(task) = take(tx, second, |_| true)? {
+        if let Some(task) = take(tx, own, |_| true)? {
+            // The rest of the own list comes along, in order (as in a catch-up).
+            while let Some(next) = take(tx, own, |_| true)? {
+                rest.push(next);
+            }
+            return Ok(Some(task));
+        }
+        if !global_first && let Some(task) = take(tx, &self.global, |_| true)? {
             return Ok(Some(task));
         }
         let workers = self.locals.len();
@@ -334,14 +338,21 @@ impl TransactionalQueue {
     }
 
     /// Step 1 of the protocol.
-    fn look(&self, worker: usize, global_first: bool, stop: &dyn Fn() -> bool) -> Look {
+    fn look(
+        &self,
+        worker: usize,
+        global_first: bool,
+        stop: &dyn Fn() -> bool,
+        rest: &mut Vec<Arc<TaskCore>>,
+    ) -> Look {
         let local = self.locals.get(worker);
         self.engine.run(SITE_RUN_QUEUE, |tx| {
+            rest.clear();
             tx.read(&self.alarm)?;
             if stop() {
                 return Ok(Look::Stop);
             }
-            if let Some(task) = self.find(tx, worker, global_first)? {
+            if let Some(task) = self.find(tx, worker, global_first, rest)? {
                 return Ok(Look::Found(task));
             }
             tx.write(&local.asleep, 1)?;
@@ -458,9 +469,13 @@ impl TaskQueue for TransactionalQueue {
             // Its tasks went to a sleeper: look, as a worker without private tasks.
         }
         let asleep = &self.locals.get(worker).asleep;
+        let mut rest = Vec::new();
         loop {
-            match self.look(worker, global_first, stop) {
-                Look::Found(task) => return Some(task),
+            match self.look(worker, global_first, stop, &mut rest) {
+                Look::Found(task) => {
+                    private.extend(rest);
+                    return Some(task);
+                }
                 Look::Stop => return None,
                 Look::Registered => self.engine.run(SITE_RUN_QUEUE, |tx| {
                     if tx.read(asleep)? == 1 {
@@ -705,9 +720,12 @@ mod model {
                     drop(words);
                     return None;
                 }
-                let found = words.lists[worker]
-                    .pop_front()
-                    .or_else(|| words.global.pop_front());
+                if let Some(task) = words.lists[worker].pop_front() {
+                    private.extend(words.lists[worker].drain(..));
+                    self.commit(words);
+                    return Some(task);
+                }
+                let found = words.global.pop_front();
                 let found = found.or_else(|| {
                     (1..WORKERS).find_map(|offset| {
                         let list = &mut words.lists[(worker + offset) % WORKERS];
