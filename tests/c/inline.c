@@ -36,7 +36,7 @@
 static stm_word_t words[WORDS];
 static stm_word_t accounts[ACCOUNTS];
 
-static int window_open(void) { return lutra_thread_undo_window->next != NULL; }
+static int window_open(void) { return lutra_thread_undo_window.next != NULL; }
 
 static void *window_of_unregistered(void *arg) {
   (void)arg;
