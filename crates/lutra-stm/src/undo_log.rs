@@ -193,13 +193,20 @@ impl UndoLog {
         !self.window().next.is_null()
     }
 
-    /// Logs the write of the word at `addr`, which held `old`. The window must be open.
+    /// Logs the write of the word at `addr`, which held `old`, growing a full
+    /// window. The window must be open.
     #[inline]
     pub(crate) fn push(&mut self, addr: usize, old: usize) {
-        debug_assert!(self.is_open());
         if self.is_full() {
             self.grow();
         }
+        self.push_within(addr, old);
+    }
+
+    /// [`UndoLog::push`] into a window that is open and not full.
+    #[inline(always)]
+    pub(crate) fn push_within(&mut self, addr: usize, old: usize) {
+        debug_assert!(self.is_open() && !self.is_full());
         let window = self.window_mut();
         // SAFETY: the window is open and not full: `next` points to a free entry of
         // the buffer (module invariants).
