@@ -34,6 +34,10 @@
  *    worker of the scheduler it stays NULL for the thread's whole life, so that
  *    code of a task that migrated and reads another worker's slot still finds
  *    NULL.
+ *  - lutra_thread_undo_window is the solo undo window of the state in
+ *    lutra_shim_fast_state while there is one (src/fast.rs places it there and
+ *    moves it back), and closed (zero) otherwise: on a worker of the scheduler
+ *    it stays closed, so that a task's inline accesses always call the library.
  */
 
 #include <setjmp.h>

@@ -63,7 +63,7 @@ impl UndoWindow {
 pub(crate) struct UndoLog {
     /// The window in use: `own`, or the placed one.
     window: NonNull<UndoWindow>,
-    /// The log's own window, a heap cell (from `Box::into_raw`) freed on drop.
+    /// The log's own window, a heap cell (from `Box::leak`) freed on drop.
     own: NonNull<UndoWindow>,
     buffer: Vec<UndoEntry>,
 }
@@ -81,7 +81,7 @@ impl Default for UndoLog {
 
 impl Drop for UndoLog {
     fn drop(&mut self) {
-        // SAFETY: `own` came from `Box::into_raw` (`Box::leak`) in `default` and is
+        // SAFETY: `own` came from `Box::leak` in `default` and is
         // freed only here; a placed window does not point to it.
         drop(unsafe { Box::from_raw(self.own.as_ptr()) });
     }
