@@ -465,16 +465,18 @@ int lutra_stm_store2(volatile stm_word_t *addr, stm_word_t value, stm_word_t mas
  * do that inline when a solo transaction runs on the calling thread, and call the
  * library otherwise. The test is a read of the thread's undo window, an
  * initial-exec thread-local variable of liblutra.a that holds the window itself:
- * on x86-64 (gcc -O2, static link) the inline load is
- *     cmpq   $0x0,%fs:OFFSET          (lutra_thread_undo_window.next)
+ * on x86-64 (gcc -O2, linked with liblutra.a) the inline load is
+ *     mov    $OFFSET,%rdx       (a constant the linker fills in; hoisted out of
+ *                                loops, and shared by the accesses of a function)
+ *     cmpq   $0x0,%fs:(%rdx)    (lutra_thread_undo_window.next != NULL)
  *     je     <call stm_load>
  *     mov    (addr),%rax
- * with no load of an address first. A program linked with liblutra.so instead
- * fails to link (the variable is not exported). The window is open (next not
- * NULL) only while a solo transaction of the thread's registered state runs: it
- * is closed on a thread that never registered or has unregistered, on every
- * worker of the scheduler (a task's transactions go through the library), and
- * outside solo transactions. The inline load does not check its address (a NULL
+ * with no load of the window's address first. A program linked with
+ * liblutra.so instead fails to link (the variable is not exported). The window
+ * is open (next not NULL) only while a solo transaction of the thread's
+ * registered state runs: it is closed on a thread that never registered or has
+ * unregistered, on every worker of the scheduler (a task's transactions go
+ * through the library), and outside solo transactions. The inline load does not check its address (a NULL
  * address faults as in plain C); the inline store leaves misaligned addresses,
  * and a full window, to the library.
  */
