@@ -476,9 +476,9 @@ int lutra_stm_store2(volatile stm_word_t *addr, stm_word_t value, stm_word_t mas
  * is open (next not NULL) only while a solo transaction of the thread's
  * registered state runs: it is closed on a thread that never registered or has
  * unregistered, on every worker of the scheduler (a task's transactions go
- * through the library), and outside solo transactions. The inline load does not check its address (a NULL
- * address faults as in plain C); the inline store leaves misaligned addresses,
- * and a full window, to the library.
+ * through the library), and outside solo transactions. The inline load does
+ * not check its address (a NULL address faults as in plain C); the inline store
+ * leaves misaligned addresses, and a full window, to the library.
  */
 struct lutra_undo_window {
   stm_word_t *next; /* where the next {address, old word} pair goes; NULL outside
