@@ -21,6 +21,8 @@
 //!   `next` are the logged writes, oldest first. The vector's own length stays 0: the
 //!   entries live in its spare capacity (plain `Copy` words), and it only reallocates
 //!   in [`UndoLog::grow`], which moves the window with it.
+//! - `limit` is one past the last entry of `buffer`'s storage (its start plus its
+//!   capacity), kept wherever the buffer changes: where an opened window ends.
 
 use std::ptr::{self, NonNull};
 
@@ -65,16 +67,20 @@ pub(crate) struct UndoLog {
     window: NonNull<UndoWindow>,
     /// The log's own window, a heap cell (from `Box::leak`) freed on drop.
     own: NonNull<UndoWindow>,
+    /// One past the buffer's last entry (module invariants).
+    limit: *mut UndoEntry,
     buffer: Vec<UndoEntry>,
 }
 
 impl Default for UndoLog {
     fn default() -> Self {
         let own = NonNull::from(Box::leak(Box::new(UndoWindow::CLOSED)));
+        let mut buffer = Vec::new();
         Self {
             window: own,
             own,
-            buffer: Vec::new(),
+            limit: buffer.as_mut_ptr(),
+            buffer,
         }
     }
 }
@@ -136,6 +142,15 @@ impl UndoLog {
     #[cold]
     fn allocate(&mut self) {
         self.buffer.reserve(FIRST_CAPACITY);
+        self.update_limit();
+    }
+
+    /// Sets `limit` after the buffer changed.
+    fn update_limit(&mut self) {
+        let start = self.buffer.as_mut_ptr();
+        // SAFETY: one past the last of the `capacity` entries allocated from `start`
+        // (or `start` itself for no storage) is a valid end pointer.
+        self.limit = unsafe { start.add(self.buffer.capacity()) };
     }
 
     /// Closes the window, forgetting the entries (the attempt has ended).
@@ -143,6 +158,7 @@ impl UndoLog {
     pub(crate) fn close(&mut self) {
         if !self.is_kept() {
             self.buffer = Vec::new();
+            self.update_limit();
         }
         self.close_window();
     }
@@ -172,11 +188,10 @@ impl UndoLog {
     #[inline(always)]
     pub(crate) fn open_ready(&mut self) {
         debug_assert!(self.is_allocated());
-        let start = self.buffer.as_mut_ptr();
-        // SAFETY: `capacity` entries are allocated from `start` on; one past the last
-        // is a valid end pointer.
-        let end = unsafe { start.add(self.buffer.capacity()) };
-        *self.window_mut() = UndoWindow { next: start, end };
+        *self.window_mut() = UndoWindow {
+            next: self.buffer.as_mut_ptr(),
+            end: self.limit,
+        };
     }
 
     /// [`UndoLog::close`] for a log that [`is_kept`](UndoLog::is_kept): nothing to
@@ -239,13 +254,13 @@ impl UndoLog {
         // length covers them only while it reallocates, then goes back to 0.
         unsafe { self.buffer.set_len(len) };
         self.buffer.reserve(len.max(FIRST_CAPACITY));
-        let start = self.buffer.as_mut_ptr();
+        self.update_limit();
         // SAFETY: as above; `len <= capacity`.
         let window = unsafe {
             self.buffer.set_len(0);
             UndoWindow {
-                next: start.add(len),
-                end: start.add(self.buffer.capacity()),
+                next: self.buffer.as_mut_ptr().add(len),
+                end: self.limit,
             }
         };
         *self.window_mut() = window;
