@@ -462,38 +462,49 @@ int lutra_stm_store2(volatile stm_word_t *addr, stm_word_t value, stm_word_t mas
  * a thread that is alone with the engine runs solo (see LUTRA_STM_SOLO): its reads
  * are plain loads and its writes go to memory, their old words in an undo log.
  * With LUTRA_INLINE defined before this header is included, stm_load and stm_store
- * do that inline when a solo transaction runs on the calling thread (a load is a
- * thread-local read, a test and the load itself), and call the library otherwise.
- * The thread's undo window is an initial-exec thread-local variable of liblutra.a:
- * a program linked with liblutra.so instead fails to link (the variable is not
- * exported). The inline load does not check its address (a NULL address faults as
- * in plain C); the inline store leaves misaligned addresses to the library.
+ * do that inline when a solo transaction runs on the calling thread, and call the
+ * library otherwise. The test is a read of the thread's undo window, an
+ * initial-exec thread-local variable of liblutra.a that holds the window itself:
+ * on x86-64 (gcc -O2, linked with liblutra.a) the inline load is
+ *     mov    $OFFSET,%rdx       (a constant the linker fills in; hoisted out of
+ *                                loops, and shared by the accesses of a function)
+ *     cmpq   $0x0,%fs:(%rdx)    (lutra_thread_undo_window.next != NULL)
+ *     je     <call stm_load>
+ *     mov    (addr),%rax
+ * with no load of the window's address first. A program linked with
+ * liblutra.so instead fails to link (the variable is not exported). The window
+ * is open (next not NULL) only while a solo transaction of the thread's
+ * registered state runs: it is closed on a thread that never registered or has
+ * unregistered, on every worker of the scheduler (a task's transactions go
+ * through the library), and outside solo transactions. The inline load does
+ * not check its address (a NULL address faults as in plain C); the inline store
+ * leaves misaligned addresses, and a full window, to the library.
  */
 struct lutra_undo_window {
   stm_word_t *next; /* where the next {address, old word} pair goes; NULL outside
                        solo transactions */
-  stm_word_t *end;  /* one past the window's last pair */
+  stm_word_t *end;  /* one past the window's last pair; NULL outside solo
+                       transactions */
 };
 
-extern __thread struct lutra_undo_window *lutra_thread_undo_window
+extern __thread struct lutra_undo_window lutra_thread_undo_window
     __attribute__((tls_model("initial-exec")));
 
 #if defined(LUTRA_INLINE)
 static inline stm_word_t lutra_inline_load(volatile stm_word_t *addr) {
-  if (__builtin_expect(lutra_thread_undo_window->next != NULL, 1))
+  if (__builtin_expect(lutra_thread_undo_window.next != NULL, 1))
     return *addr;
   return (stm_load)(addr);
 }
 
 static inline void lutra_inline_store(volatile stm_word_t *addr,
                                       stm_word_t value) {
-  struct lutra_undo_window *window = lutra_thread_undo_window;
-  stm_word_t *entry = window->next;
-  if (__builtin_expect(entry != window->end, 1) &&
+  stm_word_t *entry = lutra_thread_undo_window.next;
+  if (__builtin_expect(entry != lutra_thread_undo_window.end, 1) &&
       ((stm_word_t)addr & (sizeof(stm_word_t) - 1)) == 0) {
     entry[0] = (stm_word_t)addr;
     entry[1] = *addr;
-    window->next = entry + 2;
+    lutra_thread_undo_window.next = entry + 2;
     *addr = value;
     return;
   }

@@ -34,6 +34,10 @@
  *    worker of the scheduler it stays NULL for the thread's whole life, so that
  *    code of a task that migrated and reads another worker's slot still finds
  *    NULL.
+ *  - lutra_thread_undo_window is the solo undo window of the state in
+ *    lutra_shim_fast_state while there is one (src/fast.rs places it there and
+ *    moves it back), and closed (zero) otherwise: on a worker of the scheduler
+ *    it stays closed, so that a task's inline accesses always call the library.
  */
 
 #include <setjmp.h>
@@ -46,19 +50,15 @@
 __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread void
     *lutra_shim_fast_state = NULL;
 
-/* The undo window of a thread that never registered, or whose state is gone:
- * closed (both pointers NULL), and never written (inline code only writes an
- * open window). */
-static struct lutra_undo_window lutra_closed_window;
-
-/* The calling thread's undo window (LUTRA_INLINE in stm.h): the solo undo log of
- * its registered state while it has one, else the closed window. Hidden as well:
- * a program reaches it only when linked with liblutra.a. */
+/* The calling thread's solo undo window (LUTRA_INLINE in stm.h): the window of
+ * its registered state's descriptor, placed here while the state is published,
+ * and closed (zero) otherwise. Hidden as well: a program reaches it only when
+ * linked with liblutra.a. */
 __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread struct
-    lutra_undo_window *lutra_thread_undo_window = &lutra_closed_window;
+    lutra_undo_window lutra_thread_undo_window;
 
 void lutra_shim_set_fast_state(void *state);
-void lutra_shim_set_undo_window(struct lutra_undo_window *window);
+struct lutra_undo_window *lutra_shim_undo_window(void);
 void *lutra_shim_get_fast_state(void);
 void lutra_shim_attr_layout(int32_t *id, int32_t *read_only, int32_t *no_retry);
 sigjmp_buf *lutra_shim_env_new(void);
@@ -69,10 +69,10 @@ int lutra_shim_atomically(int32_t attrs, stm_atomic_fn fn, void *arg);
 
 void lutra_shim_set_fast_state(void *state) { lutra_shim_fast_state = state; }
 
-/* Sets the calling thread's undo window; NULL closes it for good (the thread's
- * state is going away). */
-void lutra_shim_set_undo_window(struct lutra_undo_window *window) {
-  lutra_thread_undo_window = window != NULL ? window : &lutra_closed_window;
+/* The calling thread's undo window, where its published state places its
+ * descriptor's. */
+struct lutra_undo_window *lutra_shim_undo_window(void) {
+  return &lutra_thread_undo_window;
 }
 
 /* The slot, for targets where src/fast.rs has no instruction sequence of its

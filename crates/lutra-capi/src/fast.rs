@@ -27,22 +27,27 @@
 //! - A panic on the fast path is a bug: the ABI functions are `extern "C"` (they
 //!   cannot unwind), so it aborts the process with the panic's message.
 //!
-//! A second initial-exec slot, `lutra_thread_undo_window`, serves the inline accesses
-//! of `stm.h` (`LUTRA_INLINE`): it points to the solo undo log
-//! ([`lutra_stm::UndoWindow`]) of the state in the first slot, or to a closed window;
-//! [`publish`] and [`withdraw`] set and reset both together. C code writes the log
-//! only between ABI calls, so never while Rust code borrows the state.
+//! A second initial-exec variable, `lutra_thread_undo_window`, serves the inline
+//! accesses of `stm.h` (`LUTRA_INLINE`): it is the window of the solo undo log
+//! ([`lutra_stm::UndoWindow`]) of the state in the first slot itself, not a pointer
+//! to it, so that the inline load tests it with one `%fs`-relative compare.
+//! [`publish`] places the descriptor's window there
+//! ([`TxDescriptor::place_solo_undo_window`](lutra_stm::TxDescriptor::place_solo_undo_window)),
+//! and [`withdraw`] moves it back into the descriptor, leaving the variable closed
+//! (both pointers NULL, as on a thread that never registered and on every worker of
+//! the scheduler). C code writes the window only between ABI calls, so never while
+//! Rust code borrows the state.
 
 use crate::thread::ThreadTx;
 use lutra_stm::UndoWindow;
 use std::ffi::c_void;
+use std::ptr::NonNull;
 
 unsafe extern "C" {
     /// Sets the calling thread's slot.
     fn lutra_shim_set_fast_state(state: *mut c_void);
-    /// Sets the calling thread's undo window (`lutra_thread_undo_window`); NULL
-    /// closes it.
-    fn lutra_shim_set_undo_window(window: *mut UndoWindow);
+    /// The calling thread's undo window (`lutra_thread_undo_window`).
+    safe fn lutra_shim_undo_window() -> NonNull<UndoWindow>;
     /// The calling thread's slot (targets without an inline sequence).
     #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
     safe fn lutra_shim_get_fast_state() -> *mut c_void;
@@ -93,23 +98,32 @@ pub(crate) unsafe fn state<'a>() -> Option<&'a mut ThreadTx> {
 /// `state` must be the calling plain thread's registered state, at its final address,
 /// and [`withdraw`] must be called before it is dropped or moved.
 pub(crate) unsafe fn publish(state: *mut ThreadTx) {
-    // SAFETY: writes the calling thread's own slots. The undo log lives inside the
-    // state, at a fixed address until the state is dropped, and `withdraw` resets the
-    // window before that.
+    // SAFETY: writes the calling thread's own slot and places the state's undo
+    // window in the thread's own variable, which lives as long as the thread; the
+    // state of a plain thread is used and dropped on that thread only, and
+    // `withdraw` moves the window back before the state is dropped.
     unsafe {
-        lutra_shim_set_undo_window((*state).desc.solo_undo_window().as_ptr());
+        (*state)
+            .desc
+            .place_solo_undo_window(Some(lutra_shim_undo_window()));
         lutra_shim_set_fast_state(state.cast());
     }
 }
 
 /// Empties the calling thread's slot if it holds `state` (a task's state, or one
-/// dropped on another thread, was never there).
-pub(crate) fn withdraw(state: *mut ThreadTx) {
+/// dropped on another thread, was never there), and moves the state's undo window
+/// back into its descriptor, with whatever a running solo attempt logged there: the
+/// thread's variable is left closed.
+///
+/// # Safety
+/// `state` must be live and not borrowed elsewhere during the call.
+pub(crate) unsafe fn withdraw(state: *mut ThreadTx) {
     if slot() == state {
-        // SAFETY: writes the calling thread's own slots.
+        // SAFETY: writes the calling thread's own slot; `state` is live and unborrowed
+        // (the caller's contract), and the descriptor's own window is always valid.
         unsafe {
             lutra_shim_set_fast_state(std::ptr::null_mut());
-            lutra_shim_set_undo_window(std::ptr::null_mut());
+            (*state).desc.place_solo_undo_window(None);
         }
     }
 }

@@ -117,8 +117,10 @@ pub(crate) struct ThreadTx {
 
 impl Drop for ThreadTx {
     fn drop(&mut self) {
-        // Before the fields: no fast-path call may reach a state being dropped.
-        fast::withdraw(self);
+        // Before the fields: no fast-path call may reach a state being dropped, and
+        // its descriptor must roll back through its own undo window.
+        // SAFETY: `self` is live, and borrowed only here.
+        unsafe { fast::withdraw(self) };
     }
 }
 

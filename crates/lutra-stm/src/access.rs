@@ -337,12 +337,26 @@ impl Core {
         // engine, nobody else reads or writes the word meanwhile.
         let word = unsafe { word(addr) };
         let old = word.load(Ordering::Relaxed);
+        let new = (old & !mask) | (value & mask);
         if self.solo_undo.is_full() {
-            // The log grows and may outgrow what a lean end keeps.
-            self.mark_not_lean();
+            return self.store_solo_growing(addr, old, new);
         }
+        self.solo_undo.push_within(addr, old);
+        word.store(new, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The end of [`Core::store_solo`] when the undo window is full: grows it, then
+    /// logs and writes. Apart, and reached by a tail call, so that the common path
+    /// saves no register.
+    #[cold]
+    #[inline(never)]
+    fn store_solo_growing(&mut self, addr: usize, old: usize, new: usize) -> Result<(), Abort> {
+        // The log grows and may outgrow what a lean end keeps.
+        self.mark_not_lean();
         self.solo_undo.push(addr, old);
-        word.store((old & !mask) | (value & mask), Ordering::Relaxed);
+        // SAFETY: as in `store_solo`, which read the word at `addr`.
+        unsafe { word(addr) }.store(new, Ordering::Relaxed);
         Ok(())
     }
 

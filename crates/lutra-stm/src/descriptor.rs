@@ -180,7 +180,9 @@ pub struct TxDescriptor {
 
 // SAFETY: the raw addresses a descriptor keeps are only numbers until it dereferences
 // them inside an attempt, under the engine's protocol; nothing in it is tied to the
-// thread that created it (the epoch announcement lives in the registry slot).
+// thread that created it (the epoch announcement lives in the registry slot), except
+// a solo undo window placed in a thread's storage, whose placer keeps the descriptor
+// on that thread (`place_solo_undo_window`'s contract).
 unsafe impl Send for TxDescriptor {}
 
 impl fmt::Debug for TxDescriptor {
@@ -343,13 +345,22 @@ impl TxDescriptor {
         self.core.solo_allowed = allow;
     }
 
-    /// The window of this descriptor's solo undo log, at an address that stays valid
-    /// while the descriptor lives and is not moved. While a solo attempt runs the
-    /// window is open: code that writes a word in place may log it there itself (the
-    /// C ABI's inline stores do; see [`UndoWindow`]); otherwise it is closed (both
-    /// pointers null).
-    pub fn solo_undo_window(&mut self) -> NonNull<UndoWindow> {
-        NonNull::from(self.core.solo_undo.window())
+    /// Moves the window of this descriptor's solo undo log (see [`UndoWindow`]) to
+    /// `window`, or back to the descriptor's own heap cell with `None`: the window's
+    /// state goes with it, and the place it leaves is closed. While a solo attempt
+    /// runs the window is open, and code that writes a word in place may log it there
+    /// itself; otherwise it is closed. The C ABI places it in a thread-local variable
+    /// that its inline accesses test (`LUTRA_INLINE` in `stm.h`).
+    ///
+    /// # Safety
+    /// `window` must be valid for reads and writes, written by no one but this
+    /// descriptor and code that logs its writes as [`UndoWindow`] allows, until the
+    /// window moves again or the descriptor is dropped; and while it is placed, the
+    /// descriptor is used (and dropped) only where `window` stays valid — for a
+    /// thread-local window, on its thread.
+    pub unsafe fn place_solo_undo_window(&mut self, window: Option<NonNull<UndoWindow>>) {
+        // SAFETY: the caller's contract is `UndoLog::place`'s.
+        unsafe { self.core.solo_undo.place(window) }
     }
 
     /// Whether the running attempt runs solo (see [`TxDescriptor::allow_solo`]).

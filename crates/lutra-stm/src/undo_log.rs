@@ -7,15 +7,24 @@
 //! runs, and store by writing `{address, old word}` at `next` and moving `next` on,
 //! while `next != end`; a full window goes back to the engine, which grows it.
 //!
+//! The window lives outside the log, behind a pointer: in a heap cell the log owns,
+//! or in a place its driver chose ([`UndoLog::place`]) — the C ABI places it in a
+//! thread-local variable, so that inline code tests `next` at a fixed offset from the
+//! thread pointer, with no load of the window's address first.
+//!
 //! # Invariants
+//! - `window` points to the log's own cell or to the placed window; the other one (the
+//!   own cell while a window is placed) is closed.
 //! - Outside solo attempts the window is closed: `next` and `end` are both null.
 //! - While open, `buffer`'s storage holds `capacity` entries, `next` and `end` point
 //!   into it (`end` one past its last entry), and the entries from its start up to
 //!   `next` are the logged writes, oldest first. The vector's own length stays 0: the
 //!   entries live in its spare capacity (plain `Copy` words), and it only reallocates
 //!   in [`UndoLog::grow`], which moves the window with it.
+//! - `limit` is one past the last entry of `buffer`'s storage (its start plus its
+//!   capacity), kept wherever the buffer changes: where an opened window ends.
 
-use std::ptr;
+use std::ptr::{self, NonNull};
 
 /// Entries a window opens with at least.
 const FIRST_CAPACITY: usize = 64;
@@ -35,30 +44,91 @@ pub(crate) type UndoEntry = [usize; 2];
 /// end`. Out of solo attempts both pointers are null. The engine puts the logged
 /// words back, newest first, if the attempt rolls back.
 #[repr(C)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct UndoWindow {
     next: *mut UndoEntry,
     end: *mut UndoEntry,
 }
 
-/// The undo log: its window, then the buffer behind it (see the module header).
+impl UndoWindow {
+    /// A closed window: where a window placed with
+    /// [`TxDescriptor::place_solo_undo_window`](crate::TxDescriptor::place_solo_undo_window)
+    /// starts (C's zero-initialised `struct lutra_undo_window` is the same).
+    pub const CLOSED: Self = Self {
+        next: ptr::null_mut(),
+        end: ptr::null_mut(),
+    };
+}
+
+/// The undo log: where its window is, then the buffer behind it (see the module
+/// header).
 pub(crate) struct UndoLog {
-    window: UndoWindow,
+    /// The window in use: `own`, or the placed one.
+    window: NonNull<UndoWindow>,
+    /// The log's own window, a heap cell (from `Box::leak`) freed on drop.
+    own: NonNull<UndoWindow>,
+    /// One past the buffer's last entry (module invariants).
+    limit: *mut UndoEntry,
     buffer: Vec<UndoEntry>,
 }
 
 impl Default for UndoLog {
     fn default() -> Self {
+        let own = NonNull::from(Box::leak(Box::new(UndoWindow::CLOSED)));
+        let mut buffer = Vec::new();
         Self {
-            window: UndoWindow {
-                next: ptr::null_mut(),
-                end: ptr::null_mut(),
-            },
-            buffer: Vec::new(),
+            window: own,
+            own,
+            limit: buffer.as_mut_ptr(),
+            buffer,
         }
     }
 }
 
+impl Drop for UndoLog {
+    fn drop(&mut self) {
+        // SAFETY: `own` came from `Box::leak` in `default` and is
+        // freed only here; a placed window does not point to it.
+        drop(unsafe { Box::from_raw(self.own.as_ptr()) });
+    }
+}
+
 impl UndoLog {
+    /// Moves the window to `place` (the log's own cell when `None`): the window's
+    /// state goes there, and the place it leaves is closed.
+    ///
+    /// # Safety
+    /// `place` must be valid for reads and writes, and written by no one but this
+    /// log's users (as [`UndoWindow`] allows), until the window moves again or the
+    /// log is dropped.
+    pub(crate) unsafe fn place(&mut self, place: Option<NonNull<UndoWindow>>) {
+        let to = place.unwrap_or(self.own);
+        if to == self.window {
+            return;
+        }
+        // SAFETY: both windows are valid and unaliased by references (module
+        // invariants; the caller's contract for `place`).
+        unsafe {
+            to.write(self.window.replace(UndoWindow::CLOSED));
+        }
+        self.window = to;
+    }
+
+    /// The window in use.
+    #[inline(always)]
+    fn window(&self) -> &UndoWindow {
+        // SAFETY: `window` is valid (module invariants), and no reference to it
+        // outlives a call of the log; outside code writes it only between calls.
+        unsafe { self.window.as_ref() }
+    }
+
+    /// The window in use, to change.
+    #[inline(always)]
+    fn window_mut(&mut self) -> &mut UndoWindow {
+        // SAFETY: as in `window`; `&mut self` makes this the only reference.
+        unsafe { self.window.as_mut() }
+    }
+
     /// Opens an empty window (a solo attempt begins).
     #[inline]
     pub(crate) fn open(&mut self) {
@@ -72,6 +142,15 @@ impl UndoLog {
     #[cold]
     fn allocate(&mut self) {
         self.buffer.reserve(FIRST_CAPACITY);
+        self.update_limit();
+    }
+
+    /// Sets `limit` after the buffer changed.
+    fn update_limit(&mut self) {
+        let start = self.buffer.as_mut_ptr();
+        // SAFETY: one past the last of the `capacity` entries allocated from `start`
+        // (or `start` itself for no storage) is a valid end pointer.
+        self.limit = unsafe { start.add(self.buffer.capacity()) };
     }
 
     /// Closes the window, forgetting the entries (the attempt has ended).
@@ -79,6 +158,7 @@ impl UndoLog {
     pub(crate) fn close(&mut self) {
         if !self.is_kept() {
             self.buffer = Vec::new();
+            self.update_limit();
         }
         self.close_window();
     }
@@ -100,18 +180,18 @@ impl UndoLog {
     /// Whether the open window is full: the next [`UndoLog::push`] grows the buffer.
     #[inline(always)]
     pub(crate) fn is_full(&self) -> bool {
-        self.window.next == self.window.end
+        let window = self.window();
+        window.next == window.end
     }
 
     /// [`UndoLog::open`] for a log that [`is_allocated`](UndoLog::is_allocated).
     #[inline(always)]
     pub(crate) fn open_ready(&mut self) {
         debug_assert!(self.is_allocated());
-        let start = self.buffer.as_mut_ptr();
-        self.window.next = start;
-        // SAFETY: `capacity` entries are allocated from `start` on; one past the last
-        // is a valid end pointer.
-        self.window.end = unsafe { start.add(self.buffer.capacity()) };
+        *self.window_mut() = UndoWindow {
+            next: self.buffer.as_mut_ptr(),
+            end: self.limit,
+        };
     }
 
     /// [`UndoLog::close`] for a log that [`is_kept`](UndoLog::is_kept): nothing to
@@ -119,33 +199,35 @@ impl UndoLog {
     #[inline(always)]
     pub(crate) fn close_window(&mut self) {
         debug_assert!(self.is_kept());
-        self.window.next = ptr::null_mut();
-        self.window.end = ptr::null_mut();
-    }
-
-    /// The window, for callers that log writes themselves.
-    pub(crate) fn window(&mut self) -> &mut UndoWindow {
-        &mut self.window
+        *self.window_mut() = UndoWindow::CLOSED;
     }
 
     /// Whether the window is open (a solo attempt runs).
     #[inline]
     pub(crate) fn is_open(&self) -> bool {
-        !self.window.next.is_null()
+        !self.window().next.is_null()
     }
 
-    /// Logs the write of the word at `addr`, which held `old`. The window must be open.
+    /// Logs the write of the word at `addr`, which held `old`, growing a full
+    /// window. The window must be open.
     #[inline]
     pub(crate) fn push(&mut self, addr: usize, old: usize) {
-        debug_assert!(self.is_open());
-        if self.window.next == self.window.end {
+        if self.is_full() {
             self.grow();
         }
+        self.push_within(addr, old);
+    }
+
+    /// [`UndoLog::push`] into a window that is open and not full.
+    #[inline(always)]
+    pub(crate) fn push_within(&mut self, addr: usize, old: usize) {
+        debug_assert!(self.is_open() && !self.is_full());
+        let window = self.window_mut();
         // SAFETY: the window is open and not full: `next` points to a free entry of
         // the buffer (module invariants).
         unsafe {
-            self.window.next.write([addr, old]);
-            self.window.next = self.window.next.add(1);
+            window.next.write([addr, old]);
+            window.next = window.next.add(1);
         }
     }
 
@@ -159,7 +241,7 @@ impl UndoLog {
         // `push` or by the C ABI's inline store (module invariants); `next` points
         // into the same allocation, at or after its start.
         unsafe {
-            let len = self.window.next.offset_from(start) as usize;
+            let len = self.window().next.offset_from(start) as usize;
             std::slice::from_raw_parts(start, len)
         }
     }
@@ -172,13 +254,16 @@ impl UndoLog {
         // length covers them only while it reallocates, then goes back to 0.
         unsafe { self.buffer.set_len(len) };
         self.buffer.reserve(len.max(FIRST_CAPACITY));
-        let start = self.buffer.as_mut_ptr();
+        self.update_limit();
         // SAFETY: as above; `len <= capacity`.
-        unsafe {
+        let window = unsafe {
             self.buffer.set_len(0);
-            self.window.next = start.add(len);
-            self.window.end = start.add(self.buffer.capacity());
-        }
+            UndoWindow {
+                next: self.buffer.as_mut_ptr().add(len),
+                end: self.limit,
+            }
+        };
+        *self.window_mut() = window;
     }
 }
 
@@ -195,7 +280,7 @@ mod tests {
         log.push(8, 1);
         log.close();
         assert!(!log.is_open());
-        assert!(log.window.next.is_null() && log.window.end.is_null());
+        assert_eq!(*log.window(), UndoWindow::CLOSED);
         assert!(log.entries().is_empty());
     }
 
@@ -230,7 +315,7 @@ mod tests {
         // What the C ABI's inline store does: write at `next`, move `next` on.
         let mut log = UndoLog::default();
         log.open();
-        let window = log.window() as *mut UndoWindow as *mut *mut UndoEntry;
+        let window = log.window.as_ptr().cast::<*mut UndoEntry>();
         // SAFETY: `UndoWindow` is `repr(C)` with `next` first; the window is open and
         // has room for one entry.
         unsafe {
@@ -240,5 +325,41 @@ mod tests {
         }
         log.push(24, 9);
         assert_eq!(log.entries(), &[[16, 7], [24, 9]]);
+    }
+
+    #[test]
+    fn a_placed_window_takes_the_state_and_leaves_a_closed_one_behind() {
+        let mut log = UndoLog::default();
+        let mut placed = UndoWindow::CLOSED;
+        let at = NonNull::from(&mut placed);
+        log.open();
+        log.push(8, 1);
+        // SAFETY: `placed` outlives the log's use of it: the window moves back below.
+        unsafe { log.place(Some(at)) };
+        assert_eq!(*log.own_window(), UndoWindow::CLOSED);
+        // What the inline store does, through the placed window only.
+        // SAFETY: the window is open, with room for one entry.
+        unsafe {
+            let next = (*at.as_ptr()).next;
+            next.write([16, 2]);
+            (*at.as_ptr()).next = next.add(1);
+        }
+        log.push(24, 3);
+        assert_eq!(log.entries(), &[[8, 1], [16, 2], [24, 3]]);
+        // SAFETY: the own cell is always valid.
+        unsafe { log.place(None) };
+        // SAFETY: the log no longer uses `placed`.
+        assert_eq!(unsafe { at.read() }, UndoWindow::CLOSED);
+        assert_eq!(log.entries(), &[[8, 1], [16, 2], [24, 3]]);
+        log.close();
+        assert_eq!(*log.own_window(), UndoWindow::CLOSED);
+    }
+
+    impl UndoLog {
+        /// The log's own cell, whether in use or not.
+        fn own_window(&self) -> &UndoWindow {
+            // SAFETY: `own` is valid until the log is dropped.
+            unsafe { self.own.as_ref() }
+        }
     }
 }
