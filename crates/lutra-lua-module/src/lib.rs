@@ -15,6 +15,14 @@
 
 use mlua::{Lua, Table};
 
+/// The allocator of every Rust allocation of the module, the processes' Lua states
+/// included (the host's own state keeps the host's allocator): mimalloc, as in the
+/// `lutra` program, so that the module runs processes at the program's speed
+/// (glibc's malloc grows a worker thread's arena a page, a system call and a page
+/// fault at a time).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `require "lutra"`: the `lutra` table.
 #[mlua::lua_module(name = "lutra")]
 fn lutra(lua: &Lua) -> mlua::Result<Table> {

@@ -7,7 +7,8 @@
 //! 10's wake-ups (N receivers on one channel then N sends, beside a channel each).
 //!
 //! Every run is a child process, timed from outside (elapsed time and the CPU time
-//! of all its threads); the best of `--repeats` is kept. Prints one table per
+//! of all its threads); the best of `--repeats` is kept, the repeats taken in rounds
+//! over every configuration (a burst of outside load meets one run of each). Prints one table per
 //! experiment with the ratios (lutra ÷ lua5.4, N workers ÷ 1 worker, tm ÷ locks),
 //! then the aims, and writes every run to `target/bench/luabench.csv`.
 //!
@@ -177,10 +178,11 @@ fn main() -> std::io::Result<()> {
     );
     let progress = progress_bar((specs.len() * repeats) as u64);
     let limit = Duration::from_secs(args.limit);
-    let mut rows = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let mut best: Option<child::Measured> = None;
-        for _ in 0..repeats {
+    // Round by round over every configuration, so that a burst of outside load on this
+    // shared machine meets one run of a configuration, not all of its repeats.
+    let mut best: Vec<Option<child::Measured>> = specs.iter().map(|_| None).collect();
+    for _ in 0..repeats {
+        for (spec, best) in specs.iter().zip(&mut best) {
             progress.set_message(spec.label());
             let invocation = child::Invocation {
                 program: &spec.program,
@@ -189,19 +191,23 @@ fn main() -> std::io::Result<()> {
             };
             let measured = child::run(invocation, &scripts, spec.expect, limit);
             progress.inc(1);
-            let better = match &best {
+            let better = match best {
                 None => true,
                 Some(old) => measured.ok && (!old.ok || measured.wall < old.wall),
             };
             if better {
-                best = Some(measured);
+                *best = Some(measured);
             }
         }
-        rows.push(report::Row {
-            spec,
-            measured: best.unwrap_or_default(),
-        });
     }
+    let rows: Vec<_> = specs
+        .into_iter()
+        .zip(best)
+        .map(|(spec, measured)| report::Row {
+            spec,
+            measured: measured.unwrap_or_default(),
+        })
+        .collect();
     progress.finish_and_clear();
     print!("{}", report::tables(&rows));
     print!("{}", report::aims(&rows, cores));
