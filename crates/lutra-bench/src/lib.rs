@@ -29,6 +29,7 @@
 pub mod bank;
 pub mod contender;
 pub mod csv;
+pub mod interconnect;
 pub mod intset;
 pub mod measure;
 pub mod memory;

@@ -176,6 +176,7 @@ fn main() -> std::io::Result<()> {
             "none (lutra has no --sync yet)"
         }
     );
+    let interconnect_before = lutra_bench::interconnect::round_trip_ns();
     let progress = progress_bar((specs.len() * repeats) as u64);
     let limit = Duration::from_secs(args.limit);
     // Round by round over every configuration, so that a burst of outside load on this
@@ -210,9 +211,27 @@ fn main() -> std::io::Result<()> {
         .collect();
     progress.finish_and_clear();
     print!("{}", report::tables(&rows));
+    print_interconnect(
+        interconnect_before,
+        lutra_bench::interconnect::round_trip_ns(),
+    );
     print!("{}", report::aims(&rows, cores));
     let mut csv = Csv::with_header(&args.csv, report::CSV_HEADER)?;
     csv.write_lines(rows.iter().map(|row| report::csv_line(row, &rows)))?;
     eprintln!("CSV written to {}", csv.path().display());
     Ok(())
+}
+
+/// The cache line round trip between two cores before and after the runs: the
+/// host's placement of the virtual CPUs, which sets what shared-line workloads on
+/// two workers can do (see `lutra_bench::interconnect`).
+fn print_interconnect(before: Option<f64>, after: Option<f64>) {
+    if let (Some(before), Some(after)) = (before, after) {
+        println!(
+            "core-to-core cache line round trip: {before:.0} ns before the runs, \
+             {after:.0} ns after (about 60 ns on these machines when the two CPUs are \
+             near; several times that when the host places them far apart, which slows \
+             the two-worker runs that share a channel)\n"
+        );
+    }
 }
