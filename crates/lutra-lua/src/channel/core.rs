@@ -38,9 +38,9 @@
 //! # Protocol (no lost wake-up)
 //! A poll that finds nothing registers its waiter under the channel's lock; every
 //! change (message in, message out, close) chooses the waiters it may concern under the
-//! same lock (their entries change there: woken, delivered, removed) and wakes them;
-//! a message's wake-ups come right after the lock's release (`Wakes`), so the lock is
-//! never held while a task is pushed or handed to a worker. The scheduler's `notified`
+//! same lock (their entries change there: woken, delivered, removed) and wakes them
+//! right after the lock's release (`Wakes`), so the lock is never held while a task
+//! is pushed or handed to a worker. The scheduler's `notified`
 //! flag covers a wake-up that arrives between the registration and the process's park,
 //! or after the release (a host thread's park token does the same); a process woken
 //! after it stopped waiting polls again and finds its entry as the lock left it.
@@ -128,9 +128,9 @@ impl State {
     }
 
     /// Wakes every waiting sender (the channel closed).
-    fn wake_all_senders(&mut self) {
+    fn wake_all_senders(&mut self, wakes: &mut Wakes) {
         for (_, waker) in std::mem::take(&mut self.senders) {
-            waker.wake();
+            wakes.add(waker);
         }
     }
 
@@ -367,6 +367,8 @@ impl Channel {
     /// Closes the channel (idempotent): waiting senders fail, receivers drain what was
     /// sent and then see "closed".
     pub fn close(&self) {
+        // Before the guard: woken after the lock's release.
+        let mut wakes = Wakes::default();
         let mut state = self.lock();
         if state.cut.is_some() {
             return;
@@ -374,8 +376,8 @@ impl Channel {
         let cut = state.received + self.capacity as u64;
         state.cut = Some(cut);
         state.queue.retain(|(sequence, _)| *sequence < cut);
-        state.wake_all_senders();
-        state.receivers.wake_all();
+        state.wake_all_senders(&mut wakes);
+        state.receivers.wake_all(&mut wakes);
     }
 
     /// Messages queued (including those whose senders still wait).
@@ -471,6 +473,22 @@ mod tests {
         })
     }
 
+    /// Checks that each probe was woken once, with the channel unlocked.
+    fn woken_once_unlocked(probes: &[(Arc<Probe>, &str)]) {
+        for (probe, what) in probes {
+            assert_eq!(
+                probe.locked.load(Ordering::SeqCst),
+                0,
+                "{what}: woken under the lock"
+            );
+            assert_eq!(
+                probe.unlocked.load(Ordering::SeqCst),
+                1,
+                "{what}: not woken once"
+            );
+        }
+    }
+
     /// A message's wake-ups come after the channel's lock is released (the woken
     /// task may run on another worker at once and use the channel): a receiver handed
     /// a message, a receiver woken for a queued one, a sender whose message was taken.
@@ -503,18 +521,31 @@ mod tests {
             channel.poll_receive(None),
             ReceivePoll::Message(_)
         ));
-        for (probe, what) in [(direct, "direct"), (queued, "queued"), (sender, "sender")] {
-            assert_eq!(
-                probe.locked.load(Ordering::SeqCst),
-                0,
-                "{what}: woken under the lock"
-            );
-            assert_eq!(
-                probe.unlocked.load(Ordering::SeqCst),
-                1,
-                "{what}: not woken once"
-            );
-        }
+        woken_once_unlocked(&[(direct, "direct"), (queued, "queued"), (sender, "sender")]);
+    }
+
+    /// A close's wake-ups too: a waiting sender and a waiting receiver.
+    #[test]
+    fn a_close_wakes_after_the_lock_is_released() {
+        let channel = Arc::new(Channel::new(0));
+        let receiver = probe(&channel);
+        assert!(matches!(
+            channel.poll_receive(Some(Waiter {
+                id: 1,
+                waker: Waker::from(receiver.clone()),
+            })),
+            ReceivePoll::Empty
+        ));
+        channel.close();
+        let channel = Arc::new(Channel::new(0));
+        let sequence = channel.start_send(message(1, 0)).unwrap();
+        let sender = probe(&channel);
+        assert_eq!(
+            channel.poll_send_with(sequence, &Waker::from(sender.clone())),
+            SendPoll::Wait
+        );
+        channel.close();
+        woken_once_unlocked(&[(receiver, "receiver"), (sender, "sender")]);
     }
 
     #[test]

@@ -17,10 +17,10 @@
 //!   met and dropped in a sweep once they outnumber the live ones.
 //! - A `Delivered` entry is never dropped with its message: registering again keeps
 //!   it, and [`WakeQueue::wake_all`] keeps it.
-//! - [`WakeQueue::deliver`] and [`WakeQueue::wake_one`] change the entry they wake
-//!   at once, and leave its waker in a [`Wakes`], which wakes it once the lock that
-//!   guards the queue is released: the wake-up (a task pushed or handed to a
-//!   worker) costs the lock's holders nothing.
+//! - [`WakeQueue::deliver`], [`WakeQueue::wake_one`] and [`WakeQueue::wake_all`]
+//!   change the entries they wake at once, and leave their wakers in a [`Wakes`],
+//!   which wakes them once the lock that guards the queue is released: the wake-up
+//!   (a task pushed or handed to a worker) costs the lock's holders nothing.
 
 use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
@@ -343,19 +343,20 @@ impl WakeQueue {
         false
     }
 
-    /// Wakes every waiting entry and forgets every entry (the event ended for all).
-    /// A delivered entry stays (its message is its waiter's).
-    pub(crate) fn wake_all(&mut self) {
+    /// Wakes every waiting entry (their wakers go to `wakes`) and forgets every entry
+    /// (the event ended for all). A delivered entry stays (its message is its
+    /// waiter's).
+    pub(crate) fn wake_all(&mut self, wakes: &mut Wakes) {
         self.order.clear();
         self.woken = 0;
-        self.entries.retain(|_, entry| match entry {
-            Entry::Delivered(..) => true,
-            Entry::Woken => false,
-            Entry::Waiting { waker, .. } => {
-                waker.wake_by_ref();
-                false
+        let ended = self
+            .entries
+            .extract_if(|_, entry| !matches!(entry, Entry::Delivered(..)));
+        for (_, entry) in ended {
+            if let Entry::Waiting { waker, .. } = entry {
+                wakes.add(waker);
             }
-        });
+        }
     }
 
     /// Drops the stale tickets of `order` once they outnumber the live ones (each
