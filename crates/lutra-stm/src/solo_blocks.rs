@@ -10,7 +10,10 @@
 //! solo gate's protocol). So a block it frees can be released as soon as it commits,
 //! before it gives the gate back: nothing else can hold a reference to it, and every
 //! later attempt of any descriptor begins on the committed memory, where the block is
-//! unreachable. The epochs (`epoch.rs`) are not needed for it.
+//! unreachable. The epochs (`epoch.rs`) are not needed for it, nor are the unchanged
+//! writes that make other users of a freed block conflict with the freeing attempt:
+//! a solo free writes none (`TxDescriptor::write_unchanged`), so a large block
+//! neither fills the undo log nor takes the attempt off the short path.
 //!
 //! # Invariants
 //! - `Core::solo_blocks` is set only while a solo attempt runs that would be lean
