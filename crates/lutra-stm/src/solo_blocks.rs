@@ -143,6 +143,20 @@ mod tests {
     }
 
     #[test]
+    fn a_solo_free_writes_none_of_its_words() {
+        let mut desc = solo_descriptor(&Stm::new(Config::default().with_stats(false)));
+        begin_lean(&mut desc);
+        // More words than the undo window opens with: logged, they would grow it.
+        let block = vec![7usize; 1024];
+        let addr = block.as_ptr() as usize;
+        // SAFETY: `record` frees nothing; the block outlives the attempt.
+        unsafe { desc.free_on_commit(addr, 1024 * size_of::<usize>(), record) }.unwrap();
+        assert!(desc.core.solo_blocks && desc.core.solo_undo.entries().is_empty());
+        assert!(desc.try_commit(), "the short commit applies");
+        assert_eq!(released(), vec![addr]);
+    }
+
+    #[test]
     fn an_aborted_solo_attempt_frees_its_allocations_not_its_frees() {
         let mut desc = solo_with_blocks();
         desc.rollback(AbortReason::Explicit);
