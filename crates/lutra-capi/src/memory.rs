@@ -151,21 +151,17 @@ fn words_to_free(addr: usize, idx: usize, size: usize) -> CapiResult<Range<usize
 
 /// Frees block `addr` if the running attempt of `state` commits, after writing
 /// `words` (unless the attempt runs solo) so that transactions using the block
-/// conflict with this one. Returns
-/// `LUTRA_OK` or the status of the abort path.
+/// conflict with this one. Returns `LUTRA_OK` or the status of the abort path.
 ///
 /// # Safety
 /// A transaction runs on `state`; `addr` is a live, word-aligned block of the C
 /// allocator, freed only once, and `words` lie in it.
 #[inline]
 unsafe fn free_in(state: &mut ThreadTx, addr: usize, words: Range<usize>, style: Style) -> c_int {
-    // A solo attempt is alone in the engine: no transaction can conflict with it.
-    if !state.desc.is_solo() {
-        // SAFETY: the caller's contract.
-        let status = unsafe { write_unchanged(state, words, style) };
-        if status != LUTRA_OK {
-            return status;
-        }
+    // SAFETY: the block is valid (contract), `words` lie in it and start on a word
+    // (`words_to_free`); a solo attempt writes none of them.
+    if let Err(abort) = unsafe { state.desc.write_unchanged(words.start, words.len()) } {
+        return state.after_abort(abort.reason(), Site::Write, style);
     }
     // SAFETY: the block comes from the C allocator (contract), is word-aligned, freed
     // once, and `release_with_free` is how to free it; size 0 overwrites nothing more.
@@ -173,23 +169,6 @@ unsafe fn free_in(state: &mut ThreadTx, addr: usize, words: Range<usize>, style:
         Ok(()) => LUTRA_OK,
         Err(abort) => state.after_abort(abort.reason(), Site::Write, style),
     }
-}
-
-/// The writes of [`free_in`] in an instrumented attempt: every word of `words`,
-/// unchanged. Returns `LUTRA_OK` or the status of the abort path.
-///
-/// # Safety
-/// As [`free_in`].
-#[inline(never)]
-unsafe fn write_unchanged(state: &mut ThreadTx, words: Range<usize>, style: Style) -> c_int {
-    for word in words.step_by(WORD) {
-        // SAFETY: the block is valid (contract) and `word` is an aligned word of it;
-        // mask 0 changes nothing, it only takes the word.
-        if let Err(abort) = unsafe { state.desc.store(word as *mut usize, 0, 0) } {
-            return state.after_abort(abort.reason(), Site::Write, style);
-        }
-    }
-    LUTRA_OK
 }
 
 /// Frees `addr` if the running attempt commits, after writing `[addr + idx, addr +

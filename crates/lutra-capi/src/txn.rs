@@ -163,7 +163,7 @@ pub unsafe extern "C" fn stm_commit() -> c_int {
 
 /// [`stm_commit`] of a plain thread's outermost level that the inline commit
 /// declined: the straight commit of an attempt that wrote (or of a solo attempt that
-/// allocated or freed), else the full commit, then the jump if it restarts.
+/// freed blocks), else the full commit, then the jump if it restarts.
 ///
 /// # Safety
 /// As [`stm_commit`]; `state` is the caller's state from `fast::state`.

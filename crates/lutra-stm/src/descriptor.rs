@@ -476,7 +476,8 @@ impl TxDescriptor {
 
     /// Frees `size` bytes at `addr` if the running attempt commits, once no
     /// transaction can still read them; the words are written (unchanged) so that
-    /// concurrent transactions using them conflict with this one.
+    /// concurrent transactions using them conflict with this one
+    /// ([`TxDescriptor::write_unchanged`]).
     ///
     /// # Errors
     /// As [`TxDescriptor::load`].
@@ -491,9 +492,8 @@ impl TxDescriptor {
         size: usize,
         release: Release,
     ) -> Result<(), Abort> {
-        if size != 0 {
-            self.write_unchanged(addr, size)?;
-        }
+        // SAFETY: the block is valid for `size` bytes and word-aligned (contract).
+        unsafe { self.write_unchanged(addr, size)? };
         self.core.note_free();
         self.core.frees.push(Block {
             addr,
@@ -504,10 +504,28 @@ impl TxDescriptor {
         Ok(())
     }
 
-    /// The writes of [`TxDescriptor::free_on_commit`]: every word of the `size` bytes
-    /// at `addr`, unchanged (mask 0).
+    /// Writes every word of the `size` bytes at `addr` unchanged (mask 0), so that
+    /// concurrent transactions using them conflict with the running attempt: what
+    /// freeing them does. A solo attempt writes nothing: no transaction runs beside
+    /// it to conflict with.
+    ///
+    /// # Errors
+    /// As [`TxDescriptor::load`].
+    ///
+    /// # Safety
+    /// `addr` must be word-aligned, and the `size` bytes from it (rounded up to whole
+    /// words) valid for reads and writes, as for [`TxDescriptor::store`].
+    #[inline]
+    pub unsafe fn write_unchanged(&mut self, addr: usize, size: usize) -> Result<(), Abort> {
+        if size == 0 || self.core.solo {
+            return Ok(());
+        }
+        self.write_unchanged_words(addr, size)
+    }
+
+    /// The writes of [`TxDescriptor::write_unchanged`], apart from its callers.
     #[inline(never)]
-    fn write_unchanged(&mut self, addr: usize, size: usize) -> Result<(), Abort> {
+    fn write_unchanged_words(&mut self, addr: usize, size: usize) -> Result<(), Abort> {
         let word = std::mem::size_of::<usize>();
         for at in (addr..addr + size.div_ceil(word) * word).step_by(word) {
             self.core.store(&self.stm, at, 0, 0, None)?;

@@ -30,9 +30,9 @@
 //!   capacity kept (a store that grows the log makes the attempt not lean). The
 //!   blocks a lean attempt allocated for the program (`Core::allocations`, none a
 //!   boxed `TVar` value) are forgotten at its end: they are the program's.
-//! - `try_commit` also commits a solo attempt that is lean but for blocks it
-//!   allocated or freed (`Core::solo_blocks`), through one call: the short commit
-//!   of `solo_blocks.rs`, which calls the freed blocks' release functions.
+//! - `try_commit` also commits a solo attempt that is lean but for blocks it freed
+//!   (`Core::solo_blocks`), through one call: the short commit of
+//!   `solo_blocks.rs`, which calls the freed blocks' release functions.
 
 use crate::config::DesignKind;
 use crate::descriptor::{Core, TxDescriptor, TxOptions};
@@ -98,8 +98,8 @@ impl TxDescriptor {
     /// is its serialization point. One that wrote commits here, through one call,
     /// unless a record it wrote is locked by another attempt, it was killed, an
     /// irrevocable attempt holds the commit gate, or its reads no longer hold. A solo
-    /// attempt that would be lean but for blocks it allocated or freed commits here
-    /// too, through one call (`solo_blocks.rs`).
+    /// attempt that would be lean but for blocks it freed commits here too, through
+    /// one call (`solo_blocks.rs`).
     /// Returns `false`, having changed nothing the program can see, otherwise: call
     /// [`TxDescriptor::commit`] then, which meets the same obstacle and decides
     /// (waits, aborts).

@@ -10,7 +10,10 @@
 //! solo gate's protocol). So a block it frees can be released as soon as it commits,
 //! before it gives the gate back: nothing else can hold a reference to it, and every
 //! later attempt of any descriptor begins on the committed memory, where the block is
-//! unreachable. The epochs (`epoch.rs`) are not needed for it.
+//! unreachable. The epochs (`epoch.rs`) are not needed for it, nor are the unchanged
+//! writes that make other users of a freed block conflict with the freeing attempt:
+//! a solo free writes none (`TxDescriptor::write_unchanged`), so a large block
+//! neither fills the undo log nor takes the attempt off the short path.
 //!
 //! # Invariants
 //! - `Core::solo_blocks` is set only while a solo attempt runs that would be lean
@@ -137,6 +140,20 @@ mod tests {
         assert!(!desc.is_active() && desc.core.between_lean);
         assert_eq!(released(), vec![0x2000], "the freed block, at the commit");
         next_releases_nothing(&mut desc, false);
+    }
+
+    #[test]
+    fn a_solo_free_writes_none_of_its_words() {
+        let mut desc = solo_descriptor(&Stm::new(Config::default().with_stats(false)));
+        begin_lean(&mut desc);
+        // More words than the undo window opens with: logged, they would grow it.
+        let block = vec![7usize; 1024];
+        let addr = block.as_ptr() as usize;
+        // SAFETY: `record` frees nothing; the block outlives the attempt.
+        unsafe { desc.free_on_commit(addr, 1024 * size_of::<usize>(), record) }.unwrap();
+        assert!(desc.core.solo_blocks && desc.core.solo_undo.entries().is_empty());
+        assert!(desc.try_commit(), "the short commit applies");
+        assert_eq!(released(), vec![addr]);
     }
 
     #[test]
