@@ -34,6 +34,9 @@
  *    worker of the scheduler it stays NULL for the thread's whole life, so that
  *    code of a task that migrated and reads another worker's slot still finds
  *    NULL.
+ *  - lutra_shim_read_front points to the read front of the descriptor of the
+ *    state in lutra_shim_fast_state while there is one, and to the closed front
+ *    otherwise (on a worker of the scheduler, always).
  *  - lutra_thread_undo_window is the solo undo window of the state in
  *    lutra_shim_fast_state while there is one (src/fast.rs places it there and
  *    moves it back), and closed (zero) otherwise: on a worker of the scheduler
@@ -57,7 +60,26 @@ __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread void
 __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread struct
     lutra_undo_window lutra_thread_undo_window;
 
+/* A closed read front (a Rust lutra_stm::ReadFront: two pointers and a bool,
+ * all zero): where lutra_shim_read_front points while the thread has no
+ * published state. Never written. */
+struct lutra_shim_read_front {
+  void *end;
+  void *room;
+  _Bool plain;
+};
+static const struct lutra_shim_read_front lutra_shim_closed_front;
+
+/* The calling thread's read front: the front of its published state's
+ * descriptor, or the closed front. src/fast.rs reads it with an initial-exec
+ * sequence, as the slot; stm_load tests the front it points to, never the
+ * pointer. */
+__attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread const
+    struct lutra_shim_read_front *lutra_shim_read_front = &lutra_shim_closed_front;
+
 void lutra_shim_set_fast_state(void *state);
+void lutra_shim_set_read_front(void *front);
+const void *lutra_shim_get_read_front(void);
 struct lutra_undo_window *lutra_shim_undo_window(void);
 void *lutra_shim_get_fast_state(void);
 void lutra_shim_attr_layout(int32_t *id, int32_t *read_only, int32_t *no_retry);
@@ -68,6 +90,15 @@ sigjmp_buf *lutra_shim_start(int32_t attrs);
 int lutra_shim_atomically(int32_t attrs, stm_atomic_fn fn, void *arg);
 
 void lutra_shim_set_fast_state(void *state) { lutra_shim_fast_state = state; }
+
+/* Points the read front at `front`, or at the closed front when NULL. */
+void lutra_shim_set_read_front(void *front) {
+  lutra_shim_read_front = front != NULL ? front : &lutra_shim_closed_front;
+}
+
+/* The read front, for targets where src/fast.rs has no instruction sequence of
+ * its own. */
+const void *lutra_shim_get_read_front(void) { return lutra_shim_read_front; }
 
 /* The calling thread's undo window, where its published state places its
  * descriptor's. */

@@ -230,42 +230,40 @@ pub(crate) unsafe fn fast_store_part<const N: usize>(addr: usize, bytes: [u8; N]
 /// the `sigsetjmp` must be C frames (or frames that own nothing).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_load(addr: *const usize) -> usize {
+    // No nesting check: outside transactions the front is closed, and the full path
+    // checks.
+    // SAFETY: the thread's read front is closed or its published state's (see
+    // `fast.rs`), used by no one else during this call; `addr` is checked, and valid
+    // by the caller's contract.
+    if let Some(value) = unsafe { TxDescriptor::try_load_through_front(fast::read_front(), addr) } {
+        return value;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { stm_load_engine(addr) }
+}
+
+/// [`stm_load`] for every access its inlined common case left: the full read of a
+/// registered plain thread inside a transaction, else the general path.
+///
+/// # Safety
+/// As [`stm_load`].
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn stm_load_engine(addr: *const usize) -> usize {
     // SAFETY: entered from C; the reference ends with this call.
     if let Some(state) = unsafe { fast::state() }
+        && state.nesting != 0
         && fast_address(addr as usize)
     {
-        // No nesting check: outside transactions the engine's common case never
-        // applies (`try_load` returns `None`), and the full path below checks.
         // SAFETY: aligned, not NULL, and valid by the caller's contract.
-        if let Some(value) = unsafe { state.desc.try_load(addr) } {
-            return value;
-        }
-        // SAFETY: forwarded contract; `state` is the caller's state.
-        return unsafe { stm_load_engine(state, addr) };
+        return match unsafe { state.desc.load(addr) } {
+            Ok(value) => value,
+            // SAFETY: this frame owns only integers and the state's address.
+            Err(abort) => unsafe { access_abort_slow(state, abort.reason(), Site::Read) },
+        };
     }
     // SAFETY: forwarded contract.
     unsafe { stm_load_slow(addr) }
-}
-
-/// [`stm_load`] for a registered plain thread whose access the engine's common case
-/// left: the full read inside a transaction, else the general path.
-///
-/// # Safety
-/// As [`stm_load`], with `addr` aligned and not NULL; `state` is the caller's state
-/// from `fast::state`.
-#[cold]
-#[inline(never)]
-unsafe extern "C" fn stm_load_engine(state: &mut ThreadTx, addr: *const usize) -> usize {
-    if state.nesting == 0 {
-        // SAFETY: forwarded contract.
-        return unsafe { stm_load_slow(addr) };
-    }
-    // SAFETY: aligned, not NULL, and valid by the caller's contract.
-    match unsafe { state.desc.load(addr) } {
-        Ok(value) => value,
-        // SAFETY: this frame owns only integers and the state's address.
-        Err(abort) => unsafe { access_abort_slow(state, abort.reason(), Site::Read) },
-    }
 }
 
 /// The general path of [`stm_load`].

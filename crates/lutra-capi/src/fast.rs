@@ -27,7 +27,13 @@
 //! - A panic on the fast path is a bug: the ABI functions are `extern "C"` (they
 //!   cannot unwind), so it aborts the process with the panic's message.
 //!
-//! A second initial-exec variable, `lutra_thread_undo_window`, serves the inline
+//! A second one, `lutra_shim_read_front`, points to the read front
+//! ([`ReadFront`]) of the published state's descriptor, or to a closed front of the
+//! shim's: `stm_load` tests the front's room first, which a thread with no state
+//! fails, so it never tests the slot ([`TxDescriptor::try_load_through_front`]).
+//! [`publish`] and [`withdraw`] move it with the slot.
+//!
+//! A third initial-exec variable, `lutra_thread_undo_window`, serves the inline
 //! accesses of `stm.h` (`LUTRA_INLINE`): it is the window of the solo undo log
 //! ([`lutra_stm::UndoWindow`]) of the state in the first slot itself, not a pointer
 //! to it, so that the inline load tests it with one `%fs`-relative compare.
@@ -39,13 +45,18 @@
 //! Rust code borrows the state.
 
 use crate::thread::ThreadTx;
-use lutra_stm::UndoWindow;
+use lutra_stm::{ReadFront, TxDescriptor, UndoWindow};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 
 unsafe extern "C" {
     /// Sets the calling thread's slot.
     fn lutra_shim_set_fast_state(state: *mut c_void);
+    /// Points the calling thread's read front at `front` (the closed front if NULL).
+    fn lutra_shim_set_read_front(front: *mut c_void);
+    /// The calling thread's read front (targets without an inline sequence).
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    safe fn lutra_shim_get_read_front() -> NonNull<ReadFront>;
     /// The calling thread's undo window (`lutra_thread_undo_window`).
     safe fn lutra_shim_undo_window() -> NonNull<UndoWindow>;
     /// The calling thread's slot (targets without an inline sequence).
@@ -80,6 +91,32 @@ fn slot() -> *mut ThreadTx {
     lutra_shim_get_fast_state().cast()
 }
 
+/// The calling thread's read front: its published state's descriptor's, or a closed
+/// one (never NULL), for [`TxDescriptor::try_load_through_front`].
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[inline(always)]
+pub(crate) fn read_front() -> NonNull<ReadFront> {
+    let front: *mut ReadFront;
+    // SAFETY: as in `slot`, for the shim's `lutra_shim_read_front`.
+    unsafe {
+        std::arch::asm!(
+            "mov {front}, qword ptr [rip + lutra_shim_read_front@GOTTPOFF]",
+            "mov {front}, qword ptr fs:[{front}]",
+            front = out(reg) front,
+            options(nostack, readonly, preserves_flags),
+        );
+        // SAFETY: the shim's variable always points to a front (its invariants).
+        NonNull::new_unchecked(front)
+    }
+}
+
+/// The calling thread's read front (see above).
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[inline(always)]
+pub(crate) fn read_front() -> NonNull<ReadFront> {
+    lutra_shim_get_read_front()
+}
+
 /// The calling thread's state, if it is a registered plain thread.
 ///
 /// # Safety
@@ -107,6 +144,10 @@ pub(crate) unsafe fn publish(state: *mut ThreadTx) {
             .desc
             .place_solo_undo_window(Some(lutra_shim_undo_window()));
         lutra_shim_set_fast_state(state.cast());
+        // Derived from the pointer to the whole state, as the engine requires.
+        let front =
+            state.byte_add(std::mem::offset_of!(ThreadTx, desc) + TxDescriptor::READ_FRONT_OFFSET);
+        lutra_shim_set_read_front(front.cast());
     }
 }
 
@@ -123,6 +164,7 @@ pub(crate) unsafe fn withdraw(state: *mut ThreadTx) {
         // (the caller's contract), and the descriptor's own window is always valid.
         unsafe {
             lutra_shim_set_fast_state(std::ptr::null_mut());
+            lutra_shim_set_read_front(std::ptr::null_mut());
             (*state).desc.place_solo_undo_window(None);
         }
     }

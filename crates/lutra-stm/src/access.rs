@@ -29,6 +29,7 @@ use crate::config::DesignKind;
 use crate::descriptor::Core;
 use crate::epoch::Release;
 use crate::orec::LockWord;
+use crate::read_set::FastSlot;
 use crate::registry::{SharedDescriptor, Status, TxState};
 use crate::sets::{ReadEntry, WriteEntry};
 use crate::stm::StmInner;
@@ -51,11 +52,22 @@ impl Access {
     }
 }
 
+/// The index of the word at `addr` (`addr / word size`), or `None` if `addr` is NULL
+/// or not a word's address: one rotate, which also gives the index, and one test.
+#[inline(always)]
+pub(crate) fn checked_word_index(addr: usize) -> Option<usize> {
+    const SHIFT: u32 = std::mem::size_of::<usize>().trailing_zeros();
+    // A word's address rotates to its index, below 2^61, and only NULL to 0; any
+    // other address brings its low bits to the top.
+    let rotated = addr.rotate_right(SHIFT);
+    (rotated.wrapping_sub(1) >> (usize::BITS - SHIFT) == 0).then_some(rotated)
+}
+
 /// The word at `addr`, seen as an atomic.
 ///
 /// # Safety
 /// `addr` must be aligned and valid for as long as the returned reference is used.
-unsafe fn word<'a>(addr: usize) -> &'a AtomicUsize {
+pub(crate) unsafe fn word<'a>(addr: usize) -> &'a AtomicUsize {
     // SAFETY: the caller guarantees alignment and validity; transactional words are
     // only accessed atomically while transactions may use them.
     unsafe { &*(addr as *const AtomicUsize) }
@@ -90,27 +102,12 @@ fn wait_for_committer(
     false
 }
 
-/// Appends `entry` to `reads`, whose length is `len`, without the growth path.
-///
-/// # Safety
-/// `len == reads.len() < reads.capacity()`.
-#[inline(always)]
-unsafe fn push_at(reads: &mut Vec<ReadEntry>, len: usize, entry: ReadEntry) {
-    debug_assert!(len == reads.len() && len < reads.capacity());
-    // SAFETY: the caller guarantees room for one more entry; the slot at `len` is
-    // uninitialised spare capacity, written once before the length covers it.
-    unsafe {
-        reads.as_mut_ptr().add(len).write(entry);
-        reads.set_len(len + 1);
-    }
-}
-
 impl Core {
     /// The read barrier. The common case ([`Core::try_load`]) is inlined into the
     /// caller; everything else is [`Core::load_slow`].
     #[inline]
     pub(crate) fn load(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
-        match self.try_load(stm, addr) {
+        match self.try_load(addr) {
             Some(value) => Ok(value),
             None => self.load_slow(stm, addr),
         }
@@ -119,32 +116,63 @@ impl Core {
     /// The read barrier's common case, or `None` (nothing done) when
     /// [`Core::load_slow`] must run: no write to `addr` buffered, its record unlocked
     /// at a version inside the snapshot, room in the read set (a few loads, one
-    /// compare, one append), or a solo attempt's plain load.
+    /// compare, three stores), or a solo attempt's plain load.
     #[inline(always)]
-    pub(crate) fn try_load(&mut self, stm: &StmInner, addr: usize) -> Option<usize> {
-        let len = self.reads.len();
-        // `read_room` is 0 whenever the inlined paths may not run (see `fast_access`).
-        if len < self.read_room && !self.writes.may_contain(addr) {
-            let orec = stm.orecs.index_of(addr);
-            let record = stm.orecs.record(orec);
-            let before = record.load(Ordering::Acquire);
-            if LockWord::readable_at(before, self.rv) {
-                // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`.
-                let value = unsafe { word(addr) }.load(Ordering::Relaxed);
-                // ORDERING: as in `load_slow` (the seqlock read of step 3).
-                fence(Ordering::Acquire);
-                if record.load(Ordering::Relaxed) == before {
-                    // An unlocked word is its version.
-                    let version = before as u64;
-                    // SAFETY: `len == reads.len() < read_room <= reads.capacity()`.
-                    unsafe { push_at(&mut self.reads, len, ReadEntry { orec, version }) };
-                    return Some(value);
-                }
-            }
-        } else if self.solo && self.doomed.is_none() {
+    pub(crate) fn try_load(&mut self, addr: usize) -> Option<usize> {
+        self.try_load_word(addr, addr / std::mem::size_of::<usize>())
+    }
+
+    /// [`Core::try_load`] for an address of any value, which it checks: `None`
+    /// (nothing done) also when `addr` is NULL or not a word's address.
+    #[inline(always)]
+    pub(crate) fn try_load_checked(&mut self, addr: usize) -> Option<usize> {
+        self.try_load_word(addr, checked_word_index(addr)?)
+    }
+
+    /// [`Core::try_load`], given the `index` of the word at `addr` (`addr / word size`).
+    #[inline(always)]
+    fn try_load_word(&mut self, addr: usize, index: usize) -> Option<usize> {
+        // The read set is closed whenever the inlined paths may not run
+        // (`Core::fast_access`).
+        if let Some(slot) = self.reads.fast_slot() {
+            self.load_in_slot(addr, index, slot)
+        } else if self.reads.is_plain() {
             // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`; alone in
             // the engine (`solo.rs`), nobody else writes the word.
-            return Some(unsafe { word(addr) }.load(Ordering::Relaxed));
+            Some(unsafe { word(addr) }.load(Ordering::Relaxed))
+        } else {
+            None
+        }
+    }
+
+    /// The rest of [`Core::try_load`] once the read set had room: `slot` is where the
+    /// read is recorded.
+    #[inline(always)]
+    pub(crate) fn load_in_slot(
+        &mut self,
+        addr: usize,
+        index: usize,
+        slot: FastSlot,
+    ) -> Option<usize> {
+        if self.writes.may_contain_word(index) {
+            return None;
+        }
+        let orec = self.orecs.index_of_word(index);
+        // SAFETY: the descriptor holds the engine, so its table is alive.
+        let record = unsafe { self.orecs.record(orec) };
+        let before = record.load(Ordering::Acquire);
+        if LockWord::readable_at(before, self.rv) {
+            // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`.
+            let value = unsafe { word(addr) }.load(Ordering::Relaxed);
+            // ORDERING: as in `load_slow` (the seqlock read of step 3).
+            fence(Ordering::Acquire);
+            if record.load(Ordering::Relaxed) == before {
+                // An unlocked word is its version.
+                let version = before as u64;
+                // SAFETY: the slot was taken from the read set, unchanged since.
+                unsafe { self.reads.fill(slot, ReadEntry { orec, version }) };
+                return Some(value);
+            }
         }
         None
     }
@@ -193,7 +221,7 @@ impl Core {
     }
 
     fn record_read(&mut self, stm: &StmInner, orec: usize, version: u64) -> Result<(), Abort> {
-        if self.reads.len() >= self.read_room {
+        if !self.reads.has_fast_room() {
             self.make_read_room(stm)?;
         }
         self.reads.push(ReadEntry { orec, version });
@@ -213,11 +241,13 @@ impl Core {
         if self.reads.len() + self.writes.len() >= stm.config.max_set_entries {
             return Err(self.doom(AbortReason::Capacity));
         }
-        if self.reads.len() == self.reads.capacity() {
-            self.reads.reserve(self.reads.len().max(64));
+        let open = self.fast_access();
+        // Growing closes the set; a set that was open opens again at its new stop.
+        self.reads.reserve_one();
+        self.reads.set_stop(stm.config.max_set_entries);
+        if open {
+            self.reads.open();
         }
-        self.read_limit = self.reads.capacity().min(stm.config.max_set_entries);
-        self.read_room = if self.fast_access { self.read_limit } else { 0 };
         Ok(())
     }
 
@@ -255,7 +285,7 @@ impl Core {
         mask: usize,
         retire_old: Option<Release>,
     ) -> Result<(), Abort> {
-        if self.fast_access && retire_old.is_none() {
+        if self.fast_access() && retire_old.is_none() {
             if self.writes.write(addr, value, mask) {
                 return Ok(());
             }
@@ -281,7 +311,9 @@ impl Core {
         mask: usize,
         retire_old: Option<Release>,
     ) -> Result<(), Abort> {
-        if self.fast_access && retire_old.is_none() && self.writes.write_probing(addr, value, mask)
+        if self.fast_access()
+            && retire_old.is_none()
+            && self.writes.write_probing(addr, value, mask)
         {
             // The inlined path's write, past a home slot that another address holds.
             return Ok(());
@@ -302,7 +334,7 @@ impl Core {
         let len = self.writes.len();
         let mut room = len;
         if stm.fast_write_room > 0
-            && self.fast_access
+            && self.fast_access()
             && stm.design_kind == DesignKind::WriteBackCtl
         {
             room = (len + 1)
@@ -312,7 +344,7 @@ impl Core {
                 .max(len);
             self.writes.allow(room);
         }
-        self.read_room = self.read_room.min(limit.saturating_sub(room));
+        self.reads.restrict(limit.saturating_sub(room));
         self.publish_size(stm)
     }
 
@@ -389,8 +421,7 @@ impl Core {
                         self.locks.push(orec, version);
                         // Holding a lock, this attempt can be killed: every access
                         // checks its status word from now on (`check_usable`).
-                        self.fast_access = false;
-                        self.read_room = 0;
+                        self.reads.close();
                         return Ok(version);
                     }
                 }
@@ -483,7 +514,7 @@ impl Core {
     /// Whether every recorded read still holds (records locked by this attempt are
     /// checked against the version they had when locked).
     pub(crate) fn validate(&self, stm: &StmInner) -> bool {
-        self.reads.iter().all(|read| {
+        self.reads.as_slice().iter().all(|read| {
             match LockWord::decode(stm.orecs.record(read.orec).load(Ordering::Acquire)) {
                 LockWord::Unlocked { version } => version == read.version,
                 LockWord::Locked { owner } if owner == self.slot => {

@@ -21,10 +21,13 @@
 //! - Every entry of the read set records a version no newer than the snapshot `rv`.
 
 use crate::abort::{Abort, AbortReason};
+use crate::access::{checked_word_index, word};
 use crate::epoch::{Release, Retired};
 use crate::hooks::{Decision, TxEvent};
+use crate::orec::OrecView;
+use crate::read_set::{ReadFront, ReadSet};
 use crate::registry::{SharedDescriptor, Status};
-use crate::sets::{Block, LockSet, ReadEntry, WordMap, WriteSet};
+use crate::sets::{Block, LockSet, WordMap, WriteSet};
 use crate::stats::{Counters, Outcome};
 use crate::stm::{Stm, StmInner};
 use crate::sync::Ordering;
@@ -93,7 +96,13 @@ pub(crate) struct Core {
     pub(crate) active: bool,
     /// Snapshot timestamp: every read is consistent with the memory at `rv`.
     pub(crate) rv: u64,
-    pub(crate) reads: Vec<ReadEntry>,
+    /// The records read. The set is *open* ([`Core::fast_access`]) while the inlined
+    /// access paths may run: an attempt is active, not doomed, and holds no lock (so
+    /// no kill can reach it: see `check_usable`). Opened when an attempt becomes
+    /// active; closed by `doom`, by the first lock taken and at the attempt's end.
+    pub(crate) reads: ReadSet,
+    /// The engine's record table, at hand for the inlined read path.
+    pub(crate) orecs: OrecView,
     pub(crate) writes: WriteSet,
     pub(crate) locks: LockSet,
     pub(crate) allocations: Vec<Block>,
@@ -113,10 +122,6 @@ pub(crate) struct Core {
     pub(crate) started_at: Option<Stamp>,
     /// How long the attempt that ended last ran (zero when statistics are off).
     pub(crate) last_elapsed: Duration,
-    /// The inlined access paths may run: an attempt is active, not doomed, and holds
-    /// no lock (so no kill can reach it: see `check_usable`). Cleared by `doom`,
-    /// by the first lock taken and at the attempt's end.
-    pub(crate) fast_access: bool,
     /// The running attempt is *lean*: it began without hooks, statistics, aborts of
     /// its transaction before it, anything to wait for or irrevocability (on the inlined path, or solo) and nothing but the
     /// inlined access paths, buffered writes and solo writes that kept the undo log
@@ -128,10 +133,6 @@ pub(crate) struct Core {
     /// value, a doom, a growing undo log, a boxed value, a free — which in a solo
     /// attempt sets `solo_blocks` instead…) and when the attempt ends.
     pub(crate) lean: bool,
-    /// Entries the read set may reach before the inlined read path hands over to the
-    /// full one: at most its capacity and the engine's set limit, and 0 whenever
-    /// `fast_access` is false (the read path tests this one field).
-    pub(crate) read_room: usize,
     /// The last attempt ended as a lean commit (`lean.rs`) and nothing has begun or
     /// changed since: no attempt is active, no abort to give way to, no irrevocable
     /// restart pending, no aborts counted, and the engine has neither hooks nor
@@ -139,9 +140,6 @@ pub(crate) struct Core {
     /// Set by a commit (of a transaction without aborts, on such an engine); cleared
     /// by every begin, doom and `prepare`.
     pub(crate) between_lean: bool,
-    /// What `read_room` starts at in an attempt: the read set's capacity, at most
-    /// the engine's set limit. Kept wherever the capacity changes.
-    pub(crate) read_limit: usize,
     /// Attempts may run solo (see `solo.rs`) when this descriptor is the engine's only.
     pub(crate) solo_allowed: bool,
     /// The running attempt is solo: its writes are in memory, their old words in
@@ -210,7 +208,8 @@ impl TxDescriptor {
             status,
             active: false,
             rv: 0,
-            reads: Vec::new(),
+            reads: ReadSet::default(),
+            orecs: stm.inner.orecs.view(),
             writes: WriteSet::default(),
             locks: LockSet::default(),
             allocations: Vec::new(),
@@ -227,10 +226,7 @@ impl TxDescriptor {
             last_abort: None,
             started_at: None,
             last_elapsed: Duration::ZERO,
-            fast_access: false,
             lean: false,
-            read_room: 0,
-            read_limit: 0,
             between_lean: false,
             solo_allowed: false,
             solo: false,
@@ -430,7 +426,88 @@ impl TxDescriptor {
     /// As [`TxDescriptor::load`].
     #[inline(always)]
     pub unsafe fn try_load(&mut self, addr: *const usize) -> Option<usize> {
-        self.core.try_load(&self.stm, addr as usize)
+        self.core.try_load(addr as usize)
+    }
+
+    /// Where a descriptor's read front lies in it (see
+    /// [`TxDescriptor::try_load_through_front`]).
+    pub const READ_FRONT_OFFSET: usize = std::mem::offset_of!(TxDescriptor, core.reads.front);
+
+    /// [`TxDescriptor::try_load_checked`] for a caller that keeps a pointer to the
+    /// descriptor's read front (its address plus [`TxDescriptor::READ_FRONT_OFFSET`])
+    /// or, when it has no descriptor, to a closed front: the read tests the front
+    /// first, and reaches the descriptor only when the front lets it, so a caller
+    /// without a descriptor pays no test of its own. `None` (nothing done) when the
+    /// full [`TxDescriptor::load`] must run, or when `front` is closed.
+    ///
+    /// ```
+    /// use lutra_stm::{ReadFront, Stm, TxDescriptor, TxOptions};
+    /// use std::ptr::NonNull;
+    /// let stm = Stm::default();
+    /// let word: usize = 5;
+    /// let mut closed = ReadFront::CLOSED;
+    /// // SAFETY: a closed front; `word` is an aligned word.
+    /// assert_eq!(unsafe { TxDescriptor::try_load_through_front(NonNull::from(&mut closed), &word) }, None);
+    /// let mut tx = TxDescriptor::new(&stm).unwrap();
+    /// tx.begin(TxOptions::default());
+    /// let front = tx.read_front();
+    /// // SAFETY: the descriptor's own front, and nothing else uses it meanwhile.
+    /// let first = unsafe { TxDescriptor::try_load_through_front(front, &word) };
+    /// assert!(first.is_none() || first == Some(5));
+    /// tx.commit().unwrap();
+    /// ```
+    ///
+    /// # Safety
+    /// `front` must point to a closed front that no one writes, or to the read front
+    /// of a live descriptor, derived from a pointer to the whole descriptor (as
+    /// [`TxDescriptor::read_front`] gives) and not borrowed elsewhere during the
+    /// call; and `addr` as for [`TxDescriptor::try_load_checked`].
+    #[inline(always)]
+    pub unsafe fn try_load_through_front(
+        front: NonNull<ReadFront>,
+        addr: *const usize,
+    ) -> Option<usize> {
+        let index = checked_word_index(addr as usize)?;
+        let front = front.as_ptr();
+        // SAFETY: `front` points to a valid front (the contract); no reference is
+        // made, so a closed one shared by threads is only read.
+        if let Some(slot) = unsafe { ReadFront::fast_slot_at(front) } {
+            // SAFETY: an open front is a live descriptor's, derived from a pointer to
+            // the whole descriptor, which lies `READ_FRONT_OFFSET` bytes before it,
+            // and is not borrowed elsewhere (the contract).
+            let desc = unsafe {
+                &mut *front
+                    .byte_sub(Self::READ_FRONT_OFFSET)
+                    .cast::<TxDescriptor>()
+            };
+            return desc.core.load_in_slot(addr as usize, index, slot);
+        }
+        // SAFETY: as above; a plain front is a live solo descriptor's.
+        if unsafe { ReadFront::is_plain_at(front) } {
+            // SAFETY: `addr` is a word's address (checked), valid by the contract;
+            // alone in the engine (`solo.rs`), nobody else writes the word.
+            return Some(unsafe { word(addr as usize) }.load(Ordering::Relaxed));
+        }
+        None
+    }
+
+    /// This descriptor's read front, for [`TxDescriptor::try_load_through_front`].
+    /// It stays in place as long as the descriptor does (it is not moved).
+    pub fn read_front(&mut self) -> NonNull<ReadFront> {
+        let whole: *mut TxDescriptor = self;
+        // SAFETY: the front lies inside the descriptor, `READ_FRONT_OFFSET` bytes in.
+        unsafe { NonNull::new_unchecked(whole.byte_add(Self::READ_FRONT_OFFSET).cast()) }
+    }
+
+    /// [`TxDescriptor::try_load`] for an address of any value: `None` (nothing done)
+    /// also when `addr` is NULL or not aligned to a word, which it checks for about
+    /// the cost of computing the word's record alone.
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::load`] if `addr` is aligned and not NULL.
+    #[inline(always)]
+    pub unsafe fn try_load_checked(&mut self, addr: *const usize) -> Option<usize> {
+        self.core.try_load_checked(addr as usize)
     }
 
     /// Buffers a write of the bits of `value` selected by `mask` to the word at `addr`
@@ -646,6 +723,7 @@ impl TxDescriptor {
         let watched: Vec<Watched> = self
             .core
             .reads
+            .as_slice()
             .iter()
             .map(|r| Watched {
                 orec: r.orec,
@@ -822,18 +900,20 @@ impl Core {
         stm.epochs.announce_in(&shared.epoch);
     }
 
+    /// Whether the inlined access paths may run: the read set is open (see
+    /// [`Core::reads`]).
+    #[inline(always)]
+    pub(crate) fn fast_access(&self) -> bool {
+        self.reads.is_open()
+    }
+
     /// The private half of [`Core::announce`], once no serial attempt stands in the
     /// way: the attempt runs from its snapshot on.
     #[inline(always)]
     pub(crate) fn become_active(&mut self, stm: &StmInner) {
         self.doomed = None;
         self.active = true;
-        self.fast_access = true;
-        debug_assert_eq!(
-            self.read_limit,
-            self.reads.capacity().min(stm.config.max_set_entries)
-        );
-        self.read_room = self.read_limit;
+        self.reads.open();
         self.rv = stm.clock.load(Ordering::SeqCst);
     }
 
@@ -861,10 +941,10 @@ impl Core {
             .status
             .store(self.status.encode(), Ordering::Release);
         self.solo = true;
+        self.reads.set_plain(true);
         self.doomed = None;
         self.active = true;
-        self.fast_access = false;
-        self.read_room = 0;
+        self.reads.close();
     }
 
     /// Before an attempt that follows an abort: gives way to the irrevocable
@@ -893,8 +973,8 @@ impl Core {
     pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
         self.between_lean = false;
         self.mark_not_lean();
-        self.fast_access = false;
-        self.read_room = 0;
+        self.reads.close();
+        self.reads.set_plain(false);
         if self.doomed.is_none() {
             self.doomed = Some(reason);
         }
@@ -947,8 +1027,7 @@ impl Core {
     /// quiescent.
     #[inline(always)]
     pub(crate) fn go_idle(&mut self, stm: &StmInner) {
-        self.fast_access = false;
-        self.read_room = 0;
+        self.reads.close();
         self.reads.clear();
         let shared = self.shared(stm);
         self.status = self.status.idle();
@@ -984,6 +1063,7 @@ impl Core {
     #[inline]
     pub(crate) fn end_solo(&mut self, stm: &StmInner) {
         self.solo = false;
+        self.reads.set_plain(false);
         self.solo_undo.close();
         stm.solo.exit();
     }
@@ -992,6 +1072,7 @@ impl Core {
     #[inline(always)]
     pub(crate) fn end_solo_ready(&mut self, stm: &StmInner) {
         self.solo = false;
+        self.reads.set_plain(false);
         self.solo_undo.close_window();
         stm.solo.exit();
     }
@@ -1001,10 +1082,7 @@ impl Core {
     #[cold]
     #[inline(never)]
     fn finish_special(&mut self, stm: &StmInner, outcome: Result<(), AbortReason>) {
-        if self.reads.capacity() > READ_SET_KEPT {
-            self.reads = Vec::new();
-            self.read_limit = 0;
-        }
+        self.reads.clear_and_shrink(READ_SET_KEPT);
         self.frees.clear();
         self.lent = 0;
         if !self.private.is_empty() {

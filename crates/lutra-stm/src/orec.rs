@@ -101,6 +101,43 @@ impl OrecTable {
     pub(crate) fn len(&self) -> usize {
         self.records.len()
     }
+
+    /// The table as a descriptor keeps it at hand (see [`OrecView`]).
+    pub(crate) fn view(&self) -> OrecView {
+        OrecView {
+            records: self.records.as_ptr(),
+            mask: self.mask,
+        }
+    }
+}
+
+/// The table's address and mask, copied into a descriptor so that its inlined read
+/// path finds a record with no load of the engine's address: valid while the engine
+/// lives, which the descriptor that keeps it ensures (it holds the engine).
+#[derive(Clone, Copy)]
+pub(crate) struct OrecView {
+    records: *const Record,
+    mask: usize,
+}
+
+impl OrecView {
+    /// The index of the record that guards the word with index `word` (its address
+    /// divided by the word's size).
+    #[inline(always)]
+    pub(crate) fn index_of_word(&self, word: usize) -> usize {
+        word & self.mask
+    }
+
+    /// As [`OrecTable::record`].
+    ///
+    /// # Safety
+    /// The table must be alive for as long as the returned reference is used.
+    #[inline(always)]
+    pub(crate) unsafe fn record<'a>(&self, index: usize) -> &'a Record {
+        // SAFETY: masked with the table's `mask` (its length minus one), the index is
+        // in bounds; the caller keeps the table alive.
+        unsafe { &*self.records.add(index & self.mask) }
+    }
 }
 
 #[cfg(test)]

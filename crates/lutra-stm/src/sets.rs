@@ -461,7 +461,14 @@ pub(crate) struct Checkpoint {
 /// (tinySTM's `USE_BLOOM_FILTER`, one word wide).
 #[inline]
 fn filter_bit(addr: usize) -> u64 {
-    1 << ((addr / std::mem::size_of::<usize>()) % 64)
+    filter_bit_of_word(addr / std::mem::size_of::<usize>())
+}
+
+/// [`filter_bit`] of the word with index `word` (its address divided by the word's
+/// size).
+#[inline(always)]
+fn filter_bit_of_word(word: usize) -> u64 {
+    1 << (word % 64)
 }
 
 /// The buffered writes of an attempt.
@@ -504,7 +511,14 @@ impl WriteSet {
     /// Whether `addr` may have been written: false means it certainly was not.
     #[inline]
     pub(crate) fn may_contain(&self, addr: usize) -> bool {
-        self.filter & filter_bit(addr) != 0
+        self.may_contain_word(addr / std::mem::size_of::<usize>())
+    }
+
+    /// [`WriteSet::may_contain`] for the word with index `word` (its address divided
+    /// by the word's size).
+    #[inline(always)]
+    pub(crate) fn may_contain_word(&self, word: usize) -> bool {
+        self.filter & filter_bit_of_word(word) != 0
     }
 
     pub(crate) fn get(&self, addr: usize) -> Option<&WriteEntry> {

@@ -523,6 +523,82 @@ fn solo_attempts_never_run_beside_a_newcomer() {
     explore_designs_and_paths(11, solo_transfers_and_newcomer_audit);
 }
 
+/// Reads `addr` as the C ABI's `stm_load` does: through the descriptor's read front,
+/// and through `load` when the front declines.
+///
+/// # Safety
+/// As `TxDescriptor::load`.
+unsafe fn load_via_front(
+    tx: &mut lutra_stm::TxDescriptor,
+    addr: *const usize,
+) -> Result<usize, lutra_stm::Abort> {
+    let front = tx.read_front();
+    // SAFETY: the descriptor's own front, unused elsewhere during the call; `addr`
+    // by the caller's contract.
+    match unsafe { lutra_stm::TxDescriptor::try_load_through_front(front, addr) } {
+        Some(value) => Ok(value),
+        // SAFETY: the caller's contract.
+        None => unsafe { tx.load(addr) },
+    }
+}
+
+/// Two words summing to 200; a mover (allowed to run solo) moves amounts between
+/// them, and an auditor that registers mid-run sums them, both reading through the
+/// read front: every sum an attempt sees is 200, even in an attempt that aborts.
+fn front_reads_beside_transfers(design: DesignKind, lean: bool) {
+    use lutra_stm::{TxDescriptor, TxOptions};
+    let stm = tiny(design, "suicide");
+    let words: Arc<[std::sync::atomic::AtomicUsize; 2]> = Arc::new([
+        std::sync::atomic::AtomicUsize::new(100),
+        std::sync::atomic::AtomicUsize::new(100),
+    ]);
+    let mover = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            tx.allow_solo(true);
+            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
+            for _ in 0..3 {
+                // SAFETY: the words live in the `Arc` and are only accessed through
+                // transactions of this engine.
+                until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
+                    let (from, to) = (load_via_front(tx, a)?, load_via_front(tx, b)?);
+                    assert_eq!(from + to, 200, "the mover saw half a transfer");
+                    tx.store(a, from - 1, usize::MAX)?;
+                    tx.store(b, to + 1, usize::MAX)
+                });
+            }
+        })
+    };
+    let auditor = {
+        let (stm, words) = (stm.clone(), words.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
+            for _ in 0..2 {
+                // SAFETY: as above.
+                until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
+                    let sum = load_via_front(tx, a)? + load_via_front(tx, b)?;
+                    assert_eq!(sum, 200, "an audit saw half a transfer");
+                    Ok(())
+                });
+            }
+        })
+    };
+    mover.join().unwrap();
+    auditor.join().unwrap();
+    let (a, b) = (
+        words[0].load(Ordering::SeqCst),
+        words[1].load(Ordering::SeqCst),
+    );
+    assert_eq!((a, b), (97, 103), "a transfer was lost");
+}
+
+#[test]
+fn reads_through_the_front_stay_consistent() {
+    explore_designs_and_paths(17, front_reads_beside_transfers);
+}
+
 /// What a node holds once released: a reader that sees it read a freed block.
 const POISON: usize = usize::MAX;
 
