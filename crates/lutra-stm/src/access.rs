@@ -289,7 +289,7 @@ impl Core {
             if self.writes.write(addr, value, mask) {
                 return Ok(());
             }
-        } else if self.solo {
+        } else if self.reads.solo() {
             return self.store_solo(addr, value, mask, retire_old);
         }
         self.store_slow(stm, addr, value, mask, retire_old)

@@ -64,7 +64,7 @@ impl Core {
             self.rollback(stm, abort.reason());
             return Err(abort);
         }
-        if self.solo {
+        if self.reads.solo() {
             self.finish_committed(stm);
             return Ok(());
         }

@@ -100,6 +100,7 @@ pub(crate) struct Core {
     /// access paths may run: an attempt is active, not doomed, and holds no lock (so
     /// no kill can reach it: see `check_usable`). Opened when an attempt becomes
     /// active; closed by `doom`, by the first lock taken and at the attempt's end.
+    /// It also tells whether the running attempt is solo ([`ReadSet::solo`]).
     pub(crate) reads: ReadSet,
     /// The engine's record table, at hand for the inlined read path.
     pub(crate) orecs: OrecView,
@@ -142,9 +143,8 @@ pub(crate) struct Core {
     pub(crate) between_lean: bool,
     /// Attempts may run solo (see `solo.rs`) when this descriptor is the engine's only.
     pub(crate) solo_allowed: bool,
-    /// The running attempt is solo: its writes are in memory, their old words in
-    /// `solo_undo`.
-    pub(crate) solo: bool,
+    /// The undo log of a solo attempt (one runs while `reads.solo()`): its writes are
+    /// in memory, their old words here.
     pub(crate) solo_undo: UndoLog,
     /// Values lent by reference ([`Transaction::read_with`](crate::Transaction::read_with))
     /// right now: while any is, nothing is changed in place (`inplace.rs`).
@@ -229,7 +229,6 @@ impl TxDescriptor {
             lean: false,
             between_lean: false,
             solo_allowed: false,
-            solo: false,
             solo_undo: UndoLog::default(),
             lent: 0,
             private: WordMap::default(),
@@ -361,7 +360,7 @@ impl TxDescriptor {
 
     /// Whether the running attempt runs solo (see [`TxDescriptor::allow_solo`]).
     pub fn is_solo(&self) -> bool {
-        self.core.solo
+        self.core.reads.solo()
     }
 
     /// Whether an attempt is running.
@@ -594,7 +593,7 @@ impl TxDescriptor {
     /// words) valid for reads and writes, as for [`TxDescriptor::store`].
     #[inline]
     pub unsafe fn write_unchanged(&mut self, addr: usize, size: usize) -> Result<(), Abort> {
-        if size == 0 || self.core.solo {
+        if size == 0 || self.core.reads.solo() {
             return Ok(());
         }
         self.write_unchanged_words(addr, size)
@@ -635,7 +634,7 @@ impl TxDescriptor {
 
     /// Whether the running attempt is serial ([`TxDescriptor::become_serial`]).
     pub fn is_serial(&self) -> bool {
-        self.core.holds_serial || (self.core.solo && self.core.irrevocable)
+        self.core.holds_serial || (self.core.reads.solo() && self.core.irrevocable)
     }
 
     /// Dooms the running attempt with `reason` (an explicit abort, a retry).
@@ -940,8 +939,7 @@ impl Core {
         self.shared(stm)
             .status
             .store(self.status.encode(), Ordering::Release);
-        self.solo = true;
-        self.reads.set_plain(true);
+        self.reads.start_solo();
         self.doomed = None;
         self.active = true;
         self.reads.close();
@@ -974,7 +972,7 @@ impl Core {
         self.between_lean = false;
         self.mark_not_lean();
         self.reads.close();
-        self.reads.set_plain(false);
+        self.reads.doom_solo();
         if self.doomed.is_none() {
             self.doomed = Some(reason);
         }
@@ -1047,7 +1045,7 @@ impl Core {
         let lean_commit = self.lean && outcome.is_ok();
         if !lean_commit {
             self.finish_special(stm, outcome);
-        } else if self.solo {
+        } else if self.reads.solo() {
             self.end_solo(stm);
         }
         self.lean = false;
@@ -1062,8 +1060,7 @@ impl Core {
     /// Ends a solo attempt: closes its undo window, then gives back the solo gate.
     #[inline]
     pub(crate) fn end_solo(&mut self, stm: &StmInner) {
-        self.solo = false;
-        self.reads.set_plain(false);
+        self.reads.end_solo();
         self.solo_undo.close();
         stm.solo.exit();
     }
@@ -1071,8 +1068,7 @@ impl Core {
     /// [`Core::end_solo`] with an undo log that closes without the allocator.
     #[inline(always)]
     pub(crate) fn end_solo_ready(&mut self, stm: &StmInner) {
-        self.solo = false;
-        self.reads.set_plain(false);
+        self.reads.end_solo();
         self.solo_undo.close_window();
         stm.solo.exit();
     }
@@ -1100,7 +1096,7 @@ impl Core {
             self.holds_gate = false;
         }
         let was_irrevocable = std::mem::replace(&mut self.irrevocable, false);
-        if self.solo {
+        if self.reads.solo() {
             self.end_solo(stm);
         }
         self.record_outcome(stm, outcome, was_irrevocable);

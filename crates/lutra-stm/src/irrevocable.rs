@@ -24,7 +24,7 @@ impl Core {
         if self.irrevocable {
             return Ok(());
         }
-        if self.solo {
+        if self.reads.solo() {
             // Alone in the engine, nothing can make the attempt abort: it is
             // irrevocable as it stands.
             self.irrevocable = true;

@@ -168,7 +168,7 @@ impl Core {
         debug_assert!(self.started_at.is_none());
         self.allocations.clear();
         self.go_idle(stm);
-        if self.solo {
+        if self.reads.solo() {
             self.end_solo_ready(stm);
         }
         self.lean = false;
@@ -183,7 +183,7 @@ impl Core {
     /// the general commit (`commit.rs`) runs then.
     #[inline(never)]
     pub(crate) fn try_commit_update(&mut self, stm: &StmInner) -> bool {
-        debug_assert!(self.lean && self.active && self.doomed.is_none() && !self.solo);
+        debug_assert!(self.lean && self.active && self.doomed.is_none() && !self.reads.solo());
         debug_assert!(self.locks.is_empty() && self.frees.is_empty());
         debug_assert!(self.allocations.iter().all(|block| !block.tvar_value));
         debug_assert!(!self.irrevocable);

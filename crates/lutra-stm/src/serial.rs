@@ -79,7 +79,7 @@ impl Core {
     /// Makes the running attempt serial (see the module header): irrevocable, and
     /// alone in the engine once this returns.
     pub(crate) fn become_serial(&mut self, stm: &StmInner) -> Result<(), Abort> {
-        if self.holds_serial || self.solo {
+        if self.holds_serial || self.reads.solo() {
             // A solo attempt is alone by construction; mark it irrevocable all the same.
             return self.become_irrevocable(stm);
         }

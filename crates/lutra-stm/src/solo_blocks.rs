@@ -41,7 +41,7 @@ impl Core {
     /// (or lean but for blocks) stays so but for blocks; any other is no longer lean.
     #[inline]
     pub(crate) fn note_free(&mut self) {
-        if !self.solo {
+        if !self.reads.solo() {
             self.mark_not_lean();
             return;
         }
@@ -53,7 +53,7 @@ impl Core {
     /// module's protocol). Returns `true`: it cannot fail.
     #[inline(never)]
     pub(crate) fn commit_solo_blocks(&mut self, stm: &StmInner) -> bool {
-        debug_assert!(self.solo_blocks && self.solo && self.active && !self.lean);
+        debug_assert!(self.solo_blocks && self.reads.solo() && self.active && !self.lean);
         debug_assert!(self.doomed.is_none() && self.writes.is_empty());
         // Step 1.
         for block in &self.frees {
