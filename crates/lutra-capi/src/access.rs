@@ -308,6 +308,21 @@ pub(crate) unsafe fn access_abort_slow(
 /// As [`stm_load`], and `addr` must be valid for writes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_store(addr: *mut usize, value: usize) {
+    // SAFETY: as in `stm_load`; `addr` is valid for writes by the caller's contract.
+    if !unsafe { TxDescriptor::try_store_through_front(fast::read_front(), addr, value) } {
+        // SAFETY: forwarded contract.
+        unsafe { stm_store_engine(addr, value) }
+    }
+}
+
+/// [`stm_store`] for every write its inlined common case left: the full write of a
+/// registered plain thread inside a transaction, else the general path.
+///
+/// # Safety
+/// As [`stm_store`].
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn stm_store_engine(addr: *mut usize, value: usize) {
     // SAFETY: entered from C; the reference ends with this call.
     if let Some(state) = unsafe { fast::state() }
         && state.nesting != 0

@@ -295,6 +295,23 @@ impl Core {
         self.store_slow(stm, addr, value, mask, retire_old)
     }
 
+    /// A solo attempt's write of the whole word at `addr`, not doomed, while its undo
+    /// window has room (inlined); false (nothing done) when the window is full.
+    #[inline(always)]
+    pub(crate) fn store_plain(&mut self, addr: usize, value: usize) -> bool {
+        debug_assert!(self.reads.is_plain() && self.doomed.is_none());
+        if self.solo_undo.is_full() {
+            return false;
+        }
+        // SAFETY: the caller of `TxDescriptor::store` vouched for `addr`; alone in the
+        // engine, nobody else reads or writes the word meanwhile.
+        let word = unsafe { word(addr) };
+        self.solo_undo
+            .push_within(addr, word.load(Ordering::Relaxed));
+        word.store(value, Ordering::Relaxed);
+        true
+    }
+
     /// The write protocol in full. A first write buffered here, under commit-time
     /// locking, also grants the inlined path room up to the next power of two of the
     /// write set's length (at least `fast_write_room`, at most the engine's set limit),

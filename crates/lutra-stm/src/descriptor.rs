@@ -490,6 +490,45 @@ impl TxDescriptor {
         None
     }
 
+    /// The write of the whole word at `addr` through a read front, as
+    /// [`TxDescriptor::try_load_through_front`] reads: the common case of
+    /// [`TxDescriptor::store`] (a write buffered, or a solo attempt's write logged
+    /// and done), or false (nothing done) when the full [`TxDescriptor::store`] must
+    /// run, and also when `front` is closed or `addr` is NULL or not aligned.
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::try_load_through_front`], and `addr` must be valid for
+    /// writes if it is aligned and not NULL.
+    #[inline(always)]
+    pub unsafe fn try_store_through_front(
+        front: NonNull<ReadFront>,
+        addr: *mut usize,
+        value: usize,
+    ) -> bool {
+        if checked_word_index(addr as usize).is_none() {
+            return false;
+        }
+        let front = front.as_ptr();
+        // SAFETY: as in `try_load_through_front`.
+        let (open, plain) =
+            unsafe { (ReadFront::is_open_at(front), ReadFront::is_plain_at(front)) };
+        if !(open || plain) {
+            return false;
+        }
+        // SAFETY: an open or plain front is a live descriptor's (as in
+        // `try_load_through_front`).
+        let desc = unsafe {
+            &mut *front
+                .byte_sub(Self::READ_FRONT_OFFSET)
+                .cast::<TxDescriptor>()
+        };
+        if open {
+            desc.core.writes.write(addr as usize, value, usize::MAX)
+        } else {
+            desc.core.store_plain(addr as usize, value)
+        }
+    }
+
     /// This descriptor's read front, for [`TxDescriptor::try_load_through_front`].
     /// It stays in place as long as the descriptor does (it is not moved).
     pub fn read_front(&mut self) -> NonNull<ReadFront> {

@@ -75,6 +75,16 @@ impl ReadFront {
         (end < room).then_some(FastSlot(end))
     }
 
+    /// [`ReadSet::is_open`] of the front at `front`, read without a reference.
+    ///
+    /// # Safety
+    /// As [`ReadFront::fast_slot_at`].
+    #[inline(always)]
+    pub(crate) unsafe fn is_open_at(front: *const ReadFront) -> bool {
+        // SAFETY: as in `fast_slot_at`.
+        !unsafe { (*front).room }.is_null()
+    }
+
     /// [`ReadSet::is_plain`] of the front at `front`, read without a reference.
     ///
     /// # Safety

@@ -542,9 +542,29 @@ unsafe fn load_via_front(
     }
 }
 
+/// Writes `value` to `addr` as the C ABI's `stm_store` does: through the
+/// descriptor's read front, and through `store` when the front declines.
+///
+/// # Safety
+/// As `TxDescriptor::store`.
+unsafe fn store_via_front(
+    tx: &mut lutra_stm::TxDescriptor,
+    addr: *mut usize,
+    value: usize,
+) -> Result<(), lutra_stm::Abort> {
+    let front = tx.read_front();
+    // SAFETY: as in `load_via_front`.
+    if unsafe { lutra_stm::TxDescriptor::try_store_through_front(front, addr, value) } {
+        return Ok(());
+    }
+    // SAFETY: the caller's contract.
+    unsafe { tx.store(addr, value, usize::MAX) }
+}
+
 /// Two words summing to 200; a mover (allowed to run solo) moves amounts between
-/// them, and an auditor that registers mid-run sums them, both reading through the
-/// read front: every sum an attempt sees is 200, even in an attempt that aborts.
+/// them, and an auditor that registers mid-run sums them, both reading and writing
+/// through the read front: every sum an attempt sees is 200, even in an attempt
+/// that aborts.
 fn front_reads_beside_transfers(design: DesignKind, lean: bool) {
     use lutra_stm::{TxDescriptor, TxOptions};
     let stm = tiny(design, "suicide");
@@ -564,8 +584,8 @@ fn front_reads_beside_transfers(design: DesignKind, lean: bool) {
                 until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
                     let (from, to) = (load_via_front(tx, a)?, load_via_front(tx, b)?);
                     assert_eq!(from + to, 200, "the mover saw half a transfer");
-                    tx.store(a, from - 1, usize::MAX)?;
-                    tx.store(b, to + 1, usize::MAX)
+                    store_via_front(tx, a, from - 1)?;
+                    store_via_front(tx, b, to + 1)
                 });
             }
         })

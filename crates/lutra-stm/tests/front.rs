@@ -1,7 +1,10 @@
-//! The read through a descriptor's read front (`TxDescriptor::try_load_through_front`,
-//! the C ABI's `stm_load`): a closed front reads nothing, an open one reads and
-//! records the read (a later conflicting commit aborts the reader), a solo attempt's
-//! front reads memory until the attempt is doomed, and bad addresses never load.
+//! Reads and writes through a descriptor's read front
+//! (`TxDescriptor::try_load_through_front` and `try_store_through_front`, the C ABI's
+//! `stm_load` and `stm_store`): a closed front reads and writes nothing; an open one
+//! records its reads (a later conflicting commit aborts the reader) and buffers its
+//! writes (memory changes at commit only); a solo attempt's front reads and writes
+//! memory, logging the old words, until the attempt is doomed; bad addresses are
+//! never touched.
 
 use lutra_stm::{AbortReason, ReadFront, Stm, TxDescriptor, TxOptions};
 use std::ptr::NonNull;
@@ -14,13 +17,67 @@ fn read(tx: &mut TxDescriptor, addr: *const usize) -> Option<usize> {
     unsafe { TxDescriptor::try_load_through_front(front, addr) }
 }
 
+/// Writes `value` to `addr` through `tx`'s front: true if it did.
+fn write(tx: &mut TxDescriptor, addr: *mut usize, value: usize) -> bool {
+    let front = tx.read_front();
+    // SAFETY: as in `read`, and the word is valid for writes.
+    unsafe { TxDescriptor::try_store_through_front(front, addr, value) }
+}
+
 #[test]
-fn a_closed_front_reads_nothing() {
-    let word: usize = 3;
+fn a_closed_front_reads_and_writes_nothing() {
+    let mut word: usize = 3;
     let mut closed = ReadFront::CLOSED;
+    let front = NonNull::from(&mut closed);
     // SAFETY: a closed front, never written; `word` is a live aligned word.
-    let seen = unsafe { TxDescriptor::try_load_through_front(NonNull::from(&mut closed), &word) };
-    assert_eq!(seen, None);
+    unsafe {
+        assert_eq!(TxDescriptor::try_load_through_front(front, &word), None);
+        assert!(!TxDescriptor::try_store_through_front(front, &mut word, 4));
+    }
+    assert_eq!(word, 3);
+}
+
+#[test]
+fn a_write_through_an_open_front_is_buffered_until_commit() {
+    let stm = Stm::default();
+    let mut word: usize = 1;
+    let addr = &raw mut word;
+    let mut tx = TxDescriptor::new(&stm).unwrap();
+    tx.begin(TxOptions::default());
+    // SAFETY: the word outlives the transactions and is only accessed through them.
+    unsafe { tx.store(addr, 2, usize::MAX).unwrap() };
+    assert!(
+        write(&mut tx, addr, 5),
+        "the open front declined a second write"
+    );
+    // SAFETY: as above.
+    assert_eq!(unsafe { addr.read() }, 1, "a buffered write reached memory");
+    // SAFETY: as above.
+    assert_eq!(unsafe { tx.load(addr) }, Ok(5));
+    tx.commit().unwrap();
+    assert_eq!(word, 5);
+}
+
+#[test]
+fn a_solo_front_writes_memory_and_a_rollback_puts_it_back() {
+    let stm = Stm::default();
+    let mut word: usize = 1;
+    let addr = &raw mut word;
+    let mut tx = TxDescriptor::new(&stm).unwrap();
+    tx.allow_solo(true);
+    tx.begin(TxOptions::default());
+    assert!(tx.is_solo());
+    assert!(write(&mut tx, addr, 8));
+    // SAFETY: the word outlives the transaction; a solo attempt writes in place.
+    let in_memory = unsafe { addr.read() };
+    assert_eq!(in_memory, 8, "a solo write waits for the commit");
+    tx.rollback(AbortReason::Explicit);
+    assert_eq!(word, 1, "the rollback left the solo write behind");
+    tx.begin(TxOptions::default());
+    tx.doom(AbortReason::Explicit);
+    assert!(!write(&mut tx, addr, 9), "a doomed solo attempt wrote");
+    tx.rollback(AbortReason::Explicit);
+    assert_eq!(word, 1);
 }
 
 #[test]
@@ -63,18 +120,25 @@ fn a_read_through_the_front_is_recorded_and_validated() {
 }
 
 #[test]
-fn bad_addresses_never_load() {
+fn bad_addresses_are_never_touched() {
     let stm = Stm::default();
-    let words = [7usize; 2];
+    let mut words = [7usize; 2];
     let mut tx = TxDescriptor::new(&stm).unwrap();
     tx.begin(TxOptions::default());
     // SAFETY: the word outlives the transaction.
     unsafe { tx.load(&words[1]).unwrap() };
     assert_eq!(read(&mut tx, &words[0]), Some(7), "the front is open");
     assert_eq!(read(&mut tx, std::ptr::null()), None);
-    let misaligned = words.as_ptr().cast::<u8>().wrapping_add(3).cast::<usize>();
+    assert!(!write(&mut tx, std::ptr::null_mut(), 1));
+    let misaligned = words
+        .as_mut_ptr()
+        .cast::<u8>()
+        .wrapping_add(3)
+        .cast::<usize>();
     assert_eq!(read(&mut tx, misaligned), None);
+    assert!(!write(&mut tx, misaligned, 1));
     tx.commit().unwrap();
+    assert_eq!(words, [7, 7]);
 }
 
 #[test]
