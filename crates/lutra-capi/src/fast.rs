@@ -64,24 +64,33 @@ unsafe extern "C" {
     safe fn lutra_shim_get_fast_state() -> *mut c_void;
 }
 
+/// The word in the shim's initial-exec `__thread` variable `$symbol`, as a pointer.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+macro_rules! initial_exec_word {
+    ($symbol:literal) => {{
+        let word: *mut c_void;
+        // SAFETY: the initial-exec access sequence of the x86-64 ELF TLS ABI for a
+        // `__thread` variable of the shim declared with `tls_model("initial-exec")`:
+        // the GOT entry holds the variable's offset from the thread pointer (%fs),
+        // valid on every thread. It reads one word and writes nothing but the output
+        // register.
+        unsafe {
+            std::arch::asm!(
+                concat!("mov {word}, qword ptr [rip + ", $symbol, "@GOTTPOFF]"),
+                "mov {word}, qword ptr fs:[{word}]",
+                word = out(reg) word,
+                options(nostack, readonly, preserves_flags),
+            );
+        }
+        word
+    }};
+}
+
 /// The slot's value: the calling thread's state or NULL.
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[inline(always)]
 fn slot() -> *mut ThreadTx {
-    let state: *mut ThreadTx;
-    // SAFETY: the initial-exec access sequence of the x86-64 ELF TLS ABI for the
-    // shim's `__thread` variable, declared with `tls_model("initial-exec")`: the GOT
-    // entry holds the variable's offset from the thread pointer (%fs), valid on every
-    // thread. It reads one word and writes nothing but the output register.
-    unsafe {
-        std::arch::asm!(
-            "mov {state}, qword ptr [rip + lutra_shim_fast_state@GOTTPOFF]",
-            "mov {state}, qword ptr fs:[{state}]",
-            state = out(reg) state,
-            options(nostack, readonly, preserves_flags),
-        );
-    }
-    state
+    initial_exec_word!("lutra_shim_fast_state").cast()
 }
 
 /// The slot's value: the calling thread's state or NULL.
@@ -96,18 +105,9 @@ fn slot() -> *mut ThreadTx {
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[inline(always)]
 pub(crate) fn read_front() -> NonNull<ReadFront> {
-    let front: *mut ReadFront;
-    // SAFETY: as in `slot`, for the shim's `lutra_shim_read_front`.
-    unsafe {
-        std::arch::asm!(
-            "mov {front}, qword ptr [rip + lutra_shim_read_front@GOTTPOFF]",
-            "mov {front}, qword ptr fs:[{front}]",
-            front = out(reg) front,
-            options(nostack, readonly, preserves_flags),
-        );
-        // SAFETY: the shim's variable always points to a front (its invariants).
-        NonNull::new_unchecked(front)
-    }
+    let front = initial_exec_word!("lutra_shim_read_front").cast();
+    // SAFETY: the shim's variable always points to a front (its invariants).
+    unsafe { NonNull::new_unchecked(front) }
 }
 
 /// The calling thread's read front (see above).

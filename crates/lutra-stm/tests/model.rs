@@ -461,58 +461,69 @@ fn until_committed<T>(
     until_done(tx, options, lean, body).expect("no explicit abort")
 }
 
+/// Two words of 100 each, to move amounts between with raw word transactions.
+fn two_words() -> Arc<[AtomicUsize; 2]> {
+    Arc::new([AtomicUsize::new(100), AtomicUsize::new(100)])
+}
+
+/// The two words' values.
+fn word_values(words: &[AtomicUsize; 2]) -> (usize, usize) {
+    (
+        words[0].load(Ordering::SeqCst),
+        words[1].load(Ordering::SeqCst),
+    )
+}
+
+/// Spawns a thread that runs `body` with a descriptor of its own (allowed to run
+/// solo when `solo`) and the two words' addresses.
+fn on_words(
+    stm: &Stm,
+    words: &Arc<[AtomicUsize; 2]>,
+    solo: bool,
+    body: impl FnOnce(&mut lutra_stm::TxDescriptor, *mut usize, *mut usize) + Send + 'static,
+) -> thread::JoinHandle<()> {
+    let (stm, words) = (stm.clone(), words.clone());
+    thread::spawn(move || {
+        let mut tx = lutra_stm::TxDescriptor::new(&stm).unwrap();
+        tx.allow_solo(solo);
+        body(&mut tx, words[0].as_ptr(), words[1].as_ptr());
+    })
+}
+
 /// Two words summing to 200; the soloist moves amounts between them with raw word
 /// transactions (as the C ABI does), aborting every other attempt after its first
 /// write; a newcomer creates its descriptor mid-run and audits the sum.
 fn solo_transfers_and_newcomer_audit(design: DesignKind, lean: bool) {
-    use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
+    use lutra_stm::{AbortReason, TxOptions};
     let stm = tiny(design, "suicide");
-    let words: Arc<[std::sync::atomic::AtomicUsize; 2]> = Arc::new([
-        std::sync::atomic::AtomicUsize::new(100),
-        std::sync::atomic::AtomicUsize::new(100),
-    ]);
-    let soloist = {
-        let (stm, words) = (stm.clone(), words.clone());
-        thread::spawn(move || {
-            let mut tx = TxDescriptor::new(&stm).unwrap();
-            tx.allow_solo(true);
-            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
-            for round in 0..3 {
-                // SAFETY: the words live in the `Arc` and are only accessed through
-                // transactions of this engine.
-                until_done(&mut tx, TxOptions::default(), lean, |tx| unsafe {
-                    let from = tx.load(a)?;
-                    tx.store(a, from - 1, usize::MAX)?;
-                    if round == 1 {
-                        // An explicit abort after a write: it must be undone.
-                        return Err(tx.doom(AbortReason::Explicit));
-                    }
-                    let to = tx.load(b)?;
-                    tx.store(b, to + 1, usize::MAX)
-                });
-            }
-        })
-    };
-    let newcomer = {
-        let (stm, words) = (stm.clone(), words.clone());
-        thread::spawn(move || {
-            let mut tx = TxDescriptor::new(&stm).unwrap();
-            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
-            // SAFETY: as above.
-            let sum = until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
-                Ok(tx.load(a)? + tx.load(b)?)
+    let words = two_words();
+    let soloist = on_words(&stm, &words, true, move |tx, a, b| {
+        for round in 0..3 {
+            // SAFETY: the words live in the `Arc` and are only accessed through
+            // transactions of this engine.
+            until_done(tx, TxOptions::default(), lean, |tx| unsafe {
+                let from = tx.load(a)?;
+                tx.store(a, from - 1, usize::MAX)?;
+                if round == 1 {
+                    // An explicit abort after a write: it must be undone.
+                    return Err(tx.doom(AbortReason::Explicit));
+                }
+                let to = tx.load(b)?;
+                tx.store(b, to + 1, usize::MAX)
             });
-            assert_eq!(sum, 200, "an audit saw half a transfer");
-        })
-    };
+        }
+    });
+    let newcomer = on_words(&stm, &words, false, move |tx, a, b| {
+        // SAFETY: as above.
+        let sum = until_committed(tx, TxOptions::default(), lean, |tx| unsafe {
+            Ok(tx.load(a)? + tx.load(b)?)
+        });
+        assert_eq!(sum, 200, "an audit saw half a transfer");
+    });
     soloist.join().unwrap();
     newcomer.join().unwrap();
-    let (a, b) = (
-        words[0].load(Ordering::SeqCst),
-        words[1].load(Ordering::SeqCst),
-    );
     assert_eq!(
-        (a, b),
+        word_values(&words),
         (98, 102),
         "a transfer was lost or an abort not undone"
     );
@@ -566,52 +577,34 @@ unsafe fn store_via_front(
 /// through the read front: every sum an attempt sees is 200, even in an attempt
 /// that aborts.
 fn front_reads_beside_transfers(design: DesignKind, lean: bool) {
-    use lutra_stm::{TxDescriptor, TxOptions};
+    use lutra_stm::TxOptions;
     let stm = tiny(design, "suicide");
-    let words: Arc<[std::sync::atomic::AtomicUsize; 2]> = Arc::new([
-        std::sync::atomic::AtomicUsize::new(100),
-        std::sync::atomic::AtomicUsize::new(100),
-    ]);
-    let mover = {
-        let (stm, words) = (stm.clone(), words.clone());
-        thread::spawn(move || {
-            let mut tx = TxDescriptor::new(&stm).unwrap();
-            tx.allow_solo(true);
-            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
-            for _ in 0..3 {
-                // SAFETY: the words live in the `Arc` and are only accessed through
-                // transactions of this engine.
-                until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
-                    let (from, to) = (load_via_front(tx, a)?, load_via_front(tx, b)?);
-                    assert_eq!(from + to, 200, "the mover saw half a transfer");
-                    store_via_front(tx, a, from - 1)?;
-                    store_via_front(tx, b, to + 1)
-                });
-            }
-        })
-    };
-    let auditor = {
-        let (stm, words) = (stm.clone(), words.clone());
-        thread::spawn(move || {
-            let mut tx = TxDescriptor::new(&stm).unwrap();
-            let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
-            for _ in 0..2 {
-                // SAFETY: as above.
-                until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
-                    let sum = load_via_front(tx, a)? + load_via_front(tx, b)?;
-                    assert_eq!(sum, 200, "an audit saw half a transfer");
-                    Ok(())
-                });
-            }
-        })
-    };
+    let words = two_words();
+    let mover = on_words(&stm, &words, true, move |tx, a, b| {
+        for _ in 0..3 {
+            // SAFETY: the words live in the `Arc` and are only accessed through
+            // transactions of this engine.
+            until_committed(tx, TxOptions::default(), lean, |tx| unsafe {
+                let (from, to) = (load_via_front(tx, a)?, load_via_front(tx, b)?);
+                assert_eq!(from + to, 200, "the mover saw half a transfer");
+                store_via_front(tx, a, from - 1)?;
+                store_via_front(tx, b, to + 1)
+            });
+        }
+    });
+    let auditor = on_words(&stm, &words, false, move |tx, a, b| {
+        for _ in 0..2 {
+            // SAFETY: as above.
+            until_committed(tx, TxOptions::default(), lean, |tx| unsafe {
+                let sum = load_via_front(tx, a)? + load_via_front(tx, b)?;
+                assert_eq!(sum, 200, "an audit saw half a transfer");
+                Ok(())
+            });
+        }
+    });
     mover.join().unwrap();
     auditor.join().unwrap();
-    let (a, b) = (
-        words[0].load(Ordering::SeqCst),
-        words[1].load(Ordering::SeqCst),
-    );
-    assert_eq!((a, b), (97, 103), "a transfer was lost");
+    assert_eq!(word_values(&words), (97, 103), "a transfer was lost");
 }
 
 #[test]
@@ -704,10 +697,7 @@ fn solo_frees_are_never_read_after_their_release() {
 fn serial_plain_move_beside_audit_and_update(design: DesignKind, lean: bool) {
     use lutra_stm::{TxDescriptor, TxOptions};
     let stm = tiny(design, "suicide");
-    let words: Arc<[std::sync::atomic::AtomicUsize; 2]> = Arc::new([
-        std::sync::atomic::AtomicUsize::new(100),
-        std::sync::atomic::AtomicUsize::new(100),
-    ]);
+    let words = two_words();
     let serial = {
         let (stm, words) = (stm.clone(), words.clone());
         thread::spawn(move || {
