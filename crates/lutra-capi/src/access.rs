@@ -255,8 +255,9 @@ unsafe extern "C" fn stm_load_engine(addr: *const usize) -> usize {
         && state.nesting != 0
         && fast_address(addr as usize)
     {
-        // SAFETY: aligned, not NULL, and valid by the caller's contract.
-        return match unsafe { state.desc.load(addr) } {
+        // SAFETY: aligned, not NULL, and valid by the caller's contract; the inlined
+        // read has just declined.
+        return match unsafe { state.desc.load_uninlined(addr) } {
             Ok(value) => value,
             // SAFETY: this frame owns only integers and the state's address.
             Err(abort) => unsafe { access_abort_slow(state, abort.reason(), Site::Read) },

@@ -157,6 +157,32 @@ impl Core {
         if self.writes.may_contain_word(index) {
             return None;
         }
+        self.load_unwritten(addr, index, slot)
+    }
+
+    /// The first step of [`Core::load_slow`]: when the inlined read declined only
+    /// because the write set's filter has the bit of `addr` (with one write in the
+    /// set, one read in 64 does by chance), a write of the whole word answers from
+    /// the write set (the attempt's own value: nothing to record), and an address not
+    /// written is read as the inlined path reads. `None` for everything else.
+    #[inline(always)]
+    fn load_past_filter(&mut self, addr: usize) -> Option<usize> {
+        let slot = self.reads.fast_slot()?;
+        let index = addr / std::mem::size_of::<usize>();
+        if !self.writes.may_contain_word(index) {
+            return None;
+        }
+        match self.writes.get(addr) {
+            Some(entry) => (entry.mask == usize::MAX).then_some(entry.value),
+            None => self.load_unwritten(addr, index, slot),
+        }
+    }
+
+    /// The read of a word the attempt has not written, recorded in `slot`, if its
+    /// record is unlocked at a version inside the snapshot and stays so across the
+    /// load (else `None`).
+    #[inline(always)]
+    fn load_unwritten(&mut self, addr: usize, index: usize, slot: FastSlot) -> Option<usize> {
         let orec = self.orecs.index_of_word(index);
         // SAFETY: the descriptor holds the engine, so its table is alive.
         let record = unsafe { self.orecs.record(orec) };
@@ -181,7 +207,10 @@ impl Core {
     /// [`Core::load`] leaves.
     #[cold]
     #[inline(never)]
-    fn load_slow(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
+    pub(crate) fn load_slow(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
+        if let Some(value) = self.load_past_filter(addr) {
+            return Ok(value);
+        }
         self.check_usable(stm)?;
         let buffered = self.writes.get(addr).copied();
         if let Some(entry) = buffered

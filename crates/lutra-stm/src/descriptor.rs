@@ -537,6 +537,18 @@ impl TxDescriptor {
         unsafe { NonNull::new_unchecked(whole.byte_add(Self::READ_FRONT_OFFSET).cast()) }
     }
 
+    /// [`TxDescriptor::load`] without its inlined common case: for a caller whose own
+    /// [`TxDescriptor::try_load`] (or a read through the front) just returned `None`.
+    ///
+    /// # Errors
+    /// As [`TxDescriptor::load`].
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::load`].
+    pub unsafe fn load_uninlined(&mut self, addr: *const usize) -> Result<usize, Abort> {
+        self.core.load_slow(&self.stm, addr as usize)
+    }
+
     /// [`TxDescriptor::try_load`] for an address of any value: `None` (nothing done)
     /// also when `addr` is NULL or not aligned to a word, which it checks for about
     /// the cost of computing the word's record alone.

@@ -159,3 +159,46 @@ fn a_solo_front_reads_memory_until_the_attempt_is_doomed() {
     tx.rollback(AbortReason::Explicit);
     assert_eq!(read(&mut tx, &word), None, "after the solo attempt");
 }
+
+#[test]
+fn reads_that_share_a_filter_bit_with_a_write_see_the_right_word() {
+    let stm = Stm::default();
+    // Words 0 and 64 share the write set's filter bit, as do 1 and 65.
+    let mut words: Vec<usize> = (0..66).map(|i| i * 10).collect();
+    let base = words.as_mut_ptr();
+    // SAFETY: indices below the vector's length.
+    let at = |i: usize| unsafe { base.add(i) };
+    let mut tx = TxDescriptor::new(&stm).unwrap();
+    let mut writer = TxDescriptor::new(&stm).unwrap();
+    tx.begin(TxOptions::default());
+    // SAFETY: the words outlive the transactions and are only accessed through them.
+    unsafe {
+        tx.load(at(2)).unwrap();
+        tx.store(at(0), 7, usize::MAX).unwrap();
+        tx.store(at(1), 0xff, 0xff).unwrap();
+        assert_eq!(
+            tx.load(at(64)),
+            Ok(640),
+            "a word not written, past the filter"
+        );
+        assert_eq!(tx.load(at(0)), Ok(7), "the attempt's own whole-word write");
+        assert_eq!(
+            tx.load(at(1)),
+            Ok(0xff),
+            "the attempt's own partial write, merged"
+        );
+    }
+    assert_eq!(read(&mut tx, at(65)), None, "the front leaves filter hits out");
+    // SAFETY: as above.
+    assert_eq!(unsafe { tx.load_uninlined(at(65)) }, Ok(650));
+    writer.begin(TxOptions::default());
+    // SAFETY: as above.
+    unsafe { writer.store(at(64), 1, usize::MAX).unwrap() };
+    writer.commit().unwrap();
+    assert_eq!(
+        tx.commit().map_err(|abort| abort.reason()),
+        Err(AbortReason::Validation),
+        "the read past the filter was not recorded"
+    );
+    assert_eq!((words[0], words[1], words[64]), (0, 10, 1));
+}
