@@ -4,7 +4,7 @@
 use crate::process::ProcessCore;
 use crate::runtime::RuntimeShared;
 use mlua::{Lua, LuaOptions, StdLib, ffi};
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{OnceCell, RefCell};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -148,35 +148,6 @@ fn bind(lua: &Lua, runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) {
     lua.set_app_data(ProcessContext::new(runtime.clone(), process.clone()));
 }
 
-thread_local! {
-    /// The context of the process whose slice this worker runs (null outside one).
-    static CURRENT: Cell<*const ProcessContext> = const { Cell::new(std::ptr::null()) };
-}
-
-/// While it lives, [`current`] is the context of the process in the slice.
-pub(crate) struct Current {
-    outer: *const ProcessContext,
-}
-
-impl Current {
-    /// Enters the slice of the process whose context is `context`.
-    ///
-    /// # Safety
-    /// `context` (or null) stays alive, and its state runs on this thread only within
-    /// this slice, until the value is dropped.
-    pub(crate) unsafe fn enter(context: *const ProcessContext) -> Self {
-        Self {
-            outer: CURRENT.replace(context),
-        }
-    }
-}
-
-impl Drop for Current {
-    fn drop(&mut self) {
-        CURRENT.set(self.outer);
-    }
-}
-
 /// The context of the process whose slice this worker runs: the state of any Lua
 /// code running on this thread inside a task (a process runs only in its slices, and
 /// no other state runs inside one); `None` outside slices (host threads).
@@ -184,8 +155,8 @@ impl Drop for Current {
 /// # Safety
 /// The reference is used within the running native call only.
 pub(crate) unsafe fn current<'a>() -> Option<&'a ProcessContext> {
-    // SAFETY: a non-null CURRENT is alive for the slice (`Current::enter`).
-    unsafe { CURRENT.get().as_ref() }
+    // SAFETY: a non-null slice context is alive for the slice (`Slice::enter`).
+    unsafe { super::preempt::slice_context().as_ref() }
 }
 
 /// The address of `lua`'s process context (null for a state that is not Lutra's),
