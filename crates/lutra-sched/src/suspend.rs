@@ -26,14 +26,17 @@ impl TaskWaker {
         {
             let (task, local) = context::with_worker(|worker| {
                 let here = worker.and_then(|worker| Some((worker, worker.index_in(&self.shared)?)));
-                match here {
-                    // Woken by a task of a worker that may run it: the direct switch's
-                    // slot (`worker.rs`), which hands back what must take the queue.
-                    Some((worker, index)) if self.task.home.is_none_or(|home| home == index) => {
-                        (worker.hand_off(self.task.clone()), Some(index))
-                    }
-                    _ => (Some(self.task.clone()), here.map(|(_, index)| index)),
-                }
+                let Some((worker, index)) = here else {
+                    return (Some(self.task.clone()), None);
+                };
+                // Woken by a task of a worker that may run it: the direct switch's
+                // slot (`worker.rs`), which hands back what must take the queue.
+                let task = if self.task.home.is_none_or(|home| home == index) {
+                    worker.hand_off(self.task.clone())
+                } else {
+                    Some(self.task.clone())
+                };
+                (task, Some(index))
             });
             if let Some(task) = task {
                 self.shared.queue.push(task, local);
