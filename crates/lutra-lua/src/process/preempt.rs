@@ -39,7 +39,7 @@
 //!   between ticks ends as soon as the preemptor stops (it does not hold up the end
 //!   of the program for the rest of a slice).
 
-use crate::process::ProcessContext;
+use crate::process::{ProcessContext, state};
 use mlua::ffi::{self, lua_State};
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
@@ -71,7 +71,7 @@ thread_local! {
 ///   one.
 /// - `owner` and `registered` are the preemptor and slot that [`REGISTERED`] holds
 ///   (null before the first registration): its `Weak` keeps `owner`'s allocation, so
-///   an equal address is the same preemptor; its `Arc` keeps `registered` alive.
+///   an equal address is the same preemptor, and `registered` is one of its slots.
 struct SliceLocal {
     running: AtomicPtr<lua_State>,
     slot: AtomicPtr<Slot>,
@@ -155,7 +155,7 @@ impl Preemptor {
     }
 
     /// This worker's slot (registered, and the ticker started, on first use), as
-    /// `named` (the calling thread's) caches it.
+    /// `named` (the calling thread's) caches it: one of `inner.slots`.
     fn slot(&self, inner: &Arc<Inner>, named: &SliceLocal) -> *const Slot {
         if std::ptr::eq(named.owner.get(), Arc::as_ptr(inner)) {
             return named.registered.get();
@@ -295,60 +295,79 @@ fn signal_now(ticks: u32) -> bool {
 }
 
 /// One slice of a process on this worker: while it lives, the ticker may stop the
-/// Lua thread it names, and [`slice_context`] is the process's context.
-pub(crate) struct Slice {
+/// Lua thread it names, and [`slice_context`] and that thread's extra space (see
+/// `state.rs`) name the process's context.
+pub(crate) struct Slice<'a> {
     named: &'static SliceLocal,
-    /// This worker's slot, when preemption is on (null otherwise), kept alive by
-    /// [`REGISTERED`] for as long as the thread lives.
-    slot: *const Slot,
+    /// The main coroutine resumed (or null).
+    thread: *mut lua_State,
+    /// This worker's slot, when preemption is on: one of the preemptor's `slots`,
+    /// which it never drops.
+    slot: Option<&'a Slot>,
     /// The context named before this slice, named again when it ends.
     outer: *const ProcessContext,
 }
 
-impl Slice {
-    /// Enters a slice that resumes `thread`, a Lua thread whose app data is `context`.
+impl<'a> Slice<'a> {
+    /// Enters a slice that resumes `thread`, the main coroutine of a process's state
+    /// whose app data is `context`.
     ///
     /// # Safety
     /// `thread` and `context` (or null) stay alive, and `thread`'s state runs on this
     /// thread only within this slice, until the slice is dropped.
     pub(crate) unsafe fn enter(
-        preemptor: &Preemptor,
+        preemptor: &'a Preemptor,
         thread: *mut lua_State,
         context: *const ProcessContext,
     ) -> Self {
         let named = SliceLocal::here();
         let outer = named.context.replace(context);
+        if !thread.is_null() {
+            // SAFETY: a live thread of a process's state, run by this slice alone.
+            unsafe { state::name_context(thread, context) };
+        }
         let Some(inner) = &preemptor.inner else {
             return Self {
                 named,
-                slot: std::ptr::null(),
+                thread,
+                slot: None,
                 outer,
             };
         };
-        let slot = preemptor.slot(inner, named);
+        // SAFETY: the slot is in `inner.slots` (`Preemptor::slot`), which keeps it for
+        // as long as `inner` lives: `preemptor` holds `inner` and is borrowed for 'a.
+        let slot = unsafe { &*preemptor.slot(inner, named) };
         named.running.store(thread, Ordering::Relaxed);
-        named.slot.store(slot.cast_mut(), Ordering::Relaxed);
+        named
+            .slot
+            .store(std::ptr::from_ref(slot).cast_mut(), Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
-        // SAFETY: the slot is alive while REGISTERED holds it (`SliceLocal`'s
-        // invariants), that is as long as this thread.
-        unsafe { &*slot }.sequence.fetch_add(1, Ordering::SeqCst);
+        slot.sequence.fetch_add(1, Ordering::SeqCst);
         if inner.asleep.load(Ordering::SeqCst) {
             inner.wake_ticker();
         }
-        Self { named, slot, outer }
+        Self {
+            named,
+            thread,
+            slot: Some(slot),
+            outer,
+        }
     }
 }
 
-impl Drop for Slice {
+impl Drop for Slice<'_> {
     fn drop(&mut self) {
-        // SAFETY: as in `enter`.
-        if let Some(slot) = unsafe { self.slot.as_ref() } {
+        if let Some(slot) = self.slot {
             slot.sequence.fetch_add(1, Ordering::SeqCst);
             compiler_fence(Ordering::SeqCst);
             self.named.slot.store(null_mut(), Ordering::Relaxed);
             self.named.running.store(null_mut(), Ordering::Relaxed);
         }
         self.named.context.set(self.outer);
+        if !self.thread.is_null() {
+            // SAFETY: as in `enter`; the slice no longer runs the thread.
+            unsafe { state::name_context(self.thread, std::ptr::null()) };
+        }
     }
 }
 
@@ -396,8 +415,8 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, context: *mut
     if slot.is_null() || running.is_null() {
         chain(signal, info, context);
     } else {
-        // SAFETY: a non-null `slot` is this worker's slot, which REGISTERED keeps alive
-        // for as long as the thread lives (`SliceLocal`'s invariants).
+        // SAFETY: a non-null `slot` is this worker's slot, kept alive by the slice that
+        // set it (it is cleared before the slice ends).
         let slot = unsafe { &*slot };
         if slot.sequence.load(Ordering::Relaxed) == slot.target.load(Ordering::Relaxed) {
             // SAFETY: `running` is a live Lua thread (module invariant); lua_sethook
