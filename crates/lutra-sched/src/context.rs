@@ -15,7 +15,7 @@
 //! # Invariants
 //! - `CURRENT` is the address of the `Worker` of the worker running on this thread, or
 //!   null: the worker sets it when it starts and clears it before the `Worker` goes
-//!   (a [`Entered`] guard, also on unwinding), so a set address is valid.
+//!   (an [`Entered`] guard, also on unwinding), so a set address is valid.
 //! - A `Worker`'s `task` is the address of the task being resumed on this thread, or
 //!   null: the worker sets it from the `Arc` it holds for the whole slice and clears it
 //!   before letting that `Arc` go, so the address is valid while it is set (no
