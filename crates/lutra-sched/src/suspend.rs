@@ -24,15 +24,20 @@ impl TaskWaker {
             .compare_exchange(PARKED, RUNNABLE, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
-            let local = context::worker_of(&self.shared);
-            let task = match local {
+            let (task, local) = context::with_worker(|worker| {
+                let here = worker.and_then(|worker| Some((worker, worker.index_in(&self.shared)?)));
+                let Some((worker, index)) = here else {
+                    return (Some(self.task.clone()), None);
+                };
                 // Woken by a task of a worker that may run it: the direct switch's
                 // slot (`worker.rs`), which hands back what must take the queue.
-                Some(worker) if self.task.home.is_none_or(|home| home == worker) => {
-                    context::hand_off(self.task.clone())
-                }
-                _ => Some(self.task.clone()),
-            };
+                let task = if self.task.home.is_none_or(|home| home == index) {
+                    worker.hand_off(self.task.clone())
+                } else {
+                    Some(self.task.clone())
+                };
+                (task, Some(index))
+            });
             if let Some(task) = task {
                 self.shared.queue.push(task, local);
             }
@@ -64,9 +69,9 @@ impl Wake for ThreadWaker {
 
 /// A waker for the current task, or for the current thread outside tasks.
 pub fn current_waker() -> Waker {
-    match (context::current_task(), context::runtime()) {
-        (Some(task), Some(shared)) => Waker::from(Arc::new(TaskWaker { task, shared })),
-        _ => Waker::from(Arc::new(ThreadWaker(std::thread::current()))),
+    match context::task_and_runtime() {
+        Some((task, shared)) => Waker::from(Arc::new(TaskWaker { task, shared })),
+        None => Waker::from(Arc::new(ThreadWaker(std::thread::current()))),
     }
 }
 

@@ -15,7 +15,7 @@
 //! # Direct switch (Go's `runnext`, tokio's LIFO slot)
 //! A task woken during a slice by the task this worker runs, and which this worker
 //! may run (unpinned, or pinned here), goes to the worker's private slot instead of a
-//! run queue (`context::hand_off`; a second one woken in the same slice sends the
+//! run queue (`context::Worker::hand_off`; a second one woken in the same slice sends the
 //! first to the run queue). At the slice's end the worker empties the slot: if the
 //! slice parked or finished, the woken task runs next, without the run queue's push
 //! and pop (a rendezvous: the sender hands the value to the waiting receiver, then
@@ -40,7 +40,7 @@
 //! - The worker's private buffer (`queue::Private`) lives in this loop and is lent to
 //!   the queue's owner operations only: no other thread ever touches it.
 
-use crate::context;
+use crate::context::Worker;
 use crate::overflow;
 use crate::queue::Private;
 use crate::shared::Shared;
@@ -69,7 +69,9 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
         core_affinity::set_for_current(core);
     }
     overflow::ensure_alternate_stack();
-    context::enter_worker(shared.clone(), index);
+    let worker = Worker::new(shared, index);
+    let _entered = worker.enter();
+    let shared = worker.shared();
     let stop = || shared.worker_must_stop(index);
     let mut tick: u32 = 0;
     let mut handoffs: u32 = 0;
@@ -97,31 +99,23 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
         };
         let may_hand_off =
             handoffs < MAX_HANDOFFS && !tick.wrapping_add(1).is_multiple_of(GLOBAL_QUEUE_INTERVAL);
-        next = run_slice(
-            &shared,
-            index,
-            &mut private,
-            task,
-            global_first,
-            may_hand_off,
-        );
+        next = run_slice(&worker, &mut private, task, global_first, may_hand_off);
     }
     shared.queue.retire(index, &mut private);
-    context::leave_worker();
 }
 
 /// Runs one slice of `task`; returns the task to run next, if the slice's end chose
 /// one (and whether the direct switch did: only if `may_hand_off`).
 fn run_slice(
-    shared: &Arc<Shared>,
-    index: usize,
+    worker: &Worker,
     private: &mut Private,
     task: Arc<TaskCore>,
     global_first: bool,
     may_hand_off: bool,
 ) -> Chosen {
+    let (shared, index) = (worker.shared(), worker.index());
     task.state.store(RUNNING, Ordering::SeqCst);
-    context::set_task(Some(&task));
+    worker.set_task(Some(&task));
     let step = {
         let mut body = task
             .body
@@ -129,9 +123,9 @@ fn run_slice(
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         body.as_mut().map_or(Step::Done, |body| body.resume())
     };
-    context::set_task(None);
+    worker.set_task(None);
     shared.queue.end_slice(index, private);
-    let woken = context::take_handoff();
+    let woken = worker.take_handoff();
     let handed = if may_hand_off && matches!(step, Step::Park | Step::Done) {
         woken.map(|woken| (woken, true))
     } else {

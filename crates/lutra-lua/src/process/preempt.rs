@@ -9,14 +9,15 @@
 //! Ctrl-C handler does just that):
 //!
 //! 1. A worker entering a slice ([`Slice::enter`]) makes its slot's sequence number
-//!    odd, and names the Lua thread it resumes in the thread-local [`RUNNING`]; the
-//!    native `coroutine.resume` ([`resume`]) names each coroutine for as long as it
-//!    runs it. Leaving the slice makes the sequence even and clears `RUNNING`.
+//!    odd, and names the Lua thread it resumes in `running` of the thread-local
+//!    [`NAMED`]; the native `coroutine.resume` ([`resume`]) names each coroutine for
+//!    as long as it runs it. Leaving the slice makes the sequence even and clears
+//!    `running`.
 //! 2. The ticker thread wakes once per slice length. A slot whose sequence is odd and
 //!    the same as at the previous tick has run at least one whole slice: the ticker
 //!    stores that sequence as the slot's target and sends the worker `SIGURG` (again
 //!    after 2, 4, 8... ticks if the slice goes on, see [`signal_now`]).
-//! 3. The signal handler, on that worker, sets a count hook of 1 on `RUNNING` if the
+//! 3. The signal handler, on that worker, sets a count hook of 1 on `running` if the
 //!    slot's sequence is still the target (the slice the ticker meant).
 //! 4. Outside `atomic` and where the thread can yield, the hook marks the preemption
 //!    (`ProcessContext::preempted`, read by the resumers on the way up, see
@@ -25,7 +26,7 @@
 //!    signals again.
 //!
 //! # Invariants
-//! - `RUNNING` is null outside a slice; within one it names a live Lua thread: the
+//! - `running` is null outside a slice; within one it names a live Lua thread: the
 //!   one being resumed, which its resumer keeps alive while it is named.
 //! - A hook is set only on the named thread, and clears itself the first time it runs
 //!   without yielding (at the latest two instructions after the thread resumes). A
@@ -38,7 +39,7 @@
 //!   between ticks ends as soon as the preemptor stops (it does not hold up the end
 //!   of the program for the rest of a slice).
 
-use crate::process::ProcessContext;
+use crate::process::{ProcessContext, state};
 use mlua::ffi::{self, lua_State};
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
@@ -53,15 +54,54 @@ use std::time::{Duration, Instant};
 const PREEMPT_SIGNAL: c_int = libc::SIGURG;
 
 thread_local! {
-    /// The Lua thread this worker is running, null outside a slice (step 1).
-    static RUNNING: AtomicPtr<lua_State> = const { AtomicPtr::new(null_mut()) };
-    /// This worker's slot while it runs a slice, null otherwise (read by the handler).
-    static SLOT: AtomicPtr<Slot> = const { AtomicPtr::new(null_mut()) };
-    /// The context of the process in the slice, null otherwise (read by the hook).
-    static CONTEXT: Cell<*const ProcessContext> = const { Cell::new(std::ptr::null()) };
+    /// What this worker's slice names (step 1): one thread-local, so that a slice pays
+    /// one lookup (a call to `__tls_get_addr` in a shared library) for all of it.
+    static NAMED: SliceLocal = const { SliceLocal::new() };
     /// This worker's slot with the preemptor it belongs to (registered at its first
     /// slice).
     static REGISTERED: RefCell<Option<(Weak<Inner>, Arc<Slot>)>> = const { RefCell::new(None) };
+}
+
+/// What a worker's slice names, in [`NAMED`]. It has no destructor: the signal handler
+/// reads it, and a thread-local with one would register it on first use.
+///
+/// # Invariants
+/// - `running` and `slot` are null outside a slice with preemption on (see the module
+///   invariants); `context` is the context of the process in the slice, null outside
+///   one.
+/// - `owner` and `registered` are the preemptor and slot that [`REGISTERED`] holds
+///   (null before the first registration): its `Weak` keeps `owner`'s allocation, so
+///   an equal address is the same preemptor, and `registered` is one of its slots.
+struct SliceLocal {
+    running: AtomicPtr<lua_State>,
+    slot: AtomicPtr<Slot>,
+    context: Cell<*const ProcessContext>,
+    owner: Cell<*const Inner>,
+    registered: Cell<*const Slot>,
+}
+
+impl SliceLocal {
+    const fn new() -> Self {
+        Self {
+            running: AtomicPtr::new(null_mut()),
+            slot: AtomicPtr::new(null_mut()),
+            context: Cell::new(std::ptr::null()),
+            owner: Cell::new(std::ptr::null()),
+            registered: Cell::new(std::ptr::null()),
+        }
+    }
+
+    /// The calling thread's, for as long as the thread lives.
+    fn here() -> &'static Self {
+        // SAFETY: the value has no destructor, so its storage stays valid until the
+        // thread exits; the reference is used on this thread only (it is not `Sync`).
+        NAMED.with(|named| unsafe { &*(named as *const Self) })
+    }
+}
+
+/// The context of the process in the slice this worker runs, null outside one.
+pub(crate) fn slice_context() -> *const ProcessContext {
+    NAMED.with(|named| named.context.get())
 }
 
 /// One worker thread, as the ticker sees it.
@@ -114,19 +154,17 @@ impl Preemptor {
         }
     }
 
-    /// This worker's slot (registered, and the ticker started, on first use).
-    fn slot(&self, inner: &Arc<Inner>) -> Arc<Slot> {
-        let known = REGISTERED.with_borrow(|registered| match registered {
-            Some((owner, slot)) if std::ptr::eq(owner.as_ptr(), Arc::as_ptr(inner)) => {
-                Some(slot.clone())
-            }
-            _ => None,
-        });
-        known.unwrap_or_else(|| self.register(inner))
+    /// This worker's slot (registered, and the ticker started, on first use), as
+    /// `named` (the calling thread's) caches it: one of `inner.slots`.
+    fn slot(&self, inner: &Arc<Inner>, named: &SliceLocal) -> *const Slot {
+        if std::ptr::eq(named.owner.get(), Arc::as_ptr(inner)) {
+            return named.registered.get();
+        }
+        self.register(inner, named)
     }
 
     #[cold]
-    fn register(&self, inner: &Arc<Inner>) -> Arc<Slot> {
+    fn register(&self, inner: &Arc<Inner>, named: &SliceLocal) -> *const Slot {
         install_handler();
         let slot = Arc::new(Slot {
             // SAFETY: pthread_self has no preconditions.
@@ -136,6 +174,8 @@ impl Preemptor {
         });
         lock(&inner.slots).push(slot.clone());
         REGISTERED.set(Some((Arc::downgrade(inner), slot.clone())));
+        named.owner.set(Arc::as_ptr(inner));
+        named.registered.set(Arc::as_ptr(&slot));
         let mut ticker = lock(&self.ticker);
         if ticker.is_none() {
             let inner = inner.clone();
@@ -146,7 +186,7 @@ impl Preemptor {
                     .expect("the OS refused to start the preemption thread"),
             );
         }
-        slot
+        Arc::as_ptr(&slot)
     }
 }
 
@@ -255,48 +295,79 @@ fn signal_now(ticks: u32) -> bool {
 }
 
 /// One slice of a process on this worker: while it lives, the ticker may stop the
-/// Lua thread it names.
-pub(crate) struct Slice {
-    /// This worker's slot, when preemption is on.
-    slot: Option<Arc<Slot>>,
+/// Lua thread it names, and [`slice_context`] and that thread's extra space (see
+/// `state.rs`) name the process's context.
+pub(crate) struct Slice<'a> {
+    named: &'static SliceLocal,
+    /// The main coroutine resumed (or null).
+    thread: *mut lua_State,
+    /// This worker's slot, when preemption is on: one of the preemptor's `slots`,
+    /// which it never drops.
+    slot: Option<&'a Slot>,
+    /// The context named before this slice, named again when it ends.
+    outer: *const ProcessContext,
 }
 
-impl Slice {
-    /// Enters a slice that resumes `thread`, a Lua thread whose app data is `context`.
+impl<'a> Slice<'a> {
+    /// Enters a slice that resumes `thread`, the main coroutine of a process's state
+    /// whose app data is `context`.
     ///
     /// # Safety
-    /// `thread` and `context` (or null) stay alive until the slice is dropped.
+    /// `thread` and `context` (or null) stay alive, and `thread`'s state runs on this
+    /// thread only within this slice, until the slice is dropped.
     pub(crate) unsafe fn enter(
-        preemptor: &Preemptor,
+        preemptor: &'a Preemptor,
         thread: *mut lua_State,
         context: *const ProcessContext,
     ) -> Self {
+        let named = SliceLocal::here();
+        let outer = named.context.replace(context);
+        if !thread.is_null() {
+            // SAFETY: a live thread of a process's state, run by this slice alone.
+            unsafe { state::name_context(thread, context) };
+        }
         let Some(inner) = &preemptor.inner else {
-            return Self { slot: None };
+            return Self {
+                named,
+                thread,
+                slot: None,
+                outer,
+            };
         };
-        let slot = preemptor.slot(inner);
-        CONTEXT.set(context);
-        RUNNING.with(|running| running.store(thread, Ordering::Relaxed));
-        SLOT.with(|current| current.store(Arc::as_ptr(&slot).cast_mut(), Ordering::Relaxed));
+        // SAFETY: the slot is in `inner.slots` (`Preemptor::slot`), which keeps it for
+        // as long as `inner` lives: `preemptor` holds `inner` and is borrowed for 'a.
+        let slot = unsafe { &*preemptor.slot(inner, named) };
+        named.running.store(thread, Ordering::Relaxed);
+        named
+            .slot
+            .store(std::ptr::from_ref(slot).cast_mut(), Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
         slot.sequence.fetch_add(1, Ordering::SeqCst);
         if inner.asleep.load(Ordering::SeqCst) {
             inner.wake_ticker();
         }
-        Self { slot: Some(slot) }
+        Self {
+            named,
+            thread,
+            slot: Some(slot),
+            outer,
+        }
     }
 }
 
-impl Drop for Slice {
+impl Drop for Slice<'_> {
     fn drop(&mut self) {
-        let Some(slot) = self.slot.take() else {
-            return;
-        };
-        slot.sequence.fetch_add(1, Ordering::SeqCst);
-        compiler_fence(Ordering::SeqCst);
-        SLOT.with(|current| current.store(null_mut(), Ordering::Relaxed));
-        RUNNING.with(|running| running.store(null_mut(), Ordering::Relaxed));
-        CONTEXT.set(std::ptr::null());
+        if let Some(slot) = self.slot {
+            slot.sequence.fetch_add(1, Ordering::SeqCst);
+            compiler_fence(Ordering::SeqCst);
+            self.named.slot.store(null_mut(), Ordering::Relaxed);
+            self.named.running.store(null_mut(), Ordering::Relaxed);
+        }
+        self.named.context.set(self.outer);
+        if !self.thread.is_null() {
+            // SAFETY: as in `enter`; the slice no longer runs the thread.
+            unsafe { state::name_context(self.thread, std::ptr::null()) };
+        }
     }
 }
 
@@ -338,13 +409,14 @@ fn install_handler() {
 /// The signal handler (step 3).
 extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     let saved_errno = errno();
-    let slot = SLOT.with(|slot| slot.load(Ordering::Relaxed));
-    let running = RUNNING.with(|running| running.load(Ordering::Relaxed));
+    let named = SliceLocal::here();
+    let slot = named.slot.load(Ordering::Relaxed);
+    let running = named.running.load(Ordering::Relaxed);
     if slot.is_null() || running.is_null() {
         chain(signal, info, context);
     } else {
-        // SAFETY: a non-null SLOT is this worker's slot, kept alive by the slice that
-        // set it (it is cleared before the slice lets the slot go).
+        // SAFETY: a non-null `slot` is this worker's slot, kept alive by the slice that
+        // set it (it is cleared before the slice ends).
         let slot = unsafe { &*slot };
         if slot.sequence.load(Ordering::Relaxed) == slot.target.load(Ordering::Relaxed) {
             // SAFETY: `running` is a live Lua thread (module invariant); lua_sethook
@@ -399,9 +471,9 @@ unsafe extern "C-unwind" fn preempt_hook(state: *mut lua_State, _debug: *mut ffi
     // SAFETY: `state` is the running thread (Lua calls its hook on it); changing the
     // hook from inside it is allowed.
     unsafe {
-        let context = CONTEXT.get();
+        let context = slice_context();
         let fired_after_yield = ffi::lua_gethookcount(state) == YIELDED;
-        // SAFETY (deref): a non-null CONTEXT is the app data of the process in the
+        // SAFETY (deref): a non-null slice context is the app data of the process in the
         // slice, alive for the slice.
         let preemptible = !fired_after_yield
             && !context.is_null()
@@ -420,7 +492,7 @@ unsafe extern "C-unwind" fn preempt_hook(state: *mut lua_State, _debug: *mut ffi
 }
 
 /// The native `coroutine.resume` the prelude uses: `luaB_coresume`'s contract, and the
-/// coroutine is named in [`RUNNING`] while it runs (step 1).
+/// coroutine is named in `running` of [`NAMED`] while it runs (step 1).
 ///
 /// # Safety
 /// Called by Lua as a C function.
@@ -438,11 +510,12 @@ pub(crate) unsafe extern "C-unwind" fn resume(state: *mut lua_State) -> c_int {
         }
         ffi::lua_xmove(state, coroutine, arguments);
         let mut results: c_int = 0;
-        let outer = RUNNING.with(|running| running.swap(coroutine, Ordering::Relaxed));
+        let named = SliceLocal::here();
+        let outer = named.running.swap(coroutine, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
         let status = ffi::lua_resume(coroutine, state, arguments, &mut results);
         compiler_fence(Ordering::SeqCst);
-        RUNNING.with(|running| running.store(outer, Ordering::Relaxed));
+        named.running.store(outer, Ordering::Relaxed);
         if status == ffi::LUA_OK || status == ffi::LUA_YIELD {
             if ffi::lua_checkstack(state, results + 1) == 0 {
                 ffi::lua_pop(coroutine, results);

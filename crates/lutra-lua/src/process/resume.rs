@@ -32,6 +32,7 @@ pub(crate) enum Resumed {
 /// # Safety
 /// `thread` is a coroutine of `lua` that has started and yielded (not running, not
 /// dead), resumed by its process's task alone (module invariants).
+#[inline]
 pub(crate) unsafe fn resume(lua: &Lua, thread: &Thread) -> Resumed {
     let state = thread.state();
     let mut count: c_int = 0;

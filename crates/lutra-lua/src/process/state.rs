@@ -1,10 +1,28 @@
 //! A process's Lua state: the standard libraries, the `lutra` library, the
 //! process's context (runtime, own record, preemption marks) and memory limit.
+//!
+//! The native calls (`api/native`) find the context of the process that runs them in
+//! the extra space of the Lua thread they run on (`lua_getextraspace`: a pointer's
+//! worth of bytes before each thread, which Lua leaves to the program) when the
+//! slice named it there, and through the thread-local of the slice (`current`)
+//! otherwise: in a shared library every thread-local lookup is a call to
+//! `__tls_get_addr`.
+//!
+//! # Invariants
+//! - In a process's state, the extra space of every Lua thread that runs Lua code
+//!   holds null, or the context of the process whose slice is running that thread on
+//!   the calling OS thread. [`fresh_state`] nulls the main thread's before anything
+//!   runs in the state (Lua copies the main thread's into every thread it creates
+//!   after that; the one made before, mlua's reference stack, never runs code); a
+//!   slice names the context in the main coroutine's and nulls it when it ends
+//!   (`Slice`, `preempt.rs`). The threads of a host's state (the stock `lua` program
+//!   that loaded the module) hold whatever their allocation held: no native call of a
+//!   host reads them (`api/native`'s `install`).
 
 use crate::process::ProcessCore;
 use crate::runtime::RuntimeShared;
 use mlua::{Lua, LuaOptions, StdLib, ffi};
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{OnceCell, RefCell};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -111,6 +129,7 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     // Lua programs expect (tracebacks, `debug.getupvalue`); Lutra never hands out
     // userdata whose memory safety depends on the metatable staying intact.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::NONE, LuaOptions::new()) };
+    clear_named(&lua)?;
     // Nothing built here is garbage: the collector waits until the state is ready (as
     // `lua.c` stops it while it opens the libraries), instead of walking it while it
     // grows.
@@ -143,38 +162,48 @@ fn restart_collector(lua: &Lua) -> mlua::Result<()> {
     }
 }
 
+/// Nulls the extra space of `lua`'s main thread (module invariants).
+fn clear_named(lua: &Lua) -> mlua::Result<()> {
+    // SAFETY: a protected call on `lua`'s stack, left as it was; the registry's
+    // LUA_RIDX_MAINTHREAD entry is the main thread, whose extra space (a pointer's
+    // worth, mlua's LUA_EXTRASPACE) is the program's to write.
+    unsafe {
+        lua.exec_raw((), |state| {
+            ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_MAINTHREAD);
+            let main = ffi::lua_tothread(state, -1);
+            ffi::lua_pop(state, 1);
+            name_context(main, std::ptr::null());
+        })
+    }
+}
+
+/// Names `context` (or null) in the extra space of `thread`.
+///
+/// # Safety
+/// `thread` is a live Lua thread of a process's state; the module invariants hold
+/// after the call.
+pub(crate) unsafe fn name_context(thread: *mut ffi::lua_State, context: *const ProcessContext) {
+    // SAFETY: the extra space is LUA_EXTRASPACE (a pointer's worth) bytes before the
+    // thread, aligned as a pointer (Lua's `LX` puts it first), and the program's.
+    unsafe { *ffi::lua_getextraspace(thread).cast::<*const ProcessContext>() = context }
+}
+
+/// The context named in the extra space of `state` (the main coroutine of the
+/// process in the slice), if any.
+///
+/// # Safety
+/// `state` is a running thread of a process's state (not of a host's); the
+/// reference is used within the running native call only.
+#[inline]
+pub(crate) unsafe fn named_context<'a>(state: *mut ffi::lua_State) -> Option<&'a ProcessContext> {
+    // SAFETY: the extra space holds null or the live context of the slice running
+    // `state` (module invariants).
+    unsafe { (*ffi::lua_getextraspace(state).cast::<*const ProcessContext>()).as_ref() }
+}
+
 /// Makes `lua` the state of `process`.
 fn bind(lua: &Lua, runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) {
     lua.set_app_data(ProcessContext::new(runtime.clone(), process.clone()));
-}
-
-thread_local! {
-    /// The context of the process whose slice this worker runs (null outside one).
-    static CURRENT: Cell<*const ProcessContext> = const { Cell::new(std::ptr::null()) };
-}
-
-/// While it lives, [`current`] is the context of the process in the slice.
-pub(crate) struct Current {
-    outer: *const ProcessContext,
-}
-
-impl Current {
-    /// Enters the slice of the process whose context is `context`.
-    ///
-    /// # Safety
-    /// `context` (or null) stays alive, and its state runs on this thread only within
-    /// this slice, until the value is dropped.
-    pub(crate) unsafe fn enter(context: *const ProcessContext) -> Self {
-        Self {
-            outer: CURRENT.replace(context),
-        }
-    }
-}
-
-impl Drop for Current {
-    fn drop(&mut self) {
-        CURRENT.set(self.outer);
-    }
 }
 
 /// The context of the process whose slice this worker runs: the state of any Lua
@@ -184,8 +213,8 @@ impl Drop for Current {
 /// # Safety
 /// The reference is used within the running native call only.
 pub(crate) unsafe fn current<'a>() -> Option<&'a ProcessContext> {
-    // SAFETY: a non-null CURRENT is alive for the slice (`Current::enter`).
-    unsafe { CURRENT.get().as_ref() }
+    // SAFETY: a non-null slice context is alive for the slice (`Slice::enter`).
+    unsafe { super::preempt::slice_context().as_ref() }
 }
 
 /// The address of `lua`'s process context (null for a state that is not Lutra's),

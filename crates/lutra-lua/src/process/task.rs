@@ -93,10 +93,9 @@ impl ProcessTask {
         let context = self.context.0;
         let resumed = {
             // SAFETY: `thread` and `lua` (whose app data `context` points to) are held
-            // by this task for the whole slice, and the app data is not replaced in it.
+            // by this task for the whole slice, the app data is not replaced in it, and
+            // the state runs on this worker only within the slice.
             let _slice = unsafe { Slice::enter(&self.runtime.preemptor, thread.state(), context) };
-            // SAFETY: as above; the state runs on this worker only within the slice.
-            let _current = unsafe { state::Current::enter(context) };
             match first {
                 Some(args) => first_resume(thread, args),
                 // SAFETY: after its first slice the coroutine is suspended (a slice

@@ -25,6 +25,11 @@
 //!   [`Action`]) and [`perform`] does it with plain values only.
 //! - Upvalues of every native closure: 1 the fallback, 2 `CANNOT`, 3
 //!   `raw.take_pending`, 4 (luaproc) the named-channel cache.
+//! - A native call finds its process's context in the extra space of the running
+//!   thread, else in the slice's thread-local (`process/state.rs`). Only a process's
+//!   state has its threads' extra space defined: in a host's state every native
+//!   closure is [`host_fallback`], which calls the fallback at once (as the others
+//!   do outside a slice, where a host's code always runs).
 //! - A light userdata as the user value of a full userdata is a channel handle's
 //!   address (`channel/handle.rs`), or a process handle's with its low bit set
 //!   (`process/handle.rs`): Lua code cannot set one, nor change a handle's
@@ -47,7 +52,7 @@ use crate::process::ProcessContext;
 use crate::process::ProcessCore;
 use crate::process::handle::PROCESS_TAG;
 use crate::process::state::NativeWait;
-use crate::process::state::current;
+use crate::process::state::{current, named_context};
 use crate::transfer::Message;
 use mlua::ffi::{self, lua_State};
 use mlua::{Function, Lua, MultiValue, Table};
@@ -164,7 +169,7 @@ unsafe fn answer_with(state: *mut lua_State, answer: Answer) -> Result<c_int, St
             Answer::Values(message) => match scalar::push(state, &message) {
                 Some(count) => count,
                 // A handle new to this state: the general import makes it.
-                None => match current() {
+                None => match context_of(state) {
                     Some(context) => {
                         *context.pending.borrow_mut() = Some(message);
                         take_pending(state)
@@ -196,6 +201,19 @@ unsafe fn take_pending(state: *mut lua_State) -> c_int {
     }
 }
 
+/// Every native closure of a host's state (see [`install`]): the fallback at once,
+/// as every native call does outside a slice (a host thread never runs one).
+///
+/// # Safety
+/// Called by Lua as a native closure of this module.
+unsafe extern "C-unwind" fn host_fallback(state: *mut lua_State) -> c_int {
+    // SAFETY: the running thread; `perform` is the last act.
+    unsafe {
+        let args = ffi::lua_gettop(state);
+        perform(state, Action::Fallback { args }, returned)
+    }
+}
+
 /// The continuation of a fallback: its results are the call's.
 unsafe extern "C-unwind" fn returned(
     state: *mut lua_State,
@@ -206,17 +224,30 @@ unsafe extern "C-unwind" fn returned(
     unsafe { ffi::lua_gettop(state) }
 }
 
+/// The context of the process whose slice runs `state`: named in `state`'s extra
+/// space (the process's main coroutine), else the slice's (a coroutine of the
+/// process's own, see `process/state.rs`).
+///
+/// # Safety
+/// As [`current`]; `state` is the running thread of a process's state (the natives of
+/// a host's state never get here: see [`install`]).
+#[inline(always)]
+unsafe fn context_of<'a>(state: *mut lua_State) -> Option<&'a ProcessContext> {
+    // SAFETY: the caller's contract.
+    unsafe { named_context(state).or_else(|| current()) }
+}
+
 /// The context of the caller when it may park natively: a process in its slice (not
 /// a host thread), outside `lutra.atomic`, in a coroutine that can yield (protocol,
 /// step 1).
 ///
 /// # Safety
-/// As [`current`]; `state` is the running thread.
+/// As [`context_of`].
 #[inline]
 unsafe fn parkable<'a>(state: *mut lua_State) -> Option<&'a ProcessContext> {
-    // SAFETY: see `current`; lua_isyieldable reads the running thread.
+    // SAFETY: see `context_of`; lua_isyieldable reads the running thread.
     unsafe {
-        let context = current()?;
+        let context = context_of(state)?;
         let parkable =
             ffi::lua_isyieldable(state) != 0 && !context.no_preempt.load(Ordering::Relaxed);
         parkable.then_some(context)
@@ -452,10 +483,10 @@ fn receive_or_park(
 /// `state` runs the continuation of a native closure of this module.
 #[inline]
 unsafe fn resumed<'a>(state: *mut lua_State) -> Option<(&'a ProcessContext, Arc<Channel>, bool)> {
-    // SAFETY: see `current`; reads of the stack (the resume values alone, see
+    // SAFETY: see `context_of`; reads of the stack (the resume values alone, see
     // `perform`) and of upvalue 2.
     unsafe {
-        let context = current()?;
+        let context = context_of(state)?;
         let channel = context.parked.borrow_mut().take()?;
         let cannot = ffi::lua_gettop(state) >= 1
             && ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(CANNOT)) != 0;
@@ -530,16 +561,18 @@ fn closure(
 /// `take_pending` and `named` (the cache of named channels).
 const SHARED_KEY: &str = "lutra.native";
 
-/// The upvalues of a native closure of `function` in front of `fallback`, taken from
-/// `shared` (the table under [`SHARED_KEY`]); with the named-channel cache when
-/// `named`.
+/// A native closure of `function` in front of `fallback` (of [`host_fallback`] in a
+/// host's state, `host`), its upvalues taken from `shared` (the table under
+/// [`SHARED_KEY`]); with the named-channel cache when `named`.
 fn native(
     lua: &Lua,
     shared: &Table,
     function: ffi::lua_CFunction,
     fallback: Function,
     named: bool,
+    host: bool,
 ) -> mlua::Result<Function> {
+    let function = if host { host_fallback } else { function };
     let mut upvalues = MultiValue::new();
     upvalues.push_back(mlua::Value::Function(fallback));
     upvalues.push_back(shared.get("cannot")?);
@@ -555,7 +588,9 @@ fn native(
 /// native `receive` in front of `lutra.receive`, and gives `raw` what `luaproc.lua`
 /// needs for its own: `raw.lp_named`, the cache of named channels (name → handle,
 /// weak values), and `raw.lp_native(kind, fallback)`; `internal` is the prelude's
-/// (its `cannot`).
+/// (its `cannot`). In a host's state (`host`) every native closure is
+/// [`host_fallback`]: the natives find the caller's context in the extra space of the
+/// running thread, which a host's threads leave undefined (`process/state.rs`).
 pub(crate) fn install(
     lua: &Lua,
     raw: &Table,
@@ -593,7 +628,7 @@ pub(crate) fn install(
     let in_front = |table: &Table, name: &str, function: ffi::lua_CFunction| {
         table.set(
             name,
-            native(lua, &shared, function, table.get(name)?, false)?,
+            native(lua, &shared, function, table.get(name)?, false, host)?,
         )
     };
     in_front(methods, "send", channel::send)?;
@@ -603,7 +638,7 @@ pub(crate) fn install(
     raw.set("lp_named", named)?;
     raw.set(
         "lp_native",
-        lua.create_function(|lua, (kind, fallback): (String, Function)| {
+        lua.create_function(move |lua, (kind, fallback): (String, Function)| {
             let function: ffi::lua_CFunction = match kind.as_str() {
                 "send" => luaproc::send,
                 "receive" => luaproc::receive,
@@ -615,6 +650,7 @@ pub(crate) fn install(
                 function,
                 fallback,
                 true,
+                host,
             )
         })?,
     )?;
