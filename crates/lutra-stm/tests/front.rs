@@ -188,7 +188,11 @@ fn reads_that_share_a_filter_bit_with_a_write_see_the_right_word() {
             "the attempt's own partial write, merged"
         );
     }
-    assert_eq!(read(&mut tx, at(65)), None, "the front leaves filter hits out");
+    assert_eq!(
+        read(&mut tx, at(65)),
+        None,
+        "the front leaves filter hits out"
+    );
     // SAFETY: as above.
     assert_eq!(unsafe { tx.load_uninlined(at(65)) }, Ok(650));
     writer.begin(TxOptions::default());
