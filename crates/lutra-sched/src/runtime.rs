@@ -169,7 +169,8 @@ impl TaskBuilder<'_> {
 
     /// Starts a task whose body is resumed slice by slice on the workers' own stacks
     /// (no stack of its own: a Lua process, a state machine). A body that returns
-    /// [`Step::Park`] must hand out [`current_waker`](crate::current_waker) before
+    /// [`Step::Park`](crate::Step::Park) must hand out
+    /// [`current_waker`](crate::current_waker) before
     /// checking its condition, and re-check it every time it is resumed (wake-ups may
     /// be spurious; one that arrives between the check and the `Park`, even across a
     /// `Yield` slice in between, makes the `Park` return at once).

@@ -201,7 +201,7 @@ impl Channel {
     }
 
     /// Enqueues `message` and returns its sequence number, to be polled with
-    /// [`Channel::poll_send`]. Fails (handing the message back) when closed.
+    /// `Channel::poll_send`. Fails (handing the message back) when closed.
     pub fn start_send(&self, message: Message) -> Result<u64, Message> {
         self.send_as(message, None).map(|started| started.sequence)
     }
