@@ -64,7 +64,7 @@ pub unsafe trait Transactable: Clone + Send + Sync + 'static {
     unsafe fn release_word(word: usize, size: usize);
 }
 
-/// Helpers for [`boxed_transactable!`]; not part of the API.
+/// Helpers for `boxed_transactable!`; not part of the API.
 #[doc(hidden)]
 pub mod boxed {
     /// Boxes `value` and returns the pointer as a word.

@@ -36,7 +36,7 @@ const KEPT_CAPACITY: usize = 1 << 14;
 pub(crate) type UndoEntry = [usize; 2];
 
 /// The window of free entries of a descriptor's solo undo log
-/// ([`TxDescriptor::solo_undo_window`](crate::TxDescriptor::solo_undo_window)): each
+/// ([`TxDescriptor::place_solo_undo_window`](crate::TxDescriptor::place_solo_undo_window)): each
 /// entry is `{address, old word}`, two machine words, and `stm.h` declares the same
 /// layout as `struct lutra_undo_window`. While a solo attempt runs the window is open:
 /// a caller that writes the word at `a` in place, inside the attempt, may first write
