@@ -2,11 +2,12 @@
 //! slot, owned by the C shim (`lutra_shim_fast_state` in `c/shim.c`), that holds the
 //! [`ThreadTx`] of a plain thread registered with `stm_init_thread`.
 //!
-//! `stm_load`, `stm_store`, `stm_start` and `stm_commit` read the slot first: a
-//! non-NULL slot is the caller's own state, reached without `locals::with` (a
-//! general-dynamic thread-local, `__tls_get_addr` in the shared library), without a
-//! `RefCell` borrow and without a `catch_unwind` boundary. Everything else — NULL
-//! slot, misuse, a task of the scheduler — takes the general path of `boundary.rs`.
+//! `stm_start` and `stm_commit` read the slot first, and `stm_load` and `stm_store` in
+//! their cold path (they test the read front first, below): a non-NULL slot is the
+//! caller's own state, reached without `locals::with` (a general-dynamic
+//! thread-local, `__tls_get_addr` in the shared library), without a `RefCell` borrow
+//! and without a `catch_unwind` boundary. Everything else — NULL slot, misuse, a task
+//! of the scheduler — takes the general path of `boundary.rs`.
 //!
 //! On x86-64 Linux the slot is read with the initial-exec sequence (`mov
 //! sym@GOTTPOFF(%rip)`, then a `%fs`-relative load), which the linker relaxes to a
