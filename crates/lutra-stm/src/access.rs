@@ -63,6 +63,18 @@ pub(crate) fn checked_word_index(addr: usize) -> Option<usize> {
     (rotated.wrapping_sub(1) >> (usize::BITS - SHIFT) == 0).then_some(rotated)
 }
 
+/// The word at `addr`, read by a solo attempt (`solo.rs`): a plain load, since no one
+/// else in the engine writes it meanwhile.
+///
+/// # Safety
+/// As [`word`], and a solo attempt of this engine must be running on the caller's
+/// thread.
+#[inline(always)]
+pub(crate) unsafe fn load_alone(addr: usize) -> usize {
+    // SAFETY: the caller's contract; alone in the engine, nobody else writes the word.
+    unsafe { word(addr) }.load(Ordering::Relaxed)
+}
+
 /// The word at `addr`, seen as an atomic.
 ///
 /// # Safety
@@ -119,27 +131,14 @@ impl Core {
     /// compare, three stores), or a solo attempt's plain load.
     #[inline(always)]
     pub(crate) fn try_load(&mut self, addr: usize) -> Option<usize> {
-        self.try_load_word(addr, addr / std::mem::size_of::<usize>())
-    }
-
-    /// [`Core::try_load`] for an address of any value, which it checks: `None`
-    /// (nothing done) also when `addr` is NULL or not a word's address.
-    #[inline(always)]
-    pub(crate) fn try_load_checked(&mut self, addr: usize) -> Option<usize> {
-        self.try_load_word(addr, checked_word_index(addr)?)
-    }
-
-    /// [`Core::try_load`], given the `index` of the word at `addr` (`addr / word size`).
-    #[inline(always)]
-    fn try_load_word(&mut self, addr: usize, index: usize) -> Option<usize> {
         // The read set is closed whenever the inlined paths may not run
         // (`Core::fast_access`).
         if let Some(slot) = self.reads.fast_slot() {
-            self.load_in_slot(addr, index, slot)
+            self.load_in_slot(addr, addr / std::mem::size_of::<usize>(), slot)
         } else if self.reads.is_plain() {
-            // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`; alone in
-            // the engine (`solo.rs`), nobody else writes the word.
-            Some(unsafe { word(addr) }.load(Ordering::Relaxed))
+            // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`; the
+            // attempt runs solo.
+            Some(unsafe { load_alone(addr) })
         } else {
             None
         }
@@ -324,10 +323,11 @@ impl Core {
         self.store_slow(stm, addr, value, mask, retire_old)
     }
 
-    /// A solo attempt's write of the whole word at `addr`, not doomed, while its undo
-    /// window has room (inlined); false (nothing done) when the window is full.
+    /// A solo attempt's write of the bits of `value` selected by `mask` to the word at
+    /// `addr`, not doomed, while its undo window has room (inlined): the old word
+    /// logged, the new one in memory. False (nothing done) when the window is full.
     #[inline(always)]
-    pub(crate) fn store_plain(&mut self, addr: usize, value: usize) -> bool {
+    pub(crate) fn store_plain(&mut self, addr: usize, value: usize, mask: usize) -> bool {
         debug_assert!(self.reads.is_plain() && self.doomed.is_none());
         if self.solo_undo.is_full() {
             return false;
@@ -335,9 +335,9 @@ impl Core {
         // SAFETY: the caller of `TxDescriptor::store` vouched for `addr`; alone in the
         // engine, nobody else reads or writes the word meanwhile.
         let word = unsafe { word(addr) };
-        self.solo_undo
-            .push_within(addr, word.load(Ordering::Relaxed));
-        word.store(value, Ordering::Relaxed);
+        let old = word.load(Ordering::Relaxed);
+        self.solo_undo.push_within(addr, old);
+        word.store((old & !mask) | (value & mask), Ordering::Relaxed);
         true
     }
 
@@ -411,17 +411,10 @@ impl Core {
         if retire_old.is_some() {
             return Err(self.doom(AbortReason::Misuse));
         }
-        // SAFETY: the caller of `TxDescriptor::store` vouched for `addr`; alone in the
-        // engine, nobody else reads or writes the word meanwhile.
-        let word = unsafe { word(addr) };
-        let old = word.load(Ordering::Relaxed);
-        let new = (old & !mask) | (value & mask);
-        if self.solo_undo.is_full() {
-            return self.store_solo_growing(addr, old, new);
+        if self.store_plain(addr, value, mask) {
+            return Ok(());
         }
-        self.solo_undo.push_within(addr, old);
-        word.store(new, Ordering::Relaxed);
-        Ok(())
+        self.store_solo_growing(addr, value, mask)
     }
 
     /// The end of [`Core::store_solo`] when the undo window is full: grows it, then
@@ -429,12 +422,14 @@ impl Core {
     /// saves no register.
     #[cold]
     #[inline(never)]
-    fn store_solo_growing(&mut self, addr: usize, old: usize, new: usize) -> Result<(), Abort> {
+    fn store_solo_growing(&mut self, addr: usize, value: usize, mask: usize) -> Result<(), Abort> {
         // The log grows and may outgrow what a lean end keeps.
         self.mark_not_lean();
+        // SAFETY: as in `store_plain`.
+        let word = unsafe { word(addr) };
+        let old = word.load(Ordering::Relaxed);
         self.solo_undo.push(addr, old);
-        // SAFETY: as in `store_solo`, which read the word at `addr`.
-        unsafe { word(addr) }.store(new, Ordering::Relaxed);
+        word.store((old & !mask) | (value & mask), Ordering::Relaxed);
         Ok(())
     }
 

@@ -21,7 +21,7 @@
 //! - Every entry of the read set records a version no newer than the snapshot `rv`.
 
 use crate::abort::{Abort, AbortReason};
-use crate::access::{checked_word_index, word};
+use crate::access::{checked_word_index, load_alone};
 use crate::epoch::{Release, Retired};
 use crate::hooks::{Decision, TxEvent};
 use crate::orec::OrecView;
@@ -432,8 +432,9 @@ impl TxDescriptor {
     /// [`TxDescriptor::try_load_through_front`]).
     pub const READ_FRONT_OFFSET: usize = std::mem::offset_of!(TxDescriptor, core.reads.front);
 
-    /// [`TxDescriptor::try_load_checked`] for a caller that keeps a pointer to the
-    /// descriptor's read front (its address plus [`TxDescriptor::READ_FRONT_OFFSET`])
+    /// [`TxDescriptor::try_load`], for an address of any value (`None`, nothing done,
+    /// also when `addr` is NULL or not aligned to a word), by a caller that keeps a
+    /// pointer to the descriptor's read front (its address plus [`TxDescriptor::READ_FRONT_OFFSET`])
     /// or, when it has no descriptor, to a closed front: the read tests the front
     /// first, and reaches the descriptor only when the front lets it, so a caller
     /// without a descriptor pays no test of its own. `None` (nothing done) when the
@@ -460,7 +461,7 @@ impl TxDescriptor {
     /// `front` must point to a closed front that no one writes, or to the read front
     /// of a live descriptor, derived from a pointer to the whole descriptor (as
     /// [`TxDescriptor::read_front`] gives) and not borrowed elsewhere during the
-    /// call; and `addr` as for [`TxDescriptor::try_load_checked`].
+    /// call; and `addr`, if aligned and not NULL, as for [`TxDescriptor::load`].
     #[inline(always)]
     pub unsafe fn try_load_through_front(
         front: NonNull<ReadFront>,
@@ -471,21 +472,15 @@ impl TxDescriptor {
         // SAFETY: `front` points to a valid front (the contract); no reference is
         // made, so a closed one shared by threads is only read.
         if let Some(slot) = unsafe { ReadFront::fast_slot_at(front) } {
-            // SAFETY: an open front is a live descriptor's, derived from a pointer to
-            // the whole descriptor, which lies `READ_FRONT_OFFSET` bytes before it,
-            // and is not borrowed elsewhere (the contract).
-            let desc = unsafe {
-                &mut *front
-                    .byte_sub(Self::READ_FRONT_OFFSET)
-                    .cast::<TxDescriptor>()
-            };
+            // SAFETY: an open front (the contract).
+            let desc = unsafe { Self::owner_of_front(front) };
             return desc.core.load_in_slot(addr as usize, index, slot);
         }
-        // SAFETY: as above; a plain front is a live solo descriptor's.
+        // SAFETY: as above.
         if unsafe { ReadFront::is_plain_at(front) } {
-            // SAFETY: `addr` is a word's address (checked), valid by the contract;
-            // alone in the engine (`solo.rs`), nobody else writes the word.
-            return Some(unsafe { word(addr as usize) }.load(Ordering::Relaxed));
+            // SAFETY: `addr` is a word's address (checked), valid by the contract; a
+            // plain front is a running solo attempt's.
+            return Some(unsafe { load_alone(addr as usize) });
         }
         None
     }
@@ -515,17 +510,29 @@ impl TxDescriptor {
         if !(open || plain) {
             return false;
         }
-        // SAFETY: an open or plain front is a live descriptor's (as in
-        // `try_load_through_front`).
-        let desc = unsafe {
-            &mut *front
-                .byte_sub(Self::READ_FRONT_OFFSET)
-                .cast::<TxDescriptor>()
-        };
+        // SAFETY: an open or plain front (the contract).
+        let desc = unsafe { Self::owner_of_front(front) };
         if open {
             desc.core.writes.write(addr as usize, value, usize::MAX)
         } else {
-            desc.core.store_plain(addr as usize, value)
+            desc.core.store_plain(addr as usize, value, usize::MAX)
+        }
+    }
+
+    /// The descriptor whose read front is at `front`.
+    ///
+    /// # Safety
+    /// `front` must be the front of a live descriptor (an open or plain one always
+    /// is), derived from a pointer to the whole descriptor, which lies
+    /// `READ_FRONT_OFFSET` bytes before it, and not borrowed elsewhere while the
+    /// returned reference is used.
+    #[inline(always)]
+    unsafe fn owner_of_front<'a>(front: *mut ReadFront) -> &'a mut TxDescriptor {
+        // SAFETY: the caller's contract.
+        unsafe {
+            &mut *front
+                .byte_sub(Self::READ_FRONT_OFFSET)
+                .cast::<TxDescriptor>()
         }
     }
 
@@ -547,17 +554,6 @@ impl TxDescriptor {
     /// As [`TxDescriptor::load`].
     pub unsafe fn load_uninlined(&mut self, addr: *const usize) -> Result<usize, Abort> {
         self.core.load_slow(&self.stm, addr as usize)
-    }
-
-    /// [`TxDescriptor::try_load`] for an address of any value: `None` (nothing done)
-    /// also when `addr` is NULL or not aligned to a word, which it checks for about
-    /// the cost of computing the word's record alone.
-    ///
-    /// # Safety
-    /// As [`TxDescriptor::load`] if `addr` is aligned and not NULL.
-    #[inline(always)]
-    pub unsafe fn try_load_checked(&mut self, addr: *const usize) -> Option<usize> {
-        self.core.try_load_checked(addr as usize)
     }
 
     /// Buffers a write of the bits of `value` selected by `mask` to the word at `addr`

@@ -175,16 +175,12 @@ impl ReadSet {
     /// Whether the inlined path may append now (the test of [`ReadSet::fast_slot`]).
     #[inline(always)]
     pub(crate) fn has_fast_room(&self) -> bool {
-        self.front.end < self.front.room
+        self.fast_slot().is_some()
     }
 
-    /// Appends `entry`, growing the buffer when full (by at least 64 entries, and at
-    /// least doubling).
+    /// Appends `entry`, growing the buffer when full ([`ReadSet::reserve_one`]).
     pub(crate) fn push(&mut self, entry: ReadEntry) {
-        let len = self.len();
-        if len == self.capacity() {
-            self.reserve_more(len.max(64));
-        }
+        self.reserve_one();
         // SAFETY: `len < capacity`: the slot at `end` is spare capacity.
         unsafe {
             self.front.end.write(entry);
@@ -210,7 +206,8 @@ impl ReadSet {
         self.stop = base;
     }
 
-    /// Ensures the buffer can hold `len() + 1` entries (the full path's growth).
+    /// Ensures the buffer can hold `len() + 1` entries (the full path's growth): when
+    /// full, it grows by at least 64 entries, and at least doubles.
     pub(crate) fn reserve_one(&mut self) {
         let len = self.len();
         if len == self.capacity() {
@@ -221,9 +218,14 @@ impl ReadSet {
     /// Places the inlined path's stop at `limit` entries, or at the capacity if
     /// lower; an open room stays where it was until the next [`ReadSet::open`].
     pub(crate) fn set_stop(&mut self, limit: usize) {
+        self.stop = self.place(limit);
+    }
+
+    /// Where the set would end holding `limit` entries, or its capacity if lower.
+    fn place(&mut self, limit: usize) -> *mut ReadEntry {
         let limit = limit.min(self.capacity());
         // SAFETY: `limit <= capacity`: at most one past the buffer's end.
-        self.stop = unsafe { self.storage.as_mut_ptr().add(limit) };
+        unsafe { self.storage.as_mut_ptr().add(limit) }
     }
 
     /// Lets the inlined path append up to the stop ([`ReadSet::set_stop`]; nothing
@@ -236,11 +238,8 @@ impl ReadSet {
     /// Lowers the inlined path's stop to `limit` entries if it is higher; a closed
     /// set stays closed.
     pub(crate) fn restrict(&mut self, limit: usize) {
-        if !self.front.room.is_null() {
-            let limit = limit.min(self.capacity());
-            // SAFETY: `limit <= capacity`: at most one past the buffer's end.
-            let stop = unsafe { self.storage.as_mut_ptr().add(limit) };
-            self.front.room = self.front.room.min(stop);
+        if self.is_open() {
+            self.front.room = self.front.room.min(self.place(limit));
         }
     }
 
