@@ -4,6 +4,9 @@
 //! (`LuaRuntime::close_pool_for_exit`), so that finalizer runs and its output is
 //! written, every time (the end of the program used to race the runtime's drop).
 
+mod common;
+
+use common::ScriptFile;
 use std::process::Command;
 
 const SCRIPT: &str = r#"
@@ -18,13 +21,10 @@ print("main done")
 
 #[test]
 fn pooled_states_run_their_pending_finalizers_at_exit() {
-    let dir = std::env::temp_dir().join(format!("lutra-exit-finalizers-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("pooled.lua");
-    std::fs::write(&script, SCRIPT).unwrap();
+    let script = ScriptFile::new("exit-finalizers", "pooled.lua", SCRIPT);
     for _ in 0..8 {
         let output = Command::new(env!("CARGO_BIN_EXE_lutra"))
-            .arg(&script)
+            .arg(script.path())
             .output()
             .expect("lutra runs");
         let stdout = String::from_utf8_lossy(&output.stdout);
@@ -32,5 +32,4 @@ fn pooled_states_run_their_pending_finalizers_at_exit() {
         assert_eq!(stdout, "main done\nclosed at exit\n");
         assert!(output.stderr.is_empty(), "{output:?}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

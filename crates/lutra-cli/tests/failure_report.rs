@@ -5,6 +5,9 @@
 //! that the program can end. With the report printed only at exit, the program
 //! would never end (the test's time limit fails it).
 
+mod common;
+
+use common::ScriptFile;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -19,12 +22,9 @@ print("stdin closed")
 
 #[test]
 fn a_failing_process_is_reported_before_the_program_ends() {
-    let dir = std::env::temp_dir().join(format!("lutra-failure-report-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("fails.lua");
-    std::fs::write(&script, SCRIPT).unwrap();
+    let script = ScriptFile::new("failure-report", "fails.lua", SCRIPT);
     let mut child = Command::new(env!("CARGO_BIN_EXE_lutra"))
-        .arg(&script)
+        .arg(script.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -55,5 +55,4 @@ fn a_failing_process_is_reported_before_the_program_ends() {
         reported.recv_timeout(Duration::from_secs(5)).is_err(),
         "the failure is reported once, not again at exit"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -473,6 +473,21 @@ mod tests {
         })
     }
 
+    /// A receiver `id` that found `channel` empty and waits on it, woken through a
+    /// probe.
+    fn waiting_receiver(channel: &Arc<Channel>, id: u64) -> Arc<Probe> {
+        let receiver = probe(channel);
+        let waiter = Waiter {
+            id,
+            waker: Waker::from(receiver.clone()),
+        };
+        assert!(matches!(
+            channel.poll_receive(Some(waiter)),
+            ReceivePoll::Empty
+        ));
+        receiver
+    }
+
     /// Checks that each probe was woken once, with the channel unlocked.
     fn woken_once_unlocked(probes: &[(Arc<Probe>, &str)]) {
         for (probe, what) in probes {
@@ -502,14 +517,7 @@ mod tests {
             ReceivePoll::Empty
         ));
         channel.start_send(message(1, 0)).unwrap();
-        let queued = probe(&channel);
-        assert!(matches!(
-            channel.poll_receive(Some(Waiter {
-                id: 2,
-                waker: Waker::from(queued.clone()),
-            })),
-            ReceivePoll::Empty
-        ));
+        let queued = waiting_receiver(&channel, 2);
         let sequence = channel.start_send(message(2, 0)).unwrap();
         let sender = probe(&channel);
         let sender_waker = Waker::from(sender.clone());
@@ -528,14 +536,7 @@ mod tests {
     #[test]
     fn a_close_wakes_after_the_lock_is_released() {
         let channel = Arc::new(Channel::new(0));
-        let receiver = probe(&channel);
-        assert!(matches!(
-            channel.poll_receive(Some(Waiter {
-                id: 1,
-                waker: Waker::from(receiver.clone()),
-            })),
-            ReceivePoll::Empty
-        ));
+        let receiver = waiting_receiver(&channel, 1);
         channel.close();
         let channel = Arc::new(Channel::new(0));
         let sequence = channel.start_send(message(1, 0)).unwrap();
