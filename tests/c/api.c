@@ -558,6 +558,19 @@ static void test_stats(void) {
     sigsetjmp(*env, 0);
   stm_commit();
   CHECK(stm_get_stats("read_only", &read_only) == 1 && read_only == 1, "read_only");
+  /* The read-only hint alone takes stm_start's fast path: still recorded. */
+  stm_tx_attr_t hint = {{.id = 0, .read_only = 1}};
+  env = stm_start(hint);
+  if (env != NULL)
+    sigsetjmp(*env, 0);
+  CHECK(stm_get_attributes().attrs == hint.attrs, "the hint's attributes");
+  stm_commit();
+  CHECK(stm_get_stats("read_only", &read_only) == 1 && read_only == 1,
+        "read_only on the fast path");
+  START(0);
+  COMMIT;
+  CHECK(stm_get_stats("read_only", &read_only) == 1 && read_only == 0,
+        "no hint, not read-only");
   const char *const names[] = {"nb_aborts_locked_read", "nb_aborts_locked_write",
                                "nb_aborts_validate_read", "nb_aborts_validate_write",
                                "nb_aborts_validate_commit", "nb_aborts_killed",

@@ -47,7 +47,7 @@ impl ThreadTx {
         if self.desc.prepare_to_start(options) == Decision::Serialize {
             options.irrevocable = true;
         }
-        self.attr = attr;
+        self.attr_raw = attr.raw;
         self.ended_by_abort = false;
         self.pending = None;
         self.stats.consecutive_aborts = 0;
@@ -56,8 +56,10 @@ impl ThreadTx {
         true
     }
 
-    /// The common case of [`ThreadTx::begin`]: an outermost transaction without
-    /// attributes (`raw` is 0) on a plain thread, begun on the engine's straight path
+    /// The common case of [`ThreadTx::begin`]: an outermost transaction with no
+    /// attribute but the read-only hint (`raw`, see
+    /// [`AttrLayout::only_hints`](crate::thread::AttrLayout::only_hints)) on a plain
+    /// thread, begun on the engine's straight path
     /// ([`TxDescriptor::try_begin`](lutra_stm::TxDescriptor::try_begin)). Returns
     /// `false`, having changed nothing, when any other case applies.
     #[inline(always)]
@@ -72,11 +74,11 @@ impl ThreadTx {
                     && self.pending.is_none()
                     && self.stats.consecutive_aborts == 0)
         );
-        if (raw != 0) | !self.plain_ready || !self.desc.try_begin(0) {
+        if !self.layout.only_hints(raw) || !self.plain_ready || !self.desc.try_begin(0) {
             return false;
         }
         self.plain_ready = false;
-        self.attr = Attributes::default();
+        self.attr_raw = raw;
         self.nesting = 1;
         true
     }
@@ -152,7 +154,7 @@ impl ThreadTx {
         self.desc.rollback(reason);
         self.pending = None;
         self.stats.count_abort(code);
-        if no_retry || self.attr.no_retry {
+        if no_retry || self.attributes().no_retry {
             self.nesting = 0;
             self.ended_by_abort = true;
             return code & !STM_PATH_INSTRUMENTED;

@@ -268,7 +268,7 @@ unsafe fn lookup(name: *const c_char, val: *mut c_void, scope: Scope) -> CapiRes
             // SAFETY: `val` points to an `unsigned int` for "read_only" (contract).
             unsafe {
                 val.cast::<c_uint>()
-                    .write(c_uint::from(state.attr.read_only))
+                    .write(c_uint::from(state.attributes().read_only))
             };
             return Ok(1);
         }

@@ -77,6 +77,13 @@ impl AttrLayout {
             no_retry: raw & self.no_retry != 0,
         }
     }
+
+    /// Whether `raw` holds no attribute but the read-only hint (the common cases:
+    /// `stm_tx_attr_t` zeroed, or with `read_only` set).
+    #[inline(always)]
+    pub(crate) fn only_hints(self, raw: i32) -> bool {
+        raw & !self.read_only == 0
+    }
 }
 
 /// A registered thread (see the module header).
@@ -84,7 +91,9 @@ pub(crate) struct ThreadTx {
     pub(crate) desc: TxDescriptor,
     /// Flat nesting depth: `stm_start` calls not yet matched by `stm_commit`.
     pub(crate) nesting: u32,
-    pub(crate) attr: Attributes,
+    /// The running (or last) transaction's attributes, as given
+    /// (`stm_tx_attr_t.attrs`); [`ThreadTx::attributes`] decodes them.
+    pub(crate) attr_raw: i32,
     /// The last transaction ended by an abort that was not retried (`stm_aborted`).
     pub(crate) ended_by_abort: bool,
     /// `stm_set_irrevocable` was called outside a transaction: the next one starts
@@ -113,6 +122,13 @@ pub(crate) struct ThreadTx {
     /// pending — all that `try_begin_plain` needs, told by one flag. Cleared by every
     /// begin and by [`ThreadTx::start_next_irrevocable`].
     pub(crate) plain_ready: bool,
+}
+
+impl ThreadTx {
+    /// The running (or last) transaction's attributes.
+    pub(crate) fn attributes(&self) -> Attributes {
+        self.layout.decode(self.attr_raw)
+    }
 }
 
 impl Drop for ThreadTx {
@@ -233,7 +249,7 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
     let state = OwnedThreadTx::new(Box::new(ThreadTx {
         desc,
         nesting: 0,
-        attr: Attributes::default(),
+        attr_raw: 0,
         ended_by_abort: false,
         irrevocable_next: false,
         pending: None,

@@ -339,7 +339,7 @@ pub extern "C" fn stm_get_attributes() -> StmTxAttr {
         || {
             with_thread(|state| {
                 Ok(StmTxAttr {
-                    attrs: state.attr.raw,
+                    attrs: state.attr_raw,
                 })
             })
         },

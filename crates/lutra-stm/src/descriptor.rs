@@ -235,6 +235,7 @@ impl TxDescriptor {
         };
         // Step 2 of the solo protocol: no attempt of this descriptor may run beside a
         // solo one.
+        stm.inner.solo.fence_newcomer();
         stm.inner.wait_until(|| !stm.inner.solo.is_held());
         Ok(Self {
             stm: stm.inner.clone(),
@@ -337,6 +338,9 @@ impl TxDescriptor {
     /// waits for it to end, so a thread must not create one inside its own solo
     /// attempt.
     pub fn allow_solo(&mut self, allow: bool) {
+        if allow {
+            self.stm.solo.enable();
+        }
         self.core.solo_allowed = allow;
     }
 
@@ -979,17 +983,21 @@ impl Core {
         self.publish_solo(stm);
     }
 
+    /// The solo half of an attempt's start: a new serial in the own status word, so
+    /// that [`Stm::quiesce`](crate::Stm::quiesce) waits for the attempt as for any
+    /// other. Nothing else is published: no other descriptor exists to read the
+    /// read set's size, and the epoch stays quiescent. The read set is closed (every
+    /// attempt's end closes it) and stays so.
     #[inline(always)]
     fn publish_solo(&mut self, stm: &StmInner) {
+        debug_assert!(!self.reads.is_open() && self.reads.len() == 0);
         self.status = self.status.next_active();
-        self.shared(stm).size.store(0, Ordering::Relaxed);
         self.shared(stm)
             .status
             .store(self.status.encode(), Ordering::Release);
         self.reads.start_solo();
         self.doomed = None;
         self.active = true;
-        self.reads.close();
     }
 
     /// Before an attempt that follows an abort: gives way to the irrevocable
@@ -1074,10 +1082,17 @@ impl Core {
     pub(crate) fn go_idle(&mut self, stm: &StmInner) {
         self.reads.close();
         self.reads.clear();
-        let shared = self.shared(stm);
+        self.publish_idle(stm);
+        stm.epochs.quiesce_in(&self.shared(stm).epoch);
+    }
+
+    /// The own status word reads idle.
+    #[inline(always)]
+    pub(crate) fn publish_idle(&mut self, stm: &StmInner) {
         self.status = self.status.idle();
-        shared.status.store(self.status.encode(), Ordering::Release);
-        stm.epochs.quiesce_in(&shared.epoch);
+        self.shared(stm)
+            .status
+            .store(self.status.encode(), Ordering::Release);
     }
 
     /// Ends the attempt: clears the sets, goes idle and quiescent, counts it. A lean

@@ -167,9 +167,14 @@ impl Core {
         debug_assert!(self.lean && self.writes.is_empty() && self.locks.is_empty());
         debug_assert!(self.started_at.is_none());
         self.allocations.clear();
-        self.go_idle(stm);
         if self.reads.solo() {
+            // A lean solo attempt read through no set and announced no epoch: what
+            // `go_idle` does beyond the status word is done already.
+            debug_assert!(!self.reads.is_open() && self.reads.len() == 0);
+            self.publish_idle(stm);
             self.end_solo_ready(stm);
+        } else {
+            self.go_idle(stm);
         }
         self.lean = false;
         self.active = false;

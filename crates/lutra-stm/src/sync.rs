@@ -196,3 +196,74 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> impl std::ops::DerefMut<Target = T> +
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// Asymmetric fences: a pair of threads that each store, then load what the other
+/// stored (a Dekker pair), where one side runs often and the other rarely. The
+/// frequent side orders its store before its load with [`asymmetric::light`], which
+/// costs nothing on the processor; the rare side runs [`asymmetric::heavy`] between
+/// its own store and load, which makes every running thread of the process pass a
+/// full fence (Linux's `membarrier`, private expedited). Together they act as a
+/// sequentially consistent fence on each side: either the light side's load sees the
+/// heavy side's store, or the heavy side's load sees the light side's store.
+///
+/// The light fence is only enough when [`asymmetric::available`] said so (the kernel
+/// has `membarrier` and the process registered for it); otherwise the light side must
+/// use a real fence (or a sequentially consistent read-modify-write) instead. Under
+/// loom and shuttle both sides are sequentially consistent fences: the model checks
+/// then explore the pair that `membarrier` stands in for.
+pub(crate) mod asymmetric {
+    /// Whether [`light`] may stand in for a full fence: the process is registered
+    /// for private expedited `membarrier` (registering on the first call).
+    pub(crate) fn available() -> bool {
+        #[cfg(all(target_os = "linux", not(any(feature = "shuttle", feature = "loom"))))]
+        {
+            use rustix::thread::{MembarrierCommand, membarrier};
+            static REGISTERED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+            *REGISTERED
+                .get_or_init(|| membarrier(MembarrierCommand::RegisterPrivateExpedited).is_ok())
+        }
+        #[cfg(all(
+            not(target_os = "linux"),
+            not(any(feature = "shuttle", feature = "loom"))
+        ))]
+        {
+            false
+        }
+        #[cfg(any(feature = "shuttle", feature = "loom"))]
+        {
+            true
+        }
+    }
+
+    /// The frequent side's fence: keeps the compiler from moving the caller's later
+    /// loads above its earlier stores; the processor is ordered by [`heavy`].
+    #[inline(always)]
+    pub(crate) fn light() {
+        #[cfg(not(any(feature = "shuttle", feature = "loom")))]
+        std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+        #[cfg(any(feature = "shuttle", feature = "loom"))]
+        super::fence(super::Ordering::SeqCst);
+    }
+
+    /// The rare side's fence (a system call, a few microseconds). Only called once
+    /// [`available`] returned `true`.
+    pub(crate) fn heavy() {
+        #[cfg(all(target_os = "linux", not(any(feature = "shuttle", feature = "loom"))))]
+        {
+            use rustix::thread::{MembarrierCommand, membarrier};
+            if let Err(error) = membarrier(MembarrierCommand::PrivateExpedited) {
+                // Registered, the call cannot fail; if it ever did, going on would let
+                // a solo attempt run beside an instrumented one.
+                eprintln!("lutra: membarrier failed after registration: {error}");
+                std::process::abort();
+            }
+        }
+        #[cfg(all(
+            not(target_os = "linux"),
+            not(any(feature = "shuttle", feature = "loom"))
+        ))]
+        unreachable!("asymmetric fences are unavailable on this system");
+        #[cfg(any(feature = "shuttle", feature = "loom"))]
+        super::fence(super::Ordering::SeqCst);
+    }
+}
