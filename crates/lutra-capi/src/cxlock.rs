@@ -7,7 +7,7 @@
 //!
 //! # Protocol: an outermost section
 //! 1. `cx_exclusive` marks the thread's next transaction irrevocable.
-//! 2. The section runs through `stm_atomically` with [`section_attempt`] as the
+//! 2. The section runs through `stm_atomically` with `section_attempt` as the
 //!    function: at the start of every attempt it enters the lock in the attempt's
 //!    mode ([`Driver::begin_attempt`]), then calls the program's `fn`.
 //! 3. `cx_need_exclusive` in an optimistic attempt rolls it back and begins the next
@@ -17,7 +17,7 @@
 //!    the jump buffer) opens the lock's door again.
 //!
 //! # Invariants
-//! - The Rust frames a jump can cross ([`section_attempt`], a nested section, and
+//! - The Rust frames a jump can cross (`section_attempt`, a nested section, and
 //!   `cx_need_exclusive`) own nothing that needs dropping when the program's code
 //!   runs or the jump is taken; the [`Driver`], which does, lives in the outermost
 //!   call's frame, which no jump crosses.

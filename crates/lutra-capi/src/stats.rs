@@ -3,7 +3,7 @@
 //!
 //! Per-thread counters are kept here, by tinySTM abort code, for the transactions the
 //! calling thread ran since `stm_init_thread`. The global counters sum every thread's
-//! [`Tally`] since `stm_init`: the live threads' and what exited threads left. They
+//! `Tally` since `stm_init`: the live threads' and what exited threads left. They
 //! do not need the engine's statistics (`LUTRA_STM_STATS`), which are off unless
 //! asked for.
 //!
@@ -18,7 +18,7 @@
 //!
 //! # Invariants
 //! - `nb_aborts` is the sum of the per-reason counters.
-//! - A [`Tally`] is in `TALLIES.live` from its thread's registration until its
+//! - A `Tally` is in `TALLIES.live` from its thread's registration until its
 //!   `LocalStats` is dropped, which moves its counts to `TALLIES.exited` under the
 //!   same lock: a global sum never counts a thread twice nor loses one.
 //! - Only the owning thread writes a tally (relaxed loads and stores, no

@@ -11,7 +11,7 @@
 //! A value lying within one aligned word, on a registered plain thread, takes the
 //! fast path: one engine access to the word, inlined; anything else (wider values,
 //! values crossing a word, tasks of the scheduler) reads or writes its byte range
-//! through the C ABI's general path ([`read_bytes`], [`write_bytes`]). `long double`
+//! through the C ABI's general path (`read_bytes`, `write_bytes`). `long double`
 //! values, which travel in x87 registers or on the stack, go through small assembly
 //! trampolines around the same functions.
 //!

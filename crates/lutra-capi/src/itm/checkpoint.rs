@@ -8,11 +8,11 @@
 //! `rbp`, `r12`–`r15`), the stack pointer the caller has after the return, and the
 //! return address. [`_ITM_beginTransaction`] saves them on its own stack and passes
 //! them to `transaction::begin`, which copies them into the thread's state for an
-//! outermost transaction; [`resume`] loads them back and jumps to the return
+//! outermost transaction; `resume` loads them back and jumps to the return
 //! address, as if the call had just returned with `eax` = the actions.
 //!
 //! # Invariants
-//! - [`resume`] is only used while the checkpoint's frame (the caller of
+//! - `resume` is only used while the checkpoint's frame (the caller of
 //!   `_ITM_beginTransaction`) is live, and only frames that own nothing lie above it
 //!   (see `mod.rs`): it unwinds nothing.
 //! - No shadow-stack (CET) support: programs built with `-fcf-protection=return`

@@ -29,7 +29,7 @@
 //!    rolls the attempt back and begins the next one (`attempt.rs`), returning a
 //!    status with `STM_PATH_INSTRUMENTED`.
 //! 2. The trampoline, owning nothing, calls `shim::jump_if_restarted`, which finds
-//!    the thread's [`ItmFrame`] active: it restores the words logged by `_ITM_L*`
+//!    the thread's `ItmFrame` active: it restores the words logged by `_ITM_L*`
 //!    (newest first), takes the user undo actions, and resumes at the checkpoint
 //!    with `a_runInstrumentedCode | a_restoreLiveVariables`.
 //! 3. GCC's code restores its live variables and runs the transaction again.

@@ -5,7 +5,7 @@
 //! `_ITM_error`).
 //!
 //! # Invariants
-//! - Every function reaches the thread's state through [`on_thread`] and jumps (a
+//! - Every function reaches the thread's state through `on_thread` and jumps (a
 //!   restart, a cancel) only once that access has ended.
 //! - User code (commit and undo actions) runs only outside that access.
 
