@@ -235,7 +235,6 @@ impl TxDescriptor {
         };
         // Step 2 of the solo protocol: no attempt of this descriptor may run beside a
         // solo one.
-        stm.inner.solo.fence_newcomer();
         stm.inner.wait_until(|| !stm.inner.solo.is_held());
         Ok(Self {
             stm: stm.inner.clone(),
@@ -338,9 +337,6 @@ impl TxDescriptor {
     /// waits for it to end, so a thread must not create one inside its own solo
     /// attempt.
     pub fn allow_solo(&mut self, allow: bool) {
-        if allow {
-            self.stm.solo.enable();
-        }
         self.core.solo_allowed = allow;
     }
 

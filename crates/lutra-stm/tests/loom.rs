@@ -32,9 +32,7 @@
 //! - the solo gate (`solo.rs`), both designs: a soloist's raw word transfer beside a
 //!   newcomer that creates its descriptor and audits. Fails if the soloist's exit
 //!   store, the newcomer's load of the gate or its increment of the live count is
-//!   relaxed, if the soloist skips its second test of the live count, or if the
-//!   newcomer skips its asymmetric fence (both sides of that fence are modelled as
-//!   sequentially consistent fences, which is what `membarrier` stands in for).
+//!   relaxed, or if the soloist skips its second test of the live count.
 //! - serial attempts (`serial.rs`), both designs: a serial attempt's plain writes
 //!   beside an audit. Fails if the store that ends the serial attempt is relaxed.
 //!
