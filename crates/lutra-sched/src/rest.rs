@@ -22,6 +22,18 @@
 //! channels rarely cross (a channel's processes stay on the worker that runs its
 //! exchange).
 //!
+//! # The check (a rest must not cost pace)
+//! Short work between crossings can still be parallel work (a pipeline whose stages
+//! each run a few microseconds per item). So a rest is also a trial: the *pace* is
+//! slices per second of worker 0 and the deciding worker together, over the window
+//! that asked for the rest; worker 0's pace over a rest that ran to its deadline is
+//! compared with it. If it fell below [`PACE_KEPT`] of it, the second worker was doing
+//! useful work: the worker does not rest again for a *cooldown* of windows, which
+//! starts at [`COOLDOWN_MIN`] and doubles, up to [`COOLDOWN_MAX`], with each rest in a
+//! row that cost pace, so that such work loses at most about one rest in
+//! `COOLDOWN_MAX` windows. Worker 0 publishes its slice count (a store to its own
+//! cache line per slice); the others read it twice per window.
+//!
 //! # Invariants
 //! - Worker 0 never rests: a runnable unpinned task always has a worker that is not
 //!   resting. A rest delays, by at most [`REST_MAX`], only what the resting worker
@@ -54,7 +66,7 @@
 //! lock: a worker registered before it is woken, one registering after sees the
 //! condition in step 3.
 
-use std::sync::atomic::{AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -78,61 +90,125 @@ pub(crate) const REST_MIN: Duration = Duration::from_millis(1);
 /// at worst.
 pub(crate) const REST_MAX: Duration = Duration::from_millis(32);
 
+/// The share of the pace before a rest that worker 0 alone must keep during it, or
+/// the rest cost pace (the module's check).
+pub(crate) const PACE_KEPT: f64 = 0.8;
+
+/// Windows without a rest after the first rest that cost pace.
+pub(crate) const COOLDOWN_MIN: u32 = 8;
+
+/// The longest cooldown, in windows.
+pub(crate) const COOLDOWN_MAX: u32 = 1024;
+
 /// One worker's current window and rest (owned by its run loop).
 pub(crate) struct Crossings {
     slices: u32,
     crossed: u32,
     start: Instant,
+    /// Worker 0's slice count when the window started.
+    zero_start: u32,
     rest: Duration,
+    /// The pace of the window that asked for the running (or last) rest.
+    pace_before: f64,
+    /// Windows left before the worker may rest again.
+    cooldown: u32,
+    /// The next cooldown's length.
+    cooldown_next: u32,
 }
 
 impl Crossings {
-    /// A first window, starting `now`.
-    pub(crate) fn new(now: Instant) -> Self {
+    /// A first window, starting `now`, when worker 0 has run `zero` slices.
+    pub(crate) fn new(now: Instant, zero: u32) -> Self {
         Self {
             slices: 0,
             crossed: 0,
             start: now,
+            zero_start: zero,
             rest: REST_MIN,
+            pace_before: 0.0,
+            cooldown: 0,
+            cooldown_next: COOLDOWN_MIN,
         }
     }
 
     /// Counts one slice (whether it `crossed`); at a window's end, the rest the window
-    /// asks for if it did not pay.
+    /// asks for if it did not pay. `zero` reads worker 0's slice count.
     #[inline]
-    pub(crate) fn count(&mut self, crossed: bool) -> Option<Duration> {
+    pub(crate) fn count(&mut self, crossed: bool, zero: impl FnOnce() -> u32) -> Option<Duration> {
         self.slices += 1;
         self.crossed += u32::from(crossed);
         if self.slices < WINDOW {
             return None;
         }
-        self.close(Instant::now())
+        self.close(Instant::now(), zero())
     }
 
-    /// Ends the window at `now` (a new one starts): the rest it asks for, if it did not
-    /// pay.
-    pub(crate) fn close(&mut self, now: Instant) -> Option<Duration> {
+    /// Ends the window at `now`, worker 0 having run `zero` slices (a new window
+    /// starts): the rest it asks for, if it did not pay and no cooldown runs.
+    pub(crate) fn close(&mut self, now: Instant, zero: u32) -> Option<Duration> {
         let elapsed = now.saturating_duration_since(self.start);
         let paid = paid(self.crossed, elapsed);
-        *self = Self {
-            rest: self.rest,
-            ..Self::new(now)
-        };
+        let pace = pace(self.slices + zero.wrapping_sub(self.zero_start), elapsed);
+        self.start_window(now, zero);
         if paid {
             self.rest = REST_MIN;
             return None;
         }
+        if self.cooldown > 0 {
+            self.cooldown -= 1;
+            return None;
+        }
+        self.pace_before = pace;
         let rest = self.rest;
         self.rest = (rest * 2).min(REST_MAX);
         Some(rest)
     }
 
-    /// Starts a new window at `now` (after a rest), keeping the rest's length.
-    pub(crate) fn restart(&mut self, now: Instant) {
-        *self = Self {
-            rest: self.rest,
-            ..Self::new(now)
-        };
+    /// After a rest that began when the last window closed and ended at `now` (as
+    /// `end` says), worker 0 having run `zero` slices: the module's check, then a new
+    /// window.
+    pub(crate) fn after_rest(&mut self, now: Instant, zero: u32, end: RestEnd) {
+        if end == RestEnd::Expired {
+            let elapsed = now.saturating_duration_since(self.start);
+            if pace(zero.wrapping_sub(self.zero_start), elapsed) < PACE_KEPT * self.pace_before {
+                self.cooldown = self.cooldown_next;
+                self.cooldown_next = (self.cooldown_next * 2).min(COOLDOWN_MAX);
+                self.rest = REST_MIN;
+            } else {
+                self.cooldown_next = COOLDOWN_MIN;
+            }
+        }
+        self.start_window(now, zero);
+    }
+
+    fn start_window(&mut self, now: Instant, zero: u32) {
+        self.slices = 0;
+        self.crossed = 0;
+        self.start = now;
+        self.zero_start = zero;
+    }
+}
+
+/// Slices per second.
+fn pace(slices: u32, elapsed: Duration) -> f64 {
+    f64::from(slices) / elapsed.as_secs_f64().max(1e-9)
+}
+
+/// Worker 0's slice count, on a cache line of its own (the module's check).
+#[derive(Default)]
+#[repr(align(128))]
+pub(crate) struct ZeroSlices(AtomicU32);
+
+impl ZeroSlices {
+    /// Worker 0 has run `slices` slices.
+    #[inline(always)]
+    pub(crate) fn publish(&self, slices: u32) {
+        self.0.store(slices, Ordering::Relaxed);
+    }
+
+    /// Worker 0's count, as last published.
+    pub(crate) fn read(&self) -> u32 {
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -156,6 +232,8 @@ pub(crate) enum RestEnd {
 /// The resting workers of one runtime.
 #[derive(Default)]
 pub(crate) struct Resting {
+    /// Worker 0's slice count (the module's check).
+    pub(crate) zero_slices: ZeroSlices,
     resting: Mutex<Vec<bool>>,
     pub(crate) count: AtomicUsize,
     wakeup: Condvar,
@@ -264,21 +342,84 @@ mod tests {
     #[test]
     fn unpaid_windows_in_a_row_double_the_rest_up_to_the_longest() {
         let start = Instant::now();
-        let mut crossings = Crossings::new(start);
+        let mut crossings = Crossings::new(start, 0);
         let mut rests = Vec::new();
         for _ in 0..8 {
             for _ in 0..WINDOW - 1 {
-                assert_eq!(crossings.count(true), None);
+                assert_eq!(crossings.count(true, || 0), None);
             }
             crossings.slices += 1;
             crossings.crossed += 1;
-            rests.push(crossings.close(crossings.start + Duration::from_micros(1)));
+            rests.push(crossings.close(crossings.start + Duration::from_micros(1), 0));
         }
         let ms = Duration::from_millis;
         let expected = [1, 2, 4, 8, 16, 32, 32, 32].map(|n| Some(ms(n)));
         assert_eq!(rests, expected);
-        assert_eq!(crossings.close(crossings.start + FOREVER), None);
+        assert_eq!(crossings.close(crossings.start + FOREVER, 0), None);
         assert_eq!(crossings.rest, REST_MIN, "a paid window resets the rest");
+    }
+
+    /// A window that did not pay, closed at `start + elapsed` with worker 0 at `zero`
+    /// slices (`WINDOW` slices, all crossed).
+    fn unpaid_window(crossings: &mut Crossings, elapsed: Duration, zero: u32) -> Option<Duration> {
+        crossings.slices = WINDOW;
+        crossings.crossed = WINDOW;
+        let end = crossings.start + elapsed;
+        crossings.close(end, zero)
+    }
+
+    #[test]
+    fn a_rest_that_costs_pace_starts_a_cooldown_that_doubles() {
+        let ms = Duration::from_millis;
+        let mut crossings = Crossings::new(Instant::now(), 0);
+        // Each window: 1 ms, this worker's 512 slices and worker 0's 512, a pace of
+        // 1,024 slices per ms. Each rest: 1 ms in which worker 0 alone runs 512, half
+        // the pace: the second worker's work was real.
+        let mut zero = 0u32;
+        let window = |crossings: &mut Crossings, zero: &mut u32| {
+            *zero += 512;
+            unpaid_window(crossings, ms(1), *zero)
+        };
+        assert_eq!(window(&mut crossings, &mut zero), Some(REST_MIN));
+        let mut cooldowns = Vec::new();
+        for _ in 0..3 {
+            zero += 512;
+            let end = crossings.start + ms(1);
+            crossings.after_rest(end, zero, RestEnd::Expired);
+            let mut windows = 0;
+            let rest = loop {
+                match window(&mut crossings, &mut zero) {
+                    Some(rest) => break rest,
+                    None => windows += 1,
+                }
+            };
+            assert_eq!(rest, REST_MIN, "a rest that cost pace resets the rest");
+            cooldowns.push(windows);
+        }
+        assert_eq!(
+            cooldowns,
+            [COOLDOWN_MIN, 2 * COOLDOWN_MIN, 4 * COOLDOWN_MIN]
+        );
+    }
+
+    #[test]
+    fn a_rest_that_keeps_the_pace_changes_nothing_and_an_early_end_is_not_judged() {
+        let ms = Duration::from_millis;
+        let mut crossings = Crossings::new(Instant::now(), 0);
+        // Window: pace 1,024 per ms. Rest: worker 0 alone runs 1,024 per ms.
+        let rest = unpaid_window(&mut crossings, ms(1), 512);
+        assert_eq!(rest, Some(REST_MIN));
+        crossings.after_rest(crossings.start + ms(1), 512 + 1024, RestEnd::Expired);
+        assert_eq!(crossings.cooldown, 0, "the pace was kept");
+        let rest = unpaid_window(&mut crossings, ms(1), 2048 + 512);
+        assert_eq!(
+            rest,
+            Some(2 * REST_MIN),
+            "unpaid windows in a row double the rest"
+        );
+        // A rest woken early: worker 0 ran nothing meanwhile, but that is not judged.
+        crossings.after_rest(crossings.start + ms(1), 2048 + 512, RestEnd::Woken);
+        assert_eq!(crossings.cooldown, 0);
     }
 
     #[test]

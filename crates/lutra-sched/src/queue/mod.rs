@@ -221,6 +221,11 @@ impl RunQueue {
         }
     }
 
+    /// The resting workers (`rest.rs`).
+    pub(crate) fn resting(&self) -> &Resting {
+        &self.resting
+    }
+
     /// See [`TaskQueue::push`]; a task pinned to a resting worker also ends its rest.
     pub(crate) fn push(&self, task: Arc<TaskCore>, local: Option<usize>) {
         let home = task.home;
