@@ -18,6 +18,7 @@
 //! | `shared.rs` | the state workers and tasks share (queue, live count, workers) |
 //! | `worker.rs` | the run loop |
 //! | `queue/` | the run queues (one per worker, plus a global one), stealing, sleeping and waking one worker, LUTS's switch: under locks, or on transactions |
+//! | `rest.rs` | a worker whose tasks keep crossing to another worker with little run between crossings rests a while |
 //! | `live.rs` | the live-task count and `wait_idle` |
 //! | `sync_mode/` | locks or transactions, chosen at start-up: [`sync_mode::SyncMode`], and the toolkit client runtimes build their shared structures with ([`sync_mode::SyncCell`], [`sync_mode::SyncQueue`]) |
 //! | `task.rs` | task records and their state protocol |
@@ -61,6 +62,7 @@ mod native;
 mod overflow;
 pub mod policy;
 mod queue;
+mod rest;
 mod runtime;
 mod shared;
 mod stm_parking;

@@ -23,7 +23,9 @@
 use crate::local::TaskLocal;
 use std::fmt;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering,
+};
 
 /// How a task's slice of execution ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +59,9 @@ pub(crate) const RUNNING: u8 = 1;
 pub(crate) const PARKED: u8 = 2;
 pub(crate) const DONE: u8 = 3;
 
+/// `last_worker` of a task that has not run yet.
+pub(crate) const NO_WORKER: usize = usize::MAX;
+
 /// The scheduler's record of one task (LUTS's execution context record).
 pub struct TaskCore {
     id: u64,
@@ -74,6 +79,9 @@ pub struct TaskCore {
     pub(crate) name: Option<String>,
     /// A client library's value for this task (see `local.rs`).
     pub(crate) local: TaskLocal,
+    /// The worker that ran the task's last slice ([`NO_WORKER`] before the first),
+    /// written only by the worker starting a slice (`rest.rs` counts crossings).
+    pub(crate) last_worker: AtomicUsize,
 }
 
 impl TaskCore {
@@ -89,6 +97,7 @@ impl TaskCore {
             yielder: AtomicPtr::new(std::ptr::null_mut()),
             name,
             local: TaskLocal::default(),
+            last_worker: AtomicUsize::new(NO_WORKER),
         }
     }
 

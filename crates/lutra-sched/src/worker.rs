@@ -11,6 +11,10 @@
 //!    queue's `next` (which may sleep). Every `GLOBAL_QUEUE_INTERVAL` slices the global
 //!    queue comes first: an unpinned task's yield `rotate`s through it, and `next`
 //!    looks at it first.
+//! 4. A worker other than worker 0 counts the slices whose task last ran on another
+//!    worker; when its last window of slices crossed often with little run between
+//!    crossings, it hands its tasks (the one step 3 chose too) to the global queue and
+//!    rests (`rest.rs`).
 //!
 //! # Direct switch (Go's `runnext`, tokio's LIFO slot)
 //! A task woken during a slice by the task this worker runs, and which this worker
@@ -43,10 +47,12 @@
 use crate::context::Worker;
 use crate::overflow;
 use crate::queue::Private;
+use crate::rest::Crossings;
 use crate::shared::Shared;
-use crate::task::{DONE, PARKED, RUNNABLE, RUNNING, Step, TaskCore};
+use crate::task::{DONE, NO_WORKER, PARKED, RUNNABLE, RUNNING, Step, TaskCore};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 /// Slices between two looks at the global queue first (tokio's and Go's 61: prime,
 /// so it does not fall into step with task patterns).
@@ -77,6 +83,8 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
     let mut handoffs: u32 = 0;
     let mut next: Chosen = None;
     let mut private = Private::new();
+    let zero_slices = &shared.queue.resting().zero_slices;
+    let mut crossings = (index > 0).then(|| Crossings::new(Instant::now(), zero_slices.read()));
     loop {
         tick = tick.wrapping_add(1);
         let global_first = tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL);
@@ -99,9 +107,33 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
         };
         let may_hand_off =
             handoffs < MAX_HANDOFFS && !tick.wrapping_add(1).is_multiple_of(GLOBAL_QUEUE_INTERVAL);
+        let crossed = crossed_to(&task, index);
         next = run_slice(&worker, &mut private, task, global_first, may_hand_off);
+        match crossings.as_mut() {
+            None => zero_slices.publish(tick),
+            Some(crossings) => {
+                if let Some(rest) = crossings.count(crossed, || zero_slices.read()) {
+                    let chosen = next.take().map(|(task, _)| task);
+                    let deadline = Instant::now() + rest;
+                    let end = shared
+                        .queue
+                        .rest(index, &mut private, chosen, deadline, stop);
+                    crossings.after_rest(Instant::now(), zero_slices.read(), end);
+                }
+            }
+        }
     }
     shared.queue.retire(index, &mut private);
+}
+
+/// Records that `task` runs on worker `index`; whether it last ran on another one.
+fn crossed_to(task: &TaskCore, index: usize) -> bool {
+    let last = task.last_worker.load(Ordering::Relaxed);
+    if last == index {
+        return false;
+    }
+    task.last_worker.store(index, Ordering::Relaxed);
+    last != NO_WORKER
 }
 
 /// Runs one slice of `task`; returns the task to run next, if the slice's end chose

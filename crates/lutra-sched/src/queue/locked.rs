@@ -163,6 +163,10 @@ impl TaskQueue for LockedQueue {
         self.idle.wake_one();
     }
 
+    fn has_tasks(&self, worker: usize) -> bool {
+        !self.local(worker).is_empty()
+    }
+
     fn wake_all(&self) {
         self.idle.wake_all();
     }

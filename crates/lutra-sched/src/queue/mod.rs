@@ -34,6 +34,8 @@
 //! - A push of a task made runnable (spawned, woken, handed over by a leaving worker)
 //!   wakes at most one sleeper: for a pinned task its worker, if it sleeps; otherwise
 //!   any one, if one sleeps.
+//! - A worker resting (`rest.rs`) has handed its unpinned tasks to the global queue
+//!   and has none pinned to it queued; a push of one ends its rest, as `wake_all` does.
 //! - A task woken by the task a worker runs may skip the queues: the worker's direct
 //!   switch (`worker.rs`) runs it next if the waker's slice parks or ends, and
 //!   otherwise pushes it here at the slice's end, as above.
@@ -76,10 +78,12 @@ mod explore {
     }
 }
 
+use crate::rest::{RestEnd, Resting};
 use crate::sync_mode::{SyncDomain, SyncMode};
 use crate::task::TaskCore;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// A worker's private buffer of runnable tasks: held by the worker's run loop (so
 /// only that worker ever touches it, without synchronisation) and lent to the
@@ -188,26 +192,47 @@ pub(crate) trait TaskQueue: Send + Sync {
     /// wake-up the leaving worker may have taken).
     fn retire(&self, worker: usize, private: &mut Private);
 
+    /// Whether `worker`'s own queue holds a task (for a resting worker: a pinned one,
+    /// see `rest.rs`), judged in the queue's synchronisation (not a hint).
+    fn has_tasks(&self, worker: usize) -> bool;
+
     /// Wakes every sleeping worker (shutdown, worker count changes).
     fn wake_all(&self);
 }
 
-/// The runtime's run queues, in the runtime's synchronisation mode.
-pub(crate) struct RunQueue(Box<dyn TaskQueue>);
+/// The runtime's run queues, in the runtime's synchronisation mode, and the workers
+/// resting from them (`rest.rs`).
+pub(crate) struct RunQueue {
+    queue: Box<dyn TaskQueue>,
+    resting: Resting,
+}
 
 impl RunQueue {
     pub(crate) fn new(domain: &SyncDomain) -> Self {
-        match (domain.mode(), domain.engine()) {
-            (SyncMode::Transactions, Some(engine)) => Self(Box::new(
-                transactional::TransactionalQueue::new(engine.clone()),
-            )),
-            _ => Self(Box::new(locked::LockedQueue::new())),
+        let queue: Box<dyn TaskQueue> = match (domain.mode(), domain.engine()) {
+            (SyncMode::Transactions, Some(engine)) => {
+                Box::new(transactional::TransactionalQueue::new(engine.clone()))
+            }
+            _ => Box::new(locked::LockedQueue::new()),
+        };
+        Self {
+            queue,
+            resting: Resting::default(),
         }
     }
 
-    /// See [`TaskQueue::push`].
+    /// The resting workers (`rest.rs`).
+    pub(crate) fn resting(&self) -> &Resting {
+        &self.resting
+    }
+
+    /// See [`TaskQueue::push`]; a task pinned to a resting worker also ends its rest.
     pub(crate) fn push(&self, task: Arc<TaskCore>, local: Option<usize>) {
-        self.0.push(task, local);
+        let home = task.home;
+        self.queue.push(task, local);
+        if let Some(home) = home {
+            self.resting.wake(home);
+        }
     }
 
     /// See [`TaskQueue::yield_task`].
@@ -217,7 +242,7 @@ impl RunQueue {
         private: &mut Private,
         current: Arc<TaskCore>,
     ) -> Arc<TaskCore> {
-        self.0.yield_task(worker, private, current)
+        self.queue.yield_task(worker, private, current)
     }
 
     /// See [`TaskQueue::rotate`].
@@ -227,12 +252,12 @@ impl RunQueue {
         private: &mut Private,
         current: Arc<TaskCore>,
     ) -> Arc<TaskCore> {
-        self.0.rotate(worker, private, current)
+        self.queue.rotate(worker, private, current)
     }
 
     /// See [`TaskQueue::requeue`].
     pub(crate) fn requeue(&self, worker: usize, current: Arc<TaskCore>) {
-        self.0.requeue(worker, current);
+        self.queue.requeue(worker, current);
     }
 
     /// LUTS's switch: if a task in `worker`'s queue announced a transaction id other
@@ -245,7 +270,7 @@ impl RunQueue {
         current: Arc<TaskCore>,
         tx_id: u64,
     ) -> (Arc<TaskCore>, bool) {
-        self.0
+        self.queue
             .switch_where(worker, private, current, &|task| task.tx_id() != tx_id)
     }
 
@@ -257,7 +282,7 @@ impl RunQueue {
         current: Arc<TaskCore>,
         suits: impl Fn(&TaskCore) -> bool,
     ) -> (Arc<TaskCore>, bool) {
-        self.0.switch_where(worker, private, current, &suits)
+        self.queue.switch_where(worker, private, current, &suits)
     }
 
     /// See [`TaskQueue::next`].
@@ -268,26 +293,112 @@ impl RunQueue {
         global_first: bool,
         stop: impl Fn() -> bool,
     ) -> Option<Arc<TaskCore>> {
-        self.0.next(worker, private, global_first, &stop)
+        self.queue.next(worker, private, global_first, &stop)
     }
 
     /// See [`TaskQueue::push_own`].
     pub(crate) fn push_own(&self, worker: usize, private: &mut Private, task: Arc<TaskCore>) {
-        self.0.push_own(worker, private, task);
+        self.queue.push_own(worker, private, task);
     }
 
     /// See [`TaskQueue::end_slice`].
     pub(crate) fn end_slice(&self, worker: usize, private: &mut Private) {
-        self.0.end_slice(worker, private);
+        self.queue.end_slice(worker, private);
     }
 
     /// See [`TaskQueue::retire`].
     pub(crate) fn retire(&self, worker: usize, private: &mut Private) {
-        self.0.retire(worker, private);
+        self.queue.retire(worker, private);
     }
 
-    /// See [`TaskQueue::wake_all`].
+    /// See [`TaskQueue::wake_all`]; also ends every rest.
     pub(crate) fn wake_all(&self) {
-        self.0.wake_all();
+        self.queue.wake_all();
+        self.resting.wake_all();
+    }
+
+    /// Worker `worker` rests until `deadline` (`rest.rs`): `next`, the task it chose
+    /// to run next, if any, and its other unpinned tasks go to the global queue, then
+    /// it waits, unless its own queue holds a (pinned) task or `stop()` holds; a push
+    /// of a task pinned to it or [`wake_all`](Self::wake_all) ends the rest early.
+    pub(crate) fn rest(
+        &self,
+        worker: usize,
+        private: &mut Private,
+        next: Option<Arc<TaskCore>>,
+        deadline: Instant,
+        stop: impl Fn() -> bool,
+    ) -> RestEnd {
+        if let Some(task) = next {
+            self.queue.requeue(worker, task);
+        }
+        self.queue.retire(worker, private);
+        self.resting
+            .rest(worker, deadline, || stop() || self.queue.has_tasks(worker))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A deadline no test waits for: these tests never depend on one.
+    const FOREVER: Duration = Duration::from_secs(3600);
+
+    fn task(id: u64, home: Option<usize>) -> Arc<TaskCore> {
+        Arc::new(TaskCore::new(id, home, None))
+    }
+
+    /// `rest.rs`'s invariants, in both modes: a worker about to rest hands its unpinned
+    /// tasks (the one it chose to run next after them) to the global queue, where
+    /// worker 0 takes them in order, and does not rest while a task pinned to it is
+    /// queued, which stays in its own queue.
+    #[test]
+    fn a_resting_worker_hands_its_unpinned_tasks_over_and_keeps_its_pinned_ones() {
+        for mode in [SyncMode::Locks, SyncMode::Transactions] {
+            let queue = RunQueue::new(&SyncDomain::new(mode));
+            let (mut private0, mut private1) = (Private::new(), Private::new());
+            queue.push(task(1, None), Some(1));
+            queue.push(task(2, Some(1)), Some(1));
+            let deadline = Instant::now() + FOREVER;
+            let end = queue.rest(1, &mut private1, Some(task(3, None)), deadline, || false);
+            assert_eq!(end, RestEnd::Withdrawn, "{mode:?}: a pinned task is queued");
+            let next = |worker, private: &mut Private| {
+                queue
+                    .next(worker, private, false, || false)
+                    .map(|task| task.id())
+            };
+            assert_eq!(next(0, &mut private0), Some(1), "{mode:?}");
+            assert_eq!(next(0, &mut private0), Some(3), "{mode:?}");
+            assert_eq!(next(1, &mut private1), Some(2), "{mode:?}");
+        }
+    }
+
+    /// Nothing queued for it: the rest lasts until a push of a task pinned to the
+    /// resting worker, not of one it may only steal.
+    #[test]
+    fn a_pinned_push_ends_a_rest() {
+        for mode in [SyncMode::Locks, SyncMode::Transactions] {
+            let queue = Arc::new(RunQueue::new(&SyncDomain::new(mode)));
+            let resting = {
+                let queue = queue.clone();
+                std::thread::spawn(move || {
+                    let deadline = Instant::now() + FOREVER;
+                    queue.rest(1, &mut Private::new(), None, deadline, || false)
+                })
+            };
+            while queue
+                .resting
+                .count
+                .load(std::sync::atomic::Ordering::SeqCst)
+                == 0
+            {
+                std::thread::yield_now();
+            }
+            queue.push(task(1, None), None);
+            queue.push(task(2, Some(1)), None);
+            assert_eq!(resting.join().unwrap(), RestEnd::Woken, "{mode:?}");
+        }
     }
 }

@@ -528,6 +528,12 @@ impl TaskQueue for TransactionalQueue {
         self.engine.run(SITE_RUN_QUEUE, |tx| self.wake_in(tx, None));
     }
 
+    fn has_tasks(&self, worker: usize) -> bool {
+        let tasks = &self.locals.get(worker).tasks;
+        self.engine
+            .run(SITE_RUN_QUEUE, |tx| Ok(!tasks.is_empty(tx)?))
+    }
+
     fn wake_all(&self) {
         self.engine.run(SITE_RUN_QUEUE, |tx| {
             let alarm = tx.read(&self.alarm)?;
