@@ -25,14 +25,14 @@
 //! # The check (a rest must not cost pace)
 //! Short work between crossings can still be parallel work (a pipeline whose stages
 //! each run a few microseconds per item). So a rest is also a trial: the *pace* is
-//! slices per second of worker 0 and the deciding worker together, over the window
-//! that asked for the rest; worker 0's pace over a rest that ran to its deadline is
-//! compared with it. If it fell below [`PACE_KEPT`] of it, the second worker was doing
-//! useful work: the worker does not rest again for a *cooldown* of windows, which
-//! starts at [`COOLDOWN_MIN`] and doubles, up to [`COOLDOWN_MAX`], with each rest in a
-//! row that cost pace, so that such work loses at most about one rest in
-//! `COOLDOWN_MAX` windows. Worker 0 publishes its slice count (a store to its own
-//! cache line per slice); the others read it twice per window.
+//! the slices per second of all workers together, over the window that asked for
+//! the rest; the pace over a rest that ran to its deadline is compared with it. If it
+//! fell below [`PACE_KEPT`] of it, the resting worker was doing useful work: it does
+//! not rest again for a *cooldown* of windows, which starts at [`COOLDOWN_MIN`] and
+//! doubles, up to [`COOLDOWN_MAX`], with each rest in a row that cost pace, so that
+//! such work loses at most about one rest in `COOLDOWN_MAX` windows. Each of the first
+//! [`COUNTED_WORKERS`] workers publishes its slice count ([`SliceCounts`]: a store to
+//! its own cache line per slice); a deciding worker sums them twice per window.
 //!
 //! # Invariants
 //! - Worker 0 never rests: a runnable unpinned task always has a worker that is not
@@ -100,13 +100,17 @@ pub(crate) const COOLDOWN_MIN: u32 = 8;
 /// The longest cooldown, in windows.
 pub(crate) const COOLDOWN_MAX: u32 = 1024;
 
+/// The workers whose slices the pace counts (the others' are not counted, which only
+/// makes a rest look more costly).
+pub(crate) const COUNTED_WORKERS: usize = 64;
+
 /// One worker's current window and rest (owned by its run loop).
 pub(crate) struct Crossings {
     slices: u32,
     crossed: u32,
     start: Instant,
-    /// Worker 0's slice count when the window started.
-    zero_start: u32,
+    /// The workers' slice count ([`SliceCounts::total`]) when the window started.
+    all_start: u32,
     rest: Duration,
     /// The pace of the window that asked for the running (or last) rest.
     pace_before: f64,
@@ -117,13 +121,13 @@ pub(crate) struct Crossings {
 }
 
 impl Crossings {
-    /// A first window, starting `now`, when worker 0 has run `zero` slices.
-    pub(crate) fn new(now: Instant, zero: u32) -> Self {
+    /// A first window, starting `now`, when the workers have run `all` slices.
+    pub(crate) fn new(now: Instant, all: u32) -> Self {
         Self {
             slices: 0,
             crossed: 0,
             start: now,
-            zero_start: zero,
+            all_start: all,
             rest: REST_MIN,
             pace_before: 0.0,
             cooldown: 0,
@@ -132,24 +136,24 @@ impl Crossings {
     }
 
     /// Counts one slice (whether it `crossed`); at a window's end, the rest the window
-    /// asks for if it did not pay. `zero` reads worker 0's slice count.
+    /// asks for if it did not pay. `all` reads the workers' slice count.
     #[inline]
-    pub(crate) fn count(&mut self, crossed: bool, zero: impl FnOnce() -> u32) -> Option<Duration> {
+    pub(crate) fn count(&mut self, crossed: bool, all: impl FnOnce() -> u32) -> Option<Duration> {
         self.slices += 1;
         self.crossed += u32::from(crossed);
         if self.slices < WINDOW {
             return None;
         }
-        self.close(Instant::now(), zero())
+        self.close(Instant::now(), all())
     }
 
-    /// Ends the window at `now`, worker 0 having run `zero` slices (a new window
+    /// Ends the window at `now`, the workers having run `all` slices (a new window
     /// starts): the rest it asks for, if it did not pay and no cooldown runs.
-    pub(crate) fn close(&mut self, now: Instant, zero: u32) -> Option<Duration> {
+    pub(crate) fn close(&mut self, now: Instant, all: u32) -> Option<Duration> {
         let elapsed = now.saturating_duration_since(self.start);
         let paid = paid(self.crossed, elapsed);
-        let pace = pace(self.slices + zero.wrapping_sub(self.zero_start), elapsed);
-        self.start_window(now, zero);
+        let pace = pace(all.wrapping_sub(self.all_start), elapsed);
+        self.start_window(now, all);
         if paid {
             self.rest = REST_MIN;
             return None;
@@ -165,12 +169,12 @@ impl Crossings {
     }
 
     /// After a rest that began when the last window closed and ended at `now` (as
-    /// `end` says), worker 0 having run `zero` slices: the module's check, then a new
+    /// `end` says), the workers having run `all` slices: the module's check, then a new
     /// window.
-    pub(crate) fn after_rest(&mut self, now: Instant, zero: u32, end: RestEnd) {
+    pub(crate) fn after_rest(&mut self, now: Instant, all: u32, end: RestEnd) {
         if end == RestEnd::Expired {
             let elapsed = now.saturating_duration_since(self.start);
-            if pace(zero.wrapping_sub(self.zero_start), elapsed) < PACE_KEPT * self.pace_before {
+            if pace(all.wrapping_sub(self.all_start), elapsed) < PACE_KEPT * self.pace_before {
                 self.cooldown = self.cooldown_next;
                 self.cooldown_next = (self.cooldown_next * 2).min(COOLDOWN_MAX);
                 self.rest = REST_MIN;
@@ -178,14 +182,14 @@ impl Crossings {
                 self.cooldown_next = COOLDOWN_MIN;
             }
         }
-        self.start_window(now, zero);
+        self.start_window(now, all);
     }
 
-    fn start_window(&mut self, now: Instant, zero: u32) {
+    fn start_window(&mut self, now: Instant, all: u32) {
         self.slices = 0;
         self.crossed = 0;
         self.start = now;
-        self.zero_start = zero;
+        self.all_start = all;
     }
 }
 
@@ -194,21 +198,39 @@ fn pace(slices: u32, elapsed: Duration) -> f64 {
     f64::from(slices) / elapsed.as_secs_f64().max(1e-9)
 }
 
-/// Worker 0's slice count, on a cache line of its own (the module's check).
+/// One worker's slice count, on a cache line of its own.
 #[derive(Default)]
 #[repr(align(128))]
-pub(crate) struct ZeroSlices(AtomicU32);
+struct SliceCount(AtomicU32);
 
-impl ZeroSlices {
-    /// Worker 0 has run `slices` slices.
+/// The slice counts of the first [`COUNTED_WORKERS`] workers (the module's check).
+pub(crate) struct SliceCounts(Box<[SliceCount]>);
+
+impl Default for SliceCounts {
+    fn default() -> Self {
+        Self(
+            (0..COUNTED_WORKERS)
+                .map(|_| SliceCount::default())
+                .collect(),
+        )
+    }
+}
+
+impl SliceCounts {
+    /// Worker `worker` has run `slices` slices (wrapping).
     #[inline(always)]
-    pub(crate) fn publish(&self, slices: u32) {
-        self.0.store(slices, Ordering::Relaxed);
+    pub(crate) fn publish(&self, worker: usize, slices: u32) {
+        if let Some(count) = self.0.get(worker) {
+            count.0.store(slices, Ordering::Relaxed);
+        }
     }
 
-    /// Worker 0's count, as last published.
-    pub(crate) fn read(&self) -> u32 {
-        self.0.load(Ordering::Relaxed)
+    /// The counts as last published, summed (wrapping: only differences mean
+    /// anything).
+    pub(crate) fn total(&self) -> u32 {
+        self.0.iter().fold(0u32, |sum, count| {
+            sum.wrapping_add(count.0.load(Ordering::Relaxed))
+        })
     }
 }
 
@@ -232,8 +254,8 @@ pub(crate) enum RestEnd {
 /// The resting workers of one runtime.
 #[derive(Default)]
 pub(crate) struct Resting {
-    /// Worker 0's slice count (the module's check).
-    pub(crate) zero_slices: ZeroSlices,
+    /// The workers' slice counts (the module's check).
+    pub(crate) slices: SliceCounts,
     resting: Mutex<Vec<bool>>,
     pub(crate) count: AtomicUsize,
     wakeup: Condvar,
@@ -359,13 +381,13 @@ mod tests {
         assert_eq!(crossings.rest, REST_MIN, "a paid window resets the rest");
     }
 
-    /// A window that did not pay, closed at `start + elapsed` with worker 0 at `zero`
-    /// slices (`WINDOW` slices, all crossed).
-    fn unpaid_window(crossings: &mut Crossings, elapsed: Duration, zero: u32) -> Option<Duration> {
+    /// A window that did not pay, closed at `start + elapsed` with the workers at
+    /// `all` slices (this worker's `WINDOW` slices all crossed).
+    fn unpaid_window(crossings: &mut Crossings, elapsed: Duration, all: u32) -> Option<Duration> {
         crossings.slices = WINDOW;
         crossings.crossed = WINDOW;
         let end = crossings.start + elapsed;
-        crossings.close(end, zero)
+        crossings.close(end, all)
     }
 
     #[test]
@@ -374,21 +396,21 @@ mod tests {
         let mut crossings = Crossings::new(Instant::now(), 0);
         // Each window: 1 ms, this worker's 512 slices and worker 0's 512, a pace of
         // 1,024 slices per ms. Each rest: 1 ms in which worker 0 alone runs 512, half
-        // the pace: the second worker's work was real.
-        let mut zero = 0u32;
-        let window = |crossings: &mut Crossings, zero: &mut u32| {
-            *zero += 512;
-            unpaid_window(crossings, ms(1), *zero)
+        // the pace: the resting worker's work was real.
+        let mut all = 0u32;
+        let window = |crossings: &mut Crossings, all: &mut u32| {
+            *all += 1024;
+            unpaid_window(crossings, ms(1), *all)
         };
-        assert_eq!(window(&mut crossings, &mut zero), Some(REST_MIN));
+        assert_eq!(window(&mut crossings, &mut all), Some(REST_MIN));
         let mut cooldowns = Vec::new();
         for _ in 0..3 {
-            zero += 512;
+            all += 512;
             let end = crossings.start + ms(1);
-            crossings.after_rest(end, zero, RestEnd::Expired);
+            crossings.after_rest(end, all, RestEnd::Expired);
             let mut windows = 0;
             let rest = loop {
-                match window(&mut crossings, &mut zero) {
+                match window(&mut crossings, &mut all) {
                     Some(rest) => break rest,
                     None => windows += 1,
                 }
@@ -406,20 +428,33 @@ mod tests {
     fn a_rest_that_keeps_the_pace_changes_nothing_and_an_early_end_is_not_judged() {
         let ms = Duration::from_millis;
         let mut crossings = Crossings::new(Instant::now(), 0);
-        // Window: pace 1,024 per ms. Rest: worker 0 alone runs 1,024 per ms.
-        let rest = unpaid_window(&mut crossings, ms(1), 512);
+        // Window: 1,024 slices of both workers in 1 ms. Rest: worker 0 alone runs
+        // 1,024 in 1 ms, the same pace.
+        let rest = unpaid_window(&mut crossings, ms(1), 1024);
         assert_eq!(rest, Some(REST_MIN));
-        crossings.after_rest(crossings.start + ms(1), 512 + 1024, RestEnd::Expired);
+        crossings.after_rest(crossings.start + ms(1), 2048, RestEnd::Expired);
         assert_eq!(crossings.cooldown, 0, "the pace was kept");
-        let rest = unpaid_window(&mut crossings, ms(1), 2048 + 512);
+        let rest = unpaid_window(&mut crossings, ms(1), 3072);
         assert_eq!(
             rest,
             Some(2 * REST_MIN),
             "unpaid windows in a row double the rest"
         );
-        // A rest woken early: worker 0 ran nothing meanwhile, but that is not judged.
-        crossings.after_rest(crossings.start + ms(1), 2048 + 512, RestEnd::Woken);
+        // A rest woken early: nothing ran meanwhile, but that is not judged.
+        crossings.after_rest(crossings.start + ms(1), 3072, RestEnd::Woken);
         assert_eq!(crossings.cooldown, 0);
+    }
+
+    #[test]
+    fn the_pace_counts_every_worker_and_only_differences() {
+        let counts = SliceCounts::default();
+        counts.publish(0, u32::MAX);
+        counts.publish(3, 5);
+        counts.publish(COUNTED_WORKERS, 1_000);
+        let before = counts.total();
+        counts.publish(0, 9);
+        counts.publish(3, 15);
+        assert_eq!(counts.total().wrapping_sub(before), 20);
     }
 
     #[test]

@@ -83,8 +83,8 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
     let mut handoffs: u32 = 0;
     let mut next: Chosen = None;
     let mut private = Private::new();
-    let zero_slices = &shared.queue.resting().zero_slices;
-    let mut crossings = (index > 0).then(|| Crossings::new(Instant::now(), zero_slices.read()));
+    let slices = &shared.queue.resting().slices;
+    let mut crossings = (index > 0).then(|| Crossings::new(Instant::now(), slices.total()));
     loop {
         tick = tick.wrapping_add(1);
         let global_first = tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL);
@@ -109,18 +109,16 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
             handoffs < MAX_HANDOFFS && !tick.wrapping_add(1).is_multiple_of(GLOBAL_QUEUE_INTERVAL);
         let crossed = crossed_to(&task, index);
         next = run_slice(&worker, &mut private, task, global_first, may_hand_off);
-        match crossings.as_mut() {
-            None => zero_slices.publish(tick),
-            Some(crossings) => {
-                if let Some(rest) = crossings.count(crossed, || zero_slices.read()) {
-                    let chosen = next.take().map(|(task, _)| task);
-                    let deadline = Instant::now() + rest;
-                    let end = shared
-                        .queue
-                        .rest(index, &mut private, chosen, deadline, stop);
-                    crossings.after_rest(Instant::now(), zero_slices.read(), end);
-                }
-            }
+        slices.publish(index, tick);
+        if let Some(crossings) = crossings.as_mut()
+            && let Some(rest) = crossings.count(crossed, || slices.total())
+        {
+            let chosen = next.take().map(|(task, _)| task);
+            let deadline = Instant::now() + rest;
+            let end = shared
+                .queue
+                .rest(index, &mut private, chosen, deadline, stop);
+            crossings.after_rest(Instant::now(), slices.total(), end);
         }
     }
     shared.queue.retire(index, &mut private);
