@@ -53,6 +53,8 @@ pub(crate) struct AttrLayout {
     id: i32,
     read_only: i32,
     no_retry: i32,
+    /// Every bit but `read_only`'s (so that the fast path's test is one `test`).
+    not_hints: i32,
 }
 
 impl AttrLayout {
@@ -64,6 +66,7 @@ impl AttrLayout {
             id,
             read_only,
             no_retry,
+            not_hints: !read_only,
         }
     }
 
@@ -82,7 +85,7 @@ impl AttrLayout {
     /// `stm_tx_attr_t` zeroed, or with `read_only` set).
     #[inline(always)]
     pub(crate) fn only_hints(self, raw: i32) -> bool {
-        raw & !self.read_only == 0
+        raw & self.not_hints == 0
     }
 }
 
