@@ -473,18 +473,20 @@ mod tests {
         })
     }
 
-    /// A receiver `id` that found `channel` empty and waits on it, woken through a
-    /// probe.
-    fn waiting_receiver(channel: &Arc<Channel>, id: u64) -> Arc<Probe> {
-        let receiver = probe(channel);
-        let waiter = Waiter {
-            id,
-            waker: Waker::from(receiver.clone()),
-        };
+    /// Registers receiver `id`, woken by `waker`, on `channel`, which must be empty.
+    fn register_receiver(channel: &Channel, id: u64, waker: Waker) {
+        let waiter = Waiter { id, waker };
         assert!(matches!(
             channel.poll_receive(Some(waiter)),
             ReceivePoll::Empty
         ));
+    }
+
+    /// A receiver `id` that found `channel` empty and waits on it, woken through a
+    /// probe.
+    fn waiting_receiver(channel: &Arc<Channel>, id: u64) -> Arc<Probe> {
+        let receiver = probe(channel);
+        register_receiver(channel, id, Waker::from(receiver.clone()));
         receiver
     }
 
@@ -683,14 +685,7 @@ mod tests {
     fn counted_receivers(channel: &Channel, ids: std::ops::Range<u64>) -> Vec<Arc<Count>> {
         ids.map(|id| {
             let count = Arc::new(Count(AtomicUsize::new(0)));
-            let waiter = Waiter {
-                id,
-                waker: Waker::from(count.clone()),
-            };
-            assert!(matches!(
-                channel.poll_receive(Some(waiter)),
-                ReceivePoll::Empty
-            ));
+            register_receiver(channel, id, Waker::from(count.clone()));
             count
         })
         .collect()
