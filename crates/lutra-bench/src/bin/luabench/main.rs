@@ -3,7 +3,9 @@
 //! run: seed 001's three experiments (one long process under W workers; 50 senders
 //! and 50 receivers over 1/2/4 channels; parallel string search over log files),
 //! each under `--sync=locks` and `--sync=tm` when `lutra` has that option; seed 002's
-//! fib hub and word count; seed 000's While and Iterator loops as processes; issue
+//! fib hub and word count (beside two `lua5.4` processes on half the files each at
+//! once: the machine's ceiling for that work on two cores, measured in the same
+//! rounds); seed 000's While and Iterator loops as processes; issue
 //! 10's wake-ups (N receivers on one channel then N sends, beside a channel each).
 //!
 //! Every run is a child process, timed from outside (elapsed time and the CPU time

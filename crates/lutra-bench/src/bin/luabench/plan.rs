@@ -117,6 +117,10 @@ struct Sizes {
     wake_n: Vec<usize>,
 }
 
+/// The mode of word count's ceiling run: two `lua5.4` processes at once, each on
+/// half of the files.
+pub(crate) const WC_HALVES: &str = "2 halves at once";
+
 /// The group name's start of issue 10's fib hub configuration (`fib(17)x20000`).
 pub(crate) const FIB17: &str = "fib(17)x";
 
@@ -237,6 +241,45 @@ impl Builder<'_> {
             runner: Runner::Lutra { workers, sync },
             program: self.programs.lutra.clone(),
             argv,
+            expect: expect_of(exp),
+            env: Vec::new(),
+        });
+    }
+
+    /// Two `lua5.4` processes at once, running `first` and `second` (the work of a
+    /// group split in two): the machine's ceiling for two cores on that work, with
+    /// nothing shared between them. Run through `sh`, which waits for both and fails
+    /// if either does.
+    fn lua_pair(
+        &mut self,
+        exp: &'static str,
+        group: &str,
+        mode: &'static str,
+        first: Vec<String>,
+        second: Vec<String>,
+    ) {
+        let Some(lua) = &self.programs.lua else {
+            return;
+        };
+        let quoted = |argv: &[String]| {
+            argv.iter()
+                .map(|arg| format!("'{}'", arg.replace('\'', "'\\''")))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let lua = quoted(&[lua.display().to_string()]);
+        let command = format!(
+            "{lua} {} & {lua} {} && wait $!",
+            quoted(&first),
+            quoted(&second)
+        );
+        self.specs.push(Spec {
+            exp,
+            group: group.to_owned(),
+            mode,
+            runner: Runner::LuaOther,
+            program: PathBuf::from("sh"),
+            argv: vec!["-c".to_owned(), command],
             expect: expect_of(exp),
             env: Vec::new(),
         });
@@ -419,6 +462,13 @@ pub(crate) fn build(
             script("word_count.lua", &serial),
         );
         b.lua("wc", &group, "hub", false, script("word_count.lua", &hub));
+        let (first, second) = docs.split_at(docs.len() / 2);
+        let half = |docs: &[PathBuf]| {
+            let mut argv = vec!["serial".to_owned(), "1".to_owned()];
+            argv.extend(paths(docs));
+            script("word_count.lua", &argv)
+        };
+        b.lua_pair("wc", &group, WC_HALVES, half(first), half(second));
         let mut ws = vec![1, 2];
         if cores > 2 {
             ws.push(cores);

@@ -10,7 +10,7 @@
 //! | `beyond work` | `wake` only: elapsed (and CPU) time of `one` (N receivers on one channel) minus `own` (a channel each), same program, workers and sync: what sharing one wait list costs (on a loaded machine the CPU figure is the steadier) |
 
 use crate::child::Measured;
-use crate::plan::{FIB17, Runner, Spec};
+use crate::plan::{FIB17, Runner, Spec, WC_HALVES};
 use std::fmt::Write as _;
 
 /// One configuration and its best run.
@@ -297,6 +297,33 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
         }
         if let Some(lua) = lua_serial {
             let _ = write!(out, "; {:.2}× lua5.4's serial loop", lua / two);
+        }
+        out.push_str(")\n");
+    }
+    // Word count: 2 workers at least 1.8× lua5.4's serial loop, beside what two
+    // lua5.4 processes on half the files each reach at once (the machine's ceiling
+    // for this work, which a loaded or badly placed pair of CPUs lowers).
+    let wc = |pick: &dyn Fn(&Spec) -> bool| wall_of(rows, |s| s.exp == "wc" && pick(s));
+    if let (Some(lua), Some(two)) = (
+        wc(&|s| s.runner == Runner::Lua),
+        wc(&|s| s.workers() == Some(2)),
+    ) {
+        let speedup = lua / two;
+        let _ = write!(
+            out,
+            "wc: lutra -w2 ≥ 1.8× lua5.4's serial loop: {} ({speedup:.2}×",
+            if cores < 2 {
+                "not measurable (fewer than 2 cores)"
+            } else {
+                verdict(speedup >= 1.8)
+            }
+        );
+        if let Some(pair) = wc(&|s| s.mode == WC_HALVES) {
+            let _ = write!(
+                out,
+                "; the machine's ceiling, two lua5.4 on half the files each at once: {:.2}×",
+                lua / pair
+            );
         }
         out.push_str(")\n");
     }
