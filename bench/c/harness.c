@@ -3,7 +3,7 @@
  * and prints one result line for the driver (cargo run -p lutra-bench --bin
  * cbench):
  *
- *   result system=<seq|lutra|libitm> workload=<w> threads=<n> ops=<count>
+ *   result system=<seq|lutra|libitm|floor> workload=<w> threads=<n> ops=<count>
  *          seconds=<elapsed> aborts=<count or -1 when unknown> check=ok
  *
  * Usage: cbench-<system> <workload> <threads> <milliseconds>
@@ -32,6 +32,30 @@ static const struct workload *const workloads[] = {
     &bank64, &bank4096, &list10, &list50, &rbtree10,
     &rbtree50, &hash10, &hash50, &vacation,
 };
+
+#if defined(TM_FLOOR)
+/* The floor's undo window (tm.h): pairs of {address, old word}, reused from the
+ * start whenever it fills (the floor has no commit to empty it). */
+#define FLOOR_PAIRS 1024
+__thread struct tm_floor_window tm_floor_window
+    __attribute__((tls_model("initial-exec")));
+static __thread intptr_t floor_log[2 * FLOOR_PAIRS];
+
+static void floor_open(void) {
+  tm_floor_window.next = floor_log;
+  tm_floor_window.end = floor_log + 2 * FLOOR_PAIRS;
+}
+
+intptr_t tm_floor_load_slow(volatile intptr_t *addr) {
+  floor_open();
+  return *addr;
+}
+
+void tm_floor_store_slow(volatile intptr_t *addr, intptr_t value) {
+  floor_open();
+  *addr = value;
+}
+#endif
 
 /* Operations between two looks at `stop`. */
 #define BATCH 32
@@ -86,6 +110,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: unknown workload or bad number\n", argv[0]);
     return 2;
   }
+#if defined(TM_FLOOR)
+  if (threads != 1) {
+    fprintf(stderr, "%s: the floor runs on one thread only\n", argv[0]);
+    return 2;
+  }
+#endif
   TM_STARTUP();
   struct rng rng = {0x9E3779B97F4A7C15ULL, 0};
   struct worker *workers = calloc((size_t)threads, sizeof *workers);

@@ -5,7 +5,13 @@
  *   -DTM_SEQ    sequential: no instrumentation, no locks (run at 1 thread only);
  *   -DTM_LUTRA  Lutra, through tinySTM's stm.h (stm_start + sigsetjmp, stm_load,
  *               stm_store, stm_commit), linked against liblutra.a;
- *   -DTM_ITM    GCC's own STM: gcc -fgnu-tm, __transaction_atomic, libitm.
+ *   -DTM_ITM    GCC's own STM: gcc -fgnu-tm, __transaction_atomic, libitm;
+ *   -DTM_FLOOR  the floor (one thread only): the sequential code with every
+ *               access behind the inline test that stm.h's LUTRA_INLINE
+ *               compiles (a thread-local word, then the plain access, or a call
+ *               that is taken only at a thread's first access), and no
+ *               transaction begin or commit at all: the least a one-thread STM
+ *               whose accesses are instrumented inline can cost.
  *
  * Rules for code written with them (so that all three builds mean the same):
  *  - Shared fields are machine words (intptr_t or pointers), read with TM_READ
@@ -84,8 +90,54 @@ static inline long tm_thread_aborts(void) { return -1; }
 #define TM_SAFE
 static inline long tm_thread_aborts(void) { return 0; }
 
+#elif defined(TM_FLOOR)
+/* The undo window of the floor's writes, as stm.h's `lutra_undo_window`: NULL
+ * until the thread's first access (harness.c opens it, out of line). */
+struct tm_floor_window {
+  intptr_t *next;
+  intptr_t *end;
+};
+extern __thread struct tm_floor_window tm_floor_window
+    __attribute__((tls_model("initial-exec")));
+intptr_t tm_floor_load_slow(volatile intptr_t *addr);
+void tm_floor_store_slow(volatile intptr_t *addr, intptr_t value);
+
+static inline intptr_t tm_floor_load(volatile intptr_t *addr) {
+  if (__builtin_expect(tm_floor_window.next != NULL, 1))
+    return *addr;
+  return tm_floor_load_slow(addr);
+}
+
+static inline void tm_floor_store(volatile intptr_t *addr, intptr_t value) {
+  intptr_t *entry = tm_floor_window.next;
+  if (__builtin_expect(entry != tm_floor_window.end, 1) &&
+      ((intptr_t)addr & (intptr_t)(sizeof(intptr_t) - 1)) == 0) {
+    entry[0] = (intptr_t)addr;
+    entry[1] = *addr;
+    tm_floor_window.next = entry + 2;
+    *addr = value;
+    return;
+  }
+  tm_floor_store_slow(addr, value);
+}
+
+#define TM_NAME "floor"
+#define TM_STARTUP() ((void)0)
+#define TM_SHUTDOWN() ((void)0)
+#define TM_THREAD_ENTER() ((void)0)
+#define TM_THREAD_EXIT() ((void)0)
+#define TM_BEGIN_ATTR(ro) do {
+#define TM_END() } while (0)
+#define TM_READ(x) ((__typeof__(x))tm_floor_load((volatile intptr_t *)(void *)&(x)))
+#define TM_WRITE(x, v) \
+  tm_floor_store((volatile intptr_t *)(void *)&(x), (intptr_t)(v))
+#define TM_MALLOC(n) malloc(n)
+#define TM_FREE(p, n) free(p)
+#define TM_SAFE
+static inline long tm_thread_aborts(void) { return 0; }
+
 #else
-#error "define one of TM_SEQ, TM_LUTRA, TM_ITM"
+#error "define one of TM_SEQ, TM_LUTRA, TM_ITM, TM_FLOOR"
 #endif
 
 #define TM_BEGIN() TM_BEGIN_ATTR(0)

@@ -5,7 +5,8 @@
 //! # Protocol
 //! 1. For each round, workload and thread count, run the systems one after the
 //!    other, starting with a different one each round (the sequential build up to
-//!    8 threads, each thread on its own copy of the state beyond one).
+//!    8 threads, each thread on its own copy of the state beyond one; the floor on
+//!    one thread).
 //! 2. Parse the child's `result …` line; a child that fails its own consistency
 //!    check, exits non-zero or outlives its time limit fails the benchmark.
 //! 3. Keep, per workload × system × threads, the run with the highest throughput.
@@ -28,9 +29,21 @@ pub(crate) const WORKLOADS: [&str; 9] = [
 /// The systems, in table order: the sequential build, Lutra through `stm.h`,
 /// Lutra through GCC's TM ABI (the `-fgnu-tm` build run on Lutra's `libitm.so.1`),
 /// libitm as a user gets it (on one thread libitm runs transactions serially,
-/// uninstrumented), and libitm with its multi-lock STM forced
-/// (`ITM_DEFAULT_METHOD=ml_wt`).
-pub(crate) const SYSTEMS: [&str; 5] = ["seq", "lutra", "lutra-itm", "libitm", "libitm-ml_wt"];
+/// uninstrumented), libitm with its multi-lock STM forced
+/// (`ITM_DEFAULT_METHOD=ml_wt`), and the floor (one thread only: the sequential
+/// code with every access behind `stm.h`'s inline test and no transaction begin or
+/// commit, `bench/c/tm.h`).
+pub(crate) const SYSTEMS: [&str; 6] = [
+    "seq",
+    "lutra",
+    "lutra-itm",
+    "libitm",
+    "libitm-ml_wt",
+    "floor",
+];
+
+/// The index of the floor in [`SYSTEMS`].
+pub(crate) const FLOOR: usize = 5;
 
 /// The program of `system` and the environment it runs with.
 fn program(programs: &Programs, system: &str) -> (std::path::PathBuf, Vec<(&'static str, String)>) {
@@ -165,10 +178,11 @@ impl Plan {
 
     /// The systems that run at `threads`, rotated by `round` (step 1). The
     /// sequential build runs up to [`CEILING_THREADS`] threads (beyond one, a copy of
-    /// the state per thread: the machine's ceiling).
+    /// the state per thread: the machine's ceiling); the floor on one thread only.
     fn systems(&self, threads: usize, round: usize) -> Vec<usize> {
         let mut systems: Vec<usize> = (0..SYSTEMS.len())
             .filter(|&system| system != 0 || threads <= CEILING_THREADS)
+            .filter(|&system| system != FLOOR || threads == 1)
             .collect();
         let len = systems.len();
         systems.rotate_left(round % len);
@@ -262,19 +276,19 @@ mod tests {
     }
 
     #[test]
-    fn the_sequential_build_stops_at_the_ceiling_and_the_order_rotates() {
+    fn the_sequential_build_stops_at_the_ceiling_the_floor_at_one_thread_and_the_order_rotates() {
         let plan = Plan {
             workloads: vec![0],
-            threads: vec![1, 64],
+            threads: vec![1, 8, 64],
             millis: 1,
             rounds: 2,
         };
-        assert_eq!(plan.systems(1, 0), vec![0, 1, 2, 3, 4]);
-        assert_eq!(plan.systems(1, 1), vec![1, 2, 3, 4, 0]);
-        assert_eq!(plan.systems(1, 4), vec![4, 0, 1, 2, 3]);
+        assert_eq!(plan.systems(1, 0), vec![0, 1, 2, 3, 4, FLOOR]);
+        assert_eq!(plan.systems(1, 1), vec![1, 2, 3, 4, FLOOR, 0]);
+        assert_eq!(plan.systems(1, 5), vec![FLOOR, 0, 1, 2, 3, 4]);
         assert_eq!(plan.systems(8, 0), vec![0, 1, 2, 3, 4]);
         assert_eq!(plan.systems(64, 0), vec![1, 2, 3, 4]);
         assert_eq!(plan.systems(64, 1), vec![2, 3, 4, 1]);
-        assert_eq!(plan.runs(), (5 + 4) * 2);
+        assert_eq!(plan.runs(), (6 + 5 + 4) * 2);
     }
 }
