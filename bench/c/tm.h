@@ -75,22 +75,25 @@ static inline long tm_thread_aborts(void) {
 #define TM_SAFE __attribute__((transaction_safe))
 static inline long tm_thread_aborts(void) { return -1; }
 
-#elif defined(TM_SEQ)
-#define TM_NAME "seq"
+#elif defined(TM_SEQ) || defined(TM_FLOOR)
+/* Both run without transactions: no engine, no begin, no commit. */
 #define TM_STARTUP() ((void)0)
 #define TM_SHUTDOWN() ((void)0)
 #define TM_THREAD_ENTER() ((void)0)
 #define TM_THREAD_EXIT() ((void)0)
 #define TM_BEGIN_ATTR(ro) do {
 #define TM_END() } while (0)
-#define TM_READ(x) (x)
-#define TM_WRITE(x, v) ((x) = (v))
 #define TM_MALLOC(n) malloc(n)
 #define TM_FREE(p, n) free(p)
 #define TM_SAFE
 static inline long tm_thread_aborts(void) { return 0; }
 
-#elif defined(TM_FLOOR)
+#if defined(TM_SEQ)
+#define TM_NAME "seq"
+#define TM_READ(x) (x)
+#define TM_WRITE(x, v) ((x) = (v))
+#else
+#define TM_NAME "floor"
 /* The undo window of the floor's writes, as stm.h's `lutra_undo_window`: NULL
  * until the thread's first access (harness.c opens it, out of line). */
 struct tm_floor_window {
@@ -121,20 +124,10 @@ static inline void tm_floor_store(volatile intptr_t *addr, intptr_t value) {
   tm_floor_store_slow(addr, value);
 }
 
-#define TM_NAME "floor"
-#define TM_STARTUP() ((void)0)
-#define TM_SHUTDOWN() ((void)0)
-#define TM_THREAD_ENTER() ((void)0)
-#define TM_THREAD_EXIT() ((void)0)
-#define TM_BEGIN_ATTR(ro) do {
-#define TM_END() } while (0)
 #define TM_READ(x) ((__typeof__(x))tm_floor_load((volatile intptr_t *)(void *)&(x)))
 #define TM_WRITE(x, v) \
   tm_floor_store((volatile intptr_t *)(void *)&(x), (intptr_t)(v))
-#define TM_MALLOC(n) malloc(n)
-#define TM_FREE(p, n) free(p)
-#define TM_SAFE
-static inline long tm_thread_aborts(void) { return 0; }
+#endif
 
 #else
 #error "define one of TM_SEQ, TM_LUTRA, TM_ITM, TM_FLOOR"
