@@ -44,30 +44,17 @@
 //!   a push of a task pinned to it ends the rest.
 //! - A rest ends at its deadline, at a push of a task pinned to the worker, or at
 //!   `wake_all` (shutdown, worker count changes), whichever comes first.
-//! - `count` equals the number of `true` entries of `resting`; both change only under
-//!   the lock.
 //!
 //! # Protocol (rest; no lost wake-up for a pinned task)
-//! Worker `w`:
-//! 1. Hand its tasks over (`retire`).
-//! 2. Under the lock, set `resting[w]`, increment `count`; fence (SeqCst).
-//! 3. Re-check its own queue and the stop condition: anything, withdraw (step 5).
-//! 4. Wait on the condition variable until the deadline or until `resting[w]` is
-//!    cleared.
-//! 5. Under the lock, clear `resting[w]` if still set (decrementing `count`).
-//!
-//! Pusher of a task pinned to `h`: push it, fence (SeqCst), load `count`; if non-zero,
-//! under the lock clear `resting[h]` if set (decrementing `count`) and notify.
-//!
-//! ORDERING: the pusher's push then load and the worker's registration then re-check
-//! are store-then-load pairs separated by SeqCst fences (as in `queue/idle.rs`): the
-//! re-check finds the task, or the pusher sees `count > 0` and, under the lock, finds
-//! `w` registered. `wake_all` runs after the stop condition is stored and takes the
-//! lock: a worker registered before it is woken, one registering after sees the
-//! condition in step 3.
+//! Worker `w` hands its tasks over (`retire`), then sleeps by `queue/idle.rs`'s
+//! protocol on a sleeper set of its own (the resting workers'), with a deadline:
+//! register, re-check its own queue and the stop condition (anything: withdraw),
+//! sleep until woken or the deadline. The pusher of a task pinned to `h` wakes `h`
+//! there after the push (`idle.rs`'s pusher step 2); `wake_all` runs after the stop
+//! condition is stored, as for idle workers.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use crate::queue::idle::Idle;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Slices per window.
@@ -256,89 +243,44 @@ pub(crate) enum RestEnd {
 pub(crate) struct Resting {
     /// The workers' slice counts (the module's check).
     pub(crate) slices: SliceCounts,
-    resting: Mutex<Vec<bool>>,
-    pub(crate) count: AtomicUsize,
-    wakeup: Condvar,
+    /// The resting workers, asleep by `queue/idle.rs`'s protocol.
+    sleepers: Idle,
 }
 
 impl Resting {
-    fn lock(&self) -> MutexGuard<'_, Vec<bool>> {
-        self.resting
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Steps 2 to 5 for `worker`, until `deadline`; `busy` is step 3's re-check
-    /// (a task in its own queue, or the stop condition).
+    /// The rest of `worker` (the module's protocol), until `deadline`; `busy` is the
+    /// re-check (a task in its own queue, or the stop condition).
     pub(crate) fn rest(
         &self,
         worker: usize,
         deadline: Instant,
         busy: impl Fn() -> bool,
     ) -> RestEnd {
-        let mut resting = self.lock();
-        if resting.len() <= worker {
-            resting.resize(worker + 1, false);
-        }
-        resting[worker] = true;
-        self.count.fetch_add(1, Ordering::SeqCst);
-        drop(resting);
-        // ORDERING: pairs with the fence in `wake`: the registration above comes
-        // before the re-check.
-        fence(Ordering::SeqCst);
-        let end = if busy() {
+        self.sleepers.prepare(worker);
+        if busy() {
+            self.sleepers.cancel(worker);
             RestEnd::Withdrawn
+        } else if self.sleepers.sleep_until(worker, deadline) {
+            RestEnd::Woken
         } else {
-            self.wait(worker, deadline)
-        };
-        let mut resting = self.lock();
-        if std::mem::take(&mut resting[worker]) {
-            self.count.fetch_sub(1, Ordering::SeqCst);
+            RestEnd::Expired
         }
-        end
-    }
-
-    /// Step 4.
-    fn wait(&self, worker: usize, deadline: Instant) -> RestEnd {
-        let mut resting = self.lock();
-        while resting[worker] {
-            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                return RestEnd::Expired;
-            };
-            resting = self
-                .wakeup
-                .wait_timeout(resting, left)
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .0;
-        }
-        RestEnd::Woken
     }
 
     /// The pusher's step, after a task pinned to `worker` was pushed: ends its rest.
     pub(crate) fn wake(&self, worker: usize) {
-        // ORDERING: pairs with the fence in `rest`: the caller's push comes before
-        // this load.
-        fence(Ordering::SeqCst);
-        if self.count.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        let mut resting = self.lock();
-        if resting.get_mut(worker).is_some_and(std::mem::take) {
-            self.count.fetch_sub(1, Ordering::SeqCst);
-            self.wakeup.notify_all();
-        }
+        self.sleepers.wake(worker);
     }
 
     /// Ends every rest (after the stop condition changed).
     pub(crate) fn wake_all(&self) {
-        let mut resting = self.lock();
-        let woken = resting
-            .iter_mut()
-            .map(std::mem::take)
-            .filter(|&was| was)
-            .count();
-        self.count.fetch_sub(woken, Ordering::SeqCst);
-        self.wakeup.notify_all();
+        self.sleepers.wake_all();
+    }
+
+    /// How many workers rest.
+    #[cfg(test)]
+    pub(crate) fn resting(&self) -> usize {
+        self.sleepers.sleepers()
     }
 }
 
@@ -464,7 +406,14 @@ mod tests {
             resting.rest(1, Instant::now() + FOREVER, || true),
             RestEnd::Withdrawn
         );
-        assert_eq!(resting.count.load(Ordering::SeqCst), 0);
+        assert_eq!(resting.resting(), 0);
+    }
+
+    #[test]
+    fn a_rest_past_its_deadline_ends_and_leaves_nothing_registered() {
+        let resting = Resting::default();
+        assert_eq!(resting.rest(1, Instant::now(), || false), RestEnd::Expired);
+        assert_eq!(resting.resting(), 0);
     }
 
     #[test]
@@ -491,7 +440,7 @@ mod tests {
                 resting.wake(1);
             }
             assert_eq!(worker.join().unwrap(), RestEnd::Woken);
-            assert_eq!(resting.count.load(Ordering::SeqCst), 0);
+            assert_eq!(resting.resting(), 0);
         }
     }
 }

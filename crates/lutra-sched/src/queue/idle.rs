@@ -1,12 +1,15 @@
 //! Sleeping and waking idle workers in lock mode: a worker sleeps only after it found
 //! nothing to run anywhere, and each new task wakes at most one sleeper (the one
 //! that may run it, for a pinned task). Pushers read a counter, so while no worker
-//! sleeps a push costs one fence and one load, and no system call.
+//! sleeps a push costs one fence and one load, and no system call. Resting workers
+//! (`rest.rs`, both modes) sleep on a set of their own by the same protocol, with a
+//! deadline (`sleep_until`).
 //!
 //! # Invariants
 //! - `sleeping` equals `state.sleepers.len()`; both change only under `state`.
 //! - A worker is in `sleepers` from `prepare` until a waker removes it (`wake_one`,
-//!   `wake`, `wake_all`) or it withdraws (`cancel`); `sleep` returns once it is out.
+//!   `wake`, `wake_all`) or it withdraws (`cancel`, or `sleep_until` at its deadline);
+//!   `sleep` returns once it is out.
 //!
 //! # Protocol (sleep, no lost wake-up: "register, then re-check")
 //! Worker `w`, having found nothing:
@@ -41,6 +44,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering, fence};
 #[cfg(not(feature = "shuttle"))]
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
 
 /// The sleepers and their condition variables.
 #[derive(Default)]
@@ -110,6 +114,33 @@ impl Idle {
                 .wait(state)
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
         }
+    }
+
+    /// Worker step 3, found nothing, for a sleep that also ends at `deadline` (a
+    /// resting worker, `rest.rs`): `true` once a waker removed `worker`, `false` if
+    /// the deadline came first (it then withdraws).
+    pub(crate) fn sleep_until(&self, worker: usize, deadline: Instant) -> bool {
+        let mut state = self.lock();
+        let parker = state.parker(worker);
+        while state.sleepers.contains(&worker) {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                if state.remove(worker) {
+                    self.sleeping.fetch_sub(1, Ordering::SeqCst);
+                }
+                return false;
+            };
+            state = parker
+                .wait_timeout(state, left)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// How many workers are registered as sleeping.
+    #[cfg(test)]
+    pub(crate) fn sleepers(&self) -> usize {
+        self.sleeping.load(Ordering::SeqCst)
     }
 
     /// Pusher step 2, first half: whether any worker may be asleep.

@@ -49,7 +49,7 @@
 //! 2. Then steal the first unpinned task of another worker's queue.
 //! 3. Nothing: register as a sleeper, look again (1, 2), sleep if still nothing.
 
-mod idle;
+pub(crate) mod idle;
 mod locked;
 mod slots;
 mod transactional;
@@ -388,12 +388,7 @@ mod tests {
                     queue.rest(1, &mut Private::new(), None, deadline, || false)
                 })
             };
-            while queue
-                .resting
-                .count
-                .load(std::sync::atomic::Ordering::SeqCst)
-                == 0
-            {
+            while queue.resting.resting() == 0 {
                 std::thread::yield_now();
             }
             queue.push(task(1, None), None);

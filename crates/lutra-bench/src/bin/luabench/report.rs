@@ -197,6 +197,16 @@ fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "MISSED" }
 }
 
+/// [`verdict`] for an aim about two workers' speed-up, which a machine with fewer
+/// than 2 cores cannot measure.
+fn two_core_verdict(cores: usize, met: bool) -> &'static str {
+    if cores < 2 {
+        "not measurable (fewer than 2 cores)"
+    } else {
+        verdict(met)
+    }
+}
+
 /// The aims, each with the figures behind it.
 pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
     let mut out = String::from("== aims\n");
@@ -274,11 +284,7 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
             out,
             "fib hub {}, 2 workers ≥ 1.85× lua5.4's serial loop: {} ({speedup:.2}×)",
             hub.spec.group,
-            if cores < 2 {
-                "not measurable (fewer than 2 cores)"
-            } else {
-                verdict(speedup >= 1.85)
-            }
+            two_core_verdict(cores, speedup >= 1.85)
         );
     }
     if let (Some(one), Some(two)) = (fib(1, "hub"), fib(2, "hub")) {
@@ -286,11 +292,7 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
         let _ = write!(
             out,
             "fib hub: lutra -w2 ≥ 1.8× lutra -w1: {} ({speedup:.2}×",
-            if cores < 2 {
-                "not measurable (fewer than 2 cores)"
-            } else {
-                verdict(speedup >= 1.8)
-            }
+            two_core_verdict(cores, speedup >= 1.8)
         );
         if let Some(serial) = fib(1, "serial") {
             let _ = write!(out, "; {:.2}× lutra's serial loop", serial / two);
@@ -312,11 +314,7 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
         let _ = write!(
             out,
             "wc: lutra -w2 ≥ 1.8× lua5.4's serial loop: {} ({speedup:.2}×",
-            if cores < 2 {
-                "not measurable (fewer than 2 cores)"
-            } else {
-                verdict(speedup >= 1.8)
-            }
+            two_core_verdict(cores, speedup >= 1.8)
         );
         if let Some(pair) = wc(&|s| s.mode == WC_HALVES) {
             let _ = write!(
