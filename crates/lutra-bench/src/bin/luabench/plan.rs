@@ -121,6 +121,26 @@ struct Sizes {
 /// half of the files.
 pub(crate) const WC_HALVES: &str = "2 halves at once";
 
+/// The mode of experiment 1's run with preemption off (`--preempt 0`).
+pub(crate) const NO_PREEMPT: &str = "preempt 0";
+
+/// Issue 10's experiment 2 is 500,000 messages (50 senders of 10,000 each).
+pub(crate) const EXP2_MESSAGES: u64 = 500_000;
+
+/// The messages an experiment 2 run carries: senders × messages each, as its
+/// script arguments (`C messages pairs`, after the script) give them.
+pub(crate) fn exp2_messages(spec: &Spec) -> Option<u64> {
+    if spec.exp != "exp2" {
+        return None;
+    }
+    let at = spec
+        .argv
+        .iter()
+        .position(|arg| arg.ends_with("channels.lua"))?;
+    let count = |offset: usize| spec.argv.get(at + offset)?.parse::<u64>().ok();
+    Some(count(2)? * count(3)?)
+}
+
 /// The group name's start of issue 10's fib hub configuration (`fib(17)x20000`).
 pub(crate) const FIB17: &str = "fib(17)x";
 
@@ -228,11 +248,27 @@ impl Builder<'_> {
         sync: Option<&'static str>,
         script: Vec<String>,
     ) {
+        self.lutra_with(exp, group, mode, workers, sync, &[], script);
+    }
+
+    /// [`Builder::lutra`] with more of `lutra`'s `options`, before the script.
+    #[allow(clippy::too_many_arguments)]
+    fn lutra_with(
+        &mut self,
+        exp: &'static str,
+        group: &str,
+        mode: &'static str,
+        workers: usize,
+        sync: Option<&'static str>,
+        options: &[&str],
+        script: Vec<String>,
+    ) {
         let mut argv = vec![format!("-w{workers}")];
         if let Some(sync) = sync {
             argv.push(format!("--sync={sync}"));
         }
         argv.extend(self.lutra_args.iter().cloned());
+        argv.extend(options.iter().map(|option| (*option).to_owned()));
         argv.extend(script);
         self.specs.push(Spec {
             exp,
@@ -368,6 +404,13 @@ pub(crate) fn build(
             for &w in &sizes.exp1_workers {
                 b.lutra("exp1", "long loop", "", w, sync, s.clone());
             }
+        }
+        // The same run with preemption off: what preemption itself costs, apart from
+        // the interpreter lutra is built with (unless the invocation sets a slice).
+        if !b.lutra_args.iter().any(|arg| arg.starts_with("--preempt")) {
+            let sync = b.syncs()[0];
+            let off = ["--preempt", "0"];
+            b.lutra_with("exp1", "long loop", NO_PREEMPT, 1, sync, &off, s.clone());
         }
         b.module("exp1", "long loop", "", 1, s);
     }

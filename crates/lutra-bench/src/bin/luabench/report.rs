@@ -10,7 +10,7 @@
 //! | `beyond work` | `wake` only: elapsed (and CPU) time of `one` (N receivers on one channel) minus `own` (a channel each), same program, workers and sync: what sharing one wait list costs (on a loaded machine the CPU figure is the steadier) |
 
 use crate::child::Measured;
-use crate::plan::{FIB17, Runner, Spec, WC_HALVES};
+use crate::plan::{EXP2_MESSAGES, FIB17, NO_PREEMPT, Runner, Spec, WC_HALVES, exp2_messages};
 use std::fmt::Write as _;
 
 /// One configuration and its best run.
@@ -162,14 +162,14 @@ pub(crate) fn tables(rows: &[Row]) -> String {
         let _ = writeln!(out, "== {title}");
         let _ = writeln!(
             out,
-            "{:<16}{:<22}{:>9}{:>9}{:>7}{:>8}{:>7}{:>10}{:>9}",
+            "{:<16}{:<27}{:>9}{:>9}{:>7}{:>8}{:>7}{:>10}{:>9}",
             "work", "variant", "wall s", "cpu s", "cores", "×lua", "×1w", "tm/locks", "mod/bin"
         );
         for row in mine {
             let m = &row.measured;
             let _ = write!(
                 out,
-                "{:<16}{:<22}{:>9.3}{:>9.3}{:>7.2}{:>8}{:>7}{:>10}{:>9}",
+                "{:<16}{:<27}{:>9.3}{:>9.3}{:>7.2}{:>8}{:>7}{:>10}{:>9}",
                 row.spec.group,
                 row.spec.variant(),
                 m.wall,
@@ -262,6 +262,8 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
             worst.spec.variant()
         );
     }
+    exp1_speed(&mut out, rows);
+    exp2_times(&mut out, rows, cores);
     // 3. Fib hub: at least 1.8× the single-core run on 2 cores; issue 10's
     // configuration at least 1.85× lua5.4's serial loop.
     let seed_fib = |s: &Spec| s.exp == "fib" && !s.group.starts_with(FIB17);
@@ -370,6 +372,68 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
     out
 }
 
+/// Experiment 1's aim: the CPU-bound loop on one worker at 0.95× lua5.4's speed or
+/// better with preemption on (the worst sync variant); beside it, the same run with
+/// preemption off and the module's (lua5.4's own interpreter under Lutra's runtime),
+/// which tell the preemption's cost from the interpreter's.
+fn exp1_speed(out: &mut String, rows: &[Row]) {
+    let slowest = |pick: &dyn Fn(&Spec) -> bool| {
+        rows.iter()
+            .filter(|row| row.spec.exp == "exp1" && pick(&row.spec))
+            .filter_map(|row| Some((row.spec.variant(), 1.0 / vs_lua(row, rows)?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    let Some((label, speed)) = slowest(&|s| s.workers() == Some(1) && s.mode.is_empty()) else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "exp1: lutra -w1 ≥ 0.95× lua5.4's speed, preemption on: {} ({speed:.2}×, {label}",
+        verdict(speed >= 0.95)
+    );
+    if let Some((_, off)) = slowest(&|s| s.mode == NO_PREEMPT) {
+        let _ = write!(out, "; preemption off: {off:.2}×");
+    }
+    if let Some((_, module)) = slowest(&|s| s.module_workers() == Some(1)) {
+        let _ = write!(
+            out,
+            "; lua5.4's interpreter under Lutra, the module: {module:.2}×"
+        );
+    }
+    out.push_str(")\n");
+}
+
+/// Experiment 2's aims on time: 500,000 messages in at most 0.20 s on one worker and
+/// 0.25 s on two, through both APIs in both sync modes (the slowest run of each
+/// counts). A `--quick` run carries fewer messages, and its fixed costs (starting
+/// 100 processes) weigh more: its figure is printed, not judged.
+fn exp2_times(out: &mut String, rows: &[Row], cores: usize) {
+    for (workers, limit) in [(1, 0.20), (2, 0.25)] {
+        let slowest = rows
+            .iter()
+            .filter(|row| row.measured.ok && row.spec.workers() == Some(workers))
+            .filter_map(|row| Some((row, exp2_messages(&row.spec)?)))
+            .max_by(|a, b| a.0.measured.wall.total_cmp(&b.0.measured.wall));
+        let Some((row, messages)) = slowest else {
+            continue;
+        };
+        let wall = row.measured.wall;
+        let verdict = if messages != EXP2_MESSAGES {
+            "not judged at this size"
+        } else if workers == 1 {
+            verdict(wall <= limit)
+        } else {
+            two_core_verdict(cores, wall <= limit)
+        };
+        let _ = writeln!(
+            out,
+            "exp2: 500,000 messages in ≤ {limit:.2} s on {workers} worker(s), both APIs and sync \
+             modes: {verdict} (slowest {wall:.3} s for {messages} messages, {})",
+            row.spec.label()
+        );
+    }
+}
+
 /// One CSV line (see [`CSV_HEADER`]).
 pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
     let spec = &row.spec;
@@ -401,4 +465,102 @@ pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
         opt(beyond_work(row, rows).map(|(wall, _)| wall)),
         opt(beyond_work(row, rows).map(|(_, cpu)| cpu)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Row, aims};
+    use crate::child::Measured;
+    use crate::plan::{NO_PREEMPT, Runner, Spec};
+    use std::path::PathBuf;
+
+    fn row(exp: &'static str, mode: &'static str, runner: Runner, argv: &[&str], wall: f64) -> Row {
+        Row {
+            spec: Spec {
+                exp,
+                group: "G".into(),
+                mode,
+                runner,
+                program: PathBuf::from("p"),
+                argv: argv.iter().map(|arg| (*arg).to_owned()).collect(),
+                expect: "ok",
+                env: Vec::new(),
+            },
+            measured: Measured {
+                wall,
+                cpu: wall,
+                ok: true,
+                problem: String::new(),
+            },
+        }
+    }
+
+    fn lutra(workers: usize, sync: Option<&'static str>) -> Runner {
+        Runner::Lutra { workers, sync }
+    }
+
+    #[test]
+    fn the_loop_aim_is_the_slowest_one_worker_run_with_preemption_on() {
+        let rows = [
+            row("exp1", "", Runner::Lua, &[], 1.00),
+            row("exp1", "", lutra(1, Some("locks")), &[], 1.04),
+            row("exp1", "", lutra(1, Some("tm")), &[], 1.06),
+            row("exp1", "", lutra(2, Some("locks")), &[], 1.20),
+            row("exp1", NO_PREEMPT, lutra(1, Some("locks")), &[], 1.02),
+            row("exp1", "", Runner::Module { workers: 1 }, &[], 1.01),
+        ];
+        let text = aims(&rows, 2);
+        assert!(
+            text.contains(
+                "exp1: lutra -w1 ≥ 0.95× lua5.4's speed, preemption on: MISSED (0.94×, \
+                 lutra -w1 tm; preemption off: 0.98×; lua5.4's interpreter under Lutra, \
+                 the module: 0.99×)"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_message_time_aims_take_the_slowest_run_of_the_issues_size() {
+        let (locks, tm) = (lutra(1, Some("locks")), lutra(1, Some("tm")));
+        let rows = [
+            row(
+                "exp2",
+                "",
+                locks,
+                &["-w1", "channels.lua", "1", "10000", "50"],
+                0.18,
+            ),
+            row(
+                "exp2",
+                "luaproc",
+                tm,
+                &["-w1", "luaproc_channels.lua", "1", "10000", "50"],
+                0.21,
+            ),
+            row(
+                "exp2",
+                "",
+                lutra(2, Some("tm")),
+                &["-w2", "channels.lua", "1", "2000", "50"],
+                0.06,
+            ),
+        ];
+        let text = aims(&rows, 2);
+        assert!(
+            text.contains(
+                "exp2: 500,000 messages in ≤ 0.20 s on 1 worker(s), both APIs and sync modes: \
+                 MISSED (slowest 0.210 s for 500000 messages, exp2 G · lutra -w1 tm luaproc)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "exp2: 500,000 messages in ≤ 0.25 s on 2 worker(s), both APIs and sync modes: \
+                 not judged at this size (slowest 0.060 s for 100000 messages, exp2 G · lutra \
+                 -w2 tm)"
+            ),
+            "{text}"
+        );
+    }
 }
