@@ -248,27 +248,11 @@ impl Builder<'_> {
         sync: Option<&'static str>,
         script: Vec<String>,
     ) {
-        self.lutra_with(exp, group, mode, workers, sync, &[], script);
-    }
-
-    /// [`Builder::lutra`] with more of `lutra`'s `options`, before the script.
-    #[allow(clippy::too_many_arguments)]
-    fn lutra_with(
-        &mut self,
-        exp: &'static str,
-        group: &str,
-        mode: &'static str,
-        workers: usize,
-        sync: Option<&'static str>,
-        options: &[&str],
-        script: Vec<String>,
-    ) {
         let mut argv = vec![format!("-w{workers}")];
         if let Some(sync) = sync {
             argv.push(format!("--sync={sync}"));
         }
         argv.extend(self.lutra_args.iter().cloned());
-        argv.extend(options.iter().map(|option| (*option).to_owned()));
         argv.extend(script);
         self.specs.push(Spec {
             exp,
@@ -280,6 +264,15 @@ impl Builder<'_> {
             expect: expect_of(exp),
             env: Vec::new(),
         });
+    }
+
+    /// Gives the `lutra` run planned last more of `lutra`'s `options` (after its
+    /// `-w`).
+    fn with_options(&mut self, options: &[&str]) {
+        if let Some(spec) = self.specs.last_mut() {
+            let options = options.iter().map(|option| (*option).to_owned());
+            spec.argv.splice(1..1, options);
+        }
     }
 
     /// Two `lua5.4` processes at once, running `first` and `second` (the work of a
@@ -409,8 +402,8 @@ pub(crate) fn build(
         // the interpreter lutra is built with (unless the invocation sets a slice).
         if !b.lutra_args.iter().any(|arg| arg.starts_with("--preempt")) {
             let sync = b.syncs()[0];
-            let off = ["--preempt", "0"];
-            b.lutra_with("exp1", "long loop", NO_PREEMPT, 1, sync, &off, s.clone());
+            b.lutra("exp1", "long loop", NO_PREEMPT, 1, sync, s.clone());
+            b.with_options(&["--preempt", "0"]);
         }
         b.module("exp1", "long loop", "", 1, s);
     }
