@@ -77,8 +77,8 @@ pub(crate) const REST_MIN: Duration = Duration::from_millis(1);
 /// at worst.
 pub(crate) const REST_MAX: Duration = Duration::from_millis(32);
 
-/// The share of the pace before a rest that worker 0 alone must keep during it, or
-/// the rest cost pace (the module's check).
+/// The share of the pace before a rest that the workers still running must keep
+/// during it, or the rest cost pace (the module's check).
 pub(crate) const PACE_KEPT: f64 = 0.8;
 
 /// Windows without a rest after the first rest that cost pace.

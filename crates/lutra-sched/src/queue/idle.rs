@@ -99,7 +99,11 @@ impl Idle {
     /// Worker step 3, found something: withdraws (a waker may have removed it
     /// already; that wake-up is then spent on this worker, which is awake).
     pub(crate) fn cancel(&self, worker: usize) {
-        let mut state = self.lock();
+        self.withdraw(&mut self.lock(), worker);
+    }
+
+    /// Takes `worker` out of `sleepers`, if a waker has not already.
+    fn withdraw(&self, state: &mut State, worker: usize) {
         if state.remove(worker) {
             self.sleeping.fetch_sub(1, Ordering::SeqCst);
         }
@@ -124,9 +128,7 @@ impl Idle {
         let parker = state.parker(worker);
         while state.sleepers.contains(&worker) {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                if state.remove(worker) {
-                    self.sleeping.fetch_sub(1, Ordering::SeqCst);
-                }
+                self.withdraw(&mut state, worker);
                 return false;
             };
             state = parker

@@ -42,7 +42,12 @@ pub(crate) const SYSTEMS: [&str; 6] = [
     "floor",
 ];
 
-/// The index of the floor in [`SYSTEMS`].
+/// The index of each system in [`SYSTEMS`].
+pub(crate) const SEQ: usize = 0;
+pub(crate) const LUTRA: usize = 1;
+pub(crate) const LUTRA_ITM: usize = 2;
+pub(crate) const LIBITM: usize = 3;
+pub(crate) const LIBITM_ML_WT: usize = 4;
 pub(crate) const FLOOR: usize = 5;
 
 /// The program of `system` and the environment it runs with.
@@ -181,7 +186,7 @@ impl Plan {
     /// the state per thread: the machine's ceiling); the floor on one thread only.
     fn systems(&self, threads: usize, round: usize) -> Vec<usize> {
         let mut systems: Vec<usize> = (0..SYSTEMS.len())
-            .filter(|&system| system != 0 || threads <= CEILING_THREADS)
+            .filter(|&system| system != SEQ || threads <= CEILING_THREADS)
             .filter(|&system| system != FLOOR || threads == 1)
             .collect();
         let len = systems.len();

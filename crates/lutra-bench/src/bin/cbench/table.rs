@@ -14,17 +14,13 @@
 //! transaction begin or commit): what no one-thread STM with inline accesses can
 //! beat, so a target below it cannot be met by a faster begin or commit.
 
-use crate::run::{FLOOR, Measurement, Results, SYSTEMS, WORKLOADS};
+use crate::run::{
+    FLOOR, LIBITM, LIBITM_ML_WT, LUTRA, LUTRA_ITM, Measurement, Results, SEQ, SYSTEMS, WORKLOADS,
+};
 use lutra_bench::csv::Csv;
 use lutra_bench::report::{GridLine, ratio, si, thread_headers, write_grid};
 use std::io;
 use std::path::Path;
-
-const SEQ: usize = 0;
-const LUTRA: usize = 1;
-const LUTRA_ITM: usize = 2;
-const LIBITM: usize = 3;
-const LIBITM_ML_WT: usize = 4;
 
 fn get(results: &Results, workload: usize, system: usize, threads: usize) -> Option<Measurement> {
     results.get(&(workload, system, threads)).copied()
