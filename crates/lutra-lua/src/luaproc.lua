@@ -112,7 +112,11 @@ local function delivered(ch, name, sequence)
   while true do
     -- raw.channel_send registered the caller: it is woken once the message is taken.
     local problem = wait("luaproc.send on channel ", name)
-    if problem then error(problem, 4) end
+    if problem then
+      -- A send that fails delivers nothing: its message is taken back.
+      if raw.channel_withdraw(ch, sequence) then return true end
+      error(problem, 4)
+    end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return true end
     if status == "closed" then

@@ -89,7 +89,9 @@ local function deadline_of(timeout, n, name, extra)
 end
 
 -- The runtime's own chunks (their names as `short_src` shows them).
-local INTERNAL = { ["lutra"] = true, ["lutra.shared"] = true, ["luaproc"] = true }
+local INTERNAL = {
+  ["lutra"] = true, ["lutra.shared"] = true, ["lutra.transfer"] = true, ["luaproc"] = true,
+}
 
 -- `file.lua:line` of the first frame of user Lua code at or above `level` (seen from
 -- the caller of `where`): C functions (`pcall(lutra.spawn, f)`) and the runtime's own
@@ -104,6 +106,15 @@ local function where(level)
     end
     level = level + 1
   end
+end
+
+-- Raises `problem` (a string) at the first frame of user Lua code at or above `level`
+-- (seen from the caller of `raise`, as `where` counts): the user's line, also when the
+-- user's function tail-called the API function or called it through `pcall`.
+local function raise(problem, level)
+  local at = where(level + 1)
+  if at ~= "?" then problem = at .. ": " .. problem end
+  error(problem, 0)
 end
 
 -- Coroutines --------------------------------------------------------------------------
@@ -156,16 +167,15 @@ end
 
 -- Processes ----------------------------------------------------------------------------
 
--- Raises `problem` (a string) at the caller's caller when `value` is nil (the caller
--- must not tail-call it: its frame is the level counted).
+-- Raises `problem` (a string) at the user's line that called the API function (the
+-- caller of `checked`) when `value` is nil.
 local function checked(value, problem)
-  if value == nil and problem ~= nil then error(problem, 3) end
+  if value == nil and problem ~= nil then raise(problem, 2) end
   return value
 end
 
 function lutra.spawn(code, ...)
-  local p = checked(raw.spawn(code, where(2), ...)) -- not a tail call (`checked`'s level)
-  return p
+  return checked(raw.spawn(code, where(2), ...))
 end
 
 function lutra.self()
@@ -214,6 +224,9 @@ function lutra.sleep(seconds)
 end
 
 function Process.join(p)
+  if rawequal(p, raw.self()) then
+    raise("bad argument #1 to 'join' (a process cannot join itself: it would wait forever)", 1)
+  end
   while true do
     local r = pack(raw.join_poll(p, true))
     if r[1] == "done" then return unpack(r, 2, r.n) end
@@ -233,7 +246,11 @@ function Process.send(p, ...)
       error("cannot send to " .. tostring(p) .. ": it has finished", 3)
     end
     local problem = wait("send to ", p)
-    if problem then error(problem, 3) end
+    if problem then
+      -- A send that fails delivers nothing: its message is taken back.
+      if raw.channel_withdraw(p, sequence) then return end
+      error(problem, 3)
+    end
   end
 end
 
@@ -274,7 +291,11 @@ function Channel.send(ch, ...)
   end
   while true do
     local problem = wait("send on ", ch)
-    if problem then error(problem, 3) end
+    if problem then
+      -- A send that fails delivers nothing: its message is taken back.
+      if raw.channel_withdraw(ch, sequence) then return end
+      error(problem, 3)
+    end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return end
     if status == "closed" then
@@ -444,5 +465,5 @@ end
 return {
   lutra = lutra, channel = Channel, process = Process, run = run,
   -- for luaproc.lua
-  internal = { wait = wait, where = where, cannot = CANNOT },
+  internal = { wait = wait, where = where, raise = raise, cannot = CANNOT },
 }

@@ -18,7 +18,7 @@
 -- not make the transaction irrevocable.
 local raw, exports, HOST = ...
 local lutra, Channel, Process = exports.lutra, exports.channel, exports.process
-local wait = exports.internal.wait
+local wait, raise = exports.internal.wait, exports.internal.raise
 
 local pack, unpack, error, type = table.pack, table.unpack, error, type
 local base_pcall, base_xpcall, co_resume = pcall, xpcall, coroutine.resume
@@ -33,25 +33,38 @@ local ABORTED = setmetatable({}, {
 })
 
 local inside = false
+-- The coroutine that runs the attempt (while `inside`): it cannot yield, since the
+-- attempt runs inside a Rust call.
+local attempt_co = nil
+local co_running = coroutine.running
 
--- The body of every attempt, called by `raw.atomic_run` (from Rust).
+local YIELD_REFUSED = "coroutine.yield inside lutra.atomic: a transaction cannot be "
+  .. "suspended halfway (yield before or after lutra.atomic, or in a coroutine created "
+  .. "inside it)"
+local C_BOUNDARY = "attempt to yield across a C-call boundary"
+
+-- The body of every attempt, called by `raw.atomic_run` (from Rust). A yield of the
+-- attempt's own coroutine (the stock `coroutine.yield` of a host, which is not
+-- wrapped) is reported as what it is.
 local function attempt(f, ...)
-  inside = true
+  inside, attempt_co = true, co_running()
   local results = pack(base_pcall(f, ...))
-  inside = false
+  inside, attempt_co = false, nil
+  if not results[1] and results[2] == C_BOUNDARY then results[2] = YIELD_REFUSED end
   return results
 end
 
 -- Shared tables ------------------------------------------------------------------------
 
+-- Raises `problem` (a string) at the user's line that called the API function (the
+-- caller of `checked`) when `value` is nil.
 local function checked(value, problem)
-  if value == nil and problem ~= nil then error(problem, 3) end
+  if value == nil and problem ~= nil then raise(problem, 2) end
   return value
 end
 
 function lutra.shared(t)
-  local s = checked(raw.shared_new(t)) -- not a tail call (`checked`'s level)
-  return s
+  return checked(raw.shared_new(t))
 end
 
 function lutra.is_shared(value)
@@ -181,6 +194,12 @@ end
 function coroutine.resume(co, ...)
   if not inside then return co_resume(co, ...) end
   return protected(co_resume(co, ...))
+end
+
+local co_yield = coroutine.yield
+function coroutine.yield(...)
+  if inside and co_running() == attempt_co then raise(YIELD_REFUSED, 1) end
+  return co_yield(...)
 end
 
 -- What cannot be undone makes the attempt irrevocable (seed 003) -------------------------

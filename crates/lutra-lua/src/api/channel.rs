@@ -2,9 +2,10 @@
 
 use crate::api::{RawEntry, current_waiter, failure, function, success};
 use crate::channel::{Channel, ChannelHandle, ReceivePoll, SendPoll};
-use crate::process::ProcessContext;
+use crate::process::{ProcessContext, ProcessHandle};
 use crate::timer;
 use crate::transfer;
+use crate::transfer::moved;
 use mlua::{AnyUserData, Lua, MultiValue, Table};
 use std::sync::Arc;
 
@@ -28,6 +29,7 @@ pub(super) const RAW: &[RawEntry] = &[
     }),
     ("channel_send", |lua| function(lua, channel_send)),
     ("channel_send_poll", |lua| function(lua, channel_send_poll)),
+    ("channel_withdraw", |lua| function(lua, channel_withdraw)),
     ("channel_poll", |lua| {
         function(
             lua,
@@ -76,8 +78,10 @@ fn channel_send(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
         }
     };
     let args: Vec<mlua::Value> = args.collect();
-    let message = match transfer::export(lua, &args, |i| format!("argument #{i}")) {
-        Ok(message) => message,
+    // The moves in the message (`lutra.move`) happen once the send completes.
+    let (message, moves) = match transfer::export_pending(lua, &args, |i| format!("argument #{i}"))
+    {
+        Ok(exported) => exported,
         Err(error) => return failure(lua, error),
     };
     let Ok(sequence) = channel.start_send(message) else {
@@ -88,9 +92,17 @@ fn channel_send(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
     };
     let context = ProcessContext::of(lua)?;
     context.runtime.counters.note_sent(context.process.id());
-    match channel.poll_send(sequence, Some(current_waiter(&context))) {
-        SendPoll::Sent => success(lua, true),
-        SendPoll::Wait => success(lua, sequence),
+    let poll = channel.poll_send(sequence, Some(current_waiter(&context)));
+    drop(context);
+    match poll {
+        SendPoll::Sent => {
+            moves.commit(lua)?;
+            success(lua, true)
+        }
+        SendPoll::Wait => {
+            moves.defer(lua);
+            success(lua, sequence)
+        }
         SendPoll::Closed => failure(
             lua,
             format!(
@@ -105,13 +117,38 @@ fn channel_send(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
 fn channel_send_poll(lua: &Lua, (ch, sequence): (AnyUserData, u64)) -> mlua::Result<&'static str> {
     let channel = channel_of(&ch)?;
     let context = ProcessContext::of(lua)?;
-    Ok(
-        match channel.poll_send(sequence, Some(current_waiter(&context))) {
-            SendPoll::Sent => "sent",
-            SendPoll::Closed => "closed",
-            SendPoll::Wait => "wait",
-        },
-    )
+    let poll = channel.poll_send(sequence, Some(current_waiter(&context)));
+    drop(context);
+    Ok(match poll {
+        SendPoll::Sent => {
+            moved::commit_deferred(lua)?;
+            "sent"
+        }
+        SendPoll::Closed => {
+            moved::forget_deferred(lua);
+            "closed"
+        }
+        SendPoll::Wait => "wait",
+    })
+}
+
+/// `channel_withdraw(ch_or_process, sequence)`: the caller stops waiting in send
+/// `sequence` on the channel (or the process's mailbox) before it completed (its
+/// blocking call fails): takes the message back, so that nobody receives it. Returns
+/// `true` when the send had completed after all (the caller then returns as after a
+/// successful send), `false` when it failed (the message is gone).
+fn channel_withdraw(lua: &Lua, (target, sequence): (AnyUserData, u64)) -> mlua::Result<bool> {
+    let channel = match target.borrow::<ChannelHandle>() {
+        Ok(handle) => handle.0.clone(),
+        Err(_) => target.borrow::<ProcessHandle>()?.0.mailbox().clone(),
+    };
+    let sent = channel.withdraw(sequence);
+    if sent {
+        moved::commit_deferred(lua)?;
+    } else {
+        moved::forget_deferred(lua);
+    }
+    Ok(sent)
 }
 
 /// One receive attempt: `"ok", ...values` | `"closed"` | `"timeout"` | `"empty"` (no

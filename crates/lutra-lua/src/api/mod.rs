@@ -159,7 +159,7 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     lua.set_named_registry_value(PROCESS_METHODS_KEY, exports.get::<Table>("process")?)?;
     lua.set_named_registry_value(RUN_KEY, exports.get::<Function>("run")?)?;
     let lutra: Table = exports.get("lutra")?;
-    transfer::install(lua, &raw, &lutra)?;
+    transfer::install(lua, &raw, &lutra, &exports.get::<Table>("internal")?)?;
     install_shared(lua, &raw, &exports, host)?;
     // After `shared.lua`, whose wrappers (irrevocable inside `atomic`) become the
     // fallbacks of the native fast paths.
@@ -228,11 +228,11 @@ pub(crate) fn bad_argument(
     name: &str,
     expected: &str,
     got: &mlua::Value,
-) -> mlua::Error {
-    mlua::Error::runtime(format!(
+) -> String {
+    format!(
         "bad argument #{position} to '{name}' ({expected} expected, got {})",
         got.type_name()
-    ))
+    )
 }
 
 #[cfg(test)]

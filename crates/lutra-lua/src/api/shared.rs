@@ -113,6 +113,7 @@ fn atomic_checkpoint(lua: &Lua, (): ()) -> mlua::Result<usize> {
 /// `atomic_close(depth, undo)`: closes the checkpoints down to `depth` (newest first),
 /// undoing what was done since the one at `depth` when `undo` is true.
 fn atomic_close(lua: &Lua, (depth, undo): (usize, bool)) -> mlua::Result<()> {
+    crate::transfer::moved::checkpoints_closed(lua, depth.max(1), undo);
     let context = TxContext::of(lua)?;
     loop {
         let checkpoint = {

@@ -38,16 +38,17 @@ pub(super) const RAW: &[RawEntry] = &[
 ];
 
 /// Runs `transfer.lua` with `raw` (whose `freeze`, `is_frozen`, `move` and
-/// `is_moved` are the functions above), which adds `lutra.freeze`, `lutra.is_frozen`,
-/// `lutra.move` and `lutra.is_moved` to `lutra`.
-pub(super) fn install(lua: &Lua, raw: &Table, lutra: &Table) -> mlua::Result<()> {
+/// `is_moved` are the functions above) and the prelude's `internal` helpers, which
+/// adds `lutra.freeze`, `lutra.is_frozen`, `lutra.move` and `lutra.is_moved` to
+/// `lutra`.
+pub(super) fn install(lua: &Lua, raw: &Table, lutra: &Table, internal: &Table) -> mlua::Result<()> {
     let debug: Table = lua.globals().get("debug")?;
     lua.set_named_registry_value(SETUPVALUE_KEY, debug.get::<Function>("setupvalue")?)?;
     lua.set_named_registry_value(FROZEN_NEXT_KEY, lua.create_function(frozen_next)?)?;
     static TRANSFER: OnceLock<Vec<u8>> = OnceLock::new();
     let source = include_str!("../transfer/transfer.lua");
     let chunk = crate::api::precompiled(lua, &TRANSFER, source, "=lutra.transfer")?;
-    let exports: Table = chunk.call((raw, lutra))?;
+    let exports: Table = chunk.call((raw, lutra, internal))?;
     lua.set_named_registry_value(
         MOVED_METATABLE_KEY,
         exports.get::<Table>("moved_metatable")?,

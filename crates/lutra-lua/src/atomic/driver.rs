@@ -112,7 +112,11 @@ pub(crate) fn run(
         let reason = match (desc.doomed(), packed.raw_get::<bool>(1)?) {
             (Some(reason), _) => reason,
             (None, true) => match desc.commit() {
-                Ok(()) => return finish(lua, desc, Answer::Ok(packed)),
+                Ok(()) => {
+                    let moved = crate::transfer::moved::attempt_committed(lua);
+                    let answer = finish(lua, desc, Answer::Ok(packed));
+                    return moved.and(answer);
+                }
                 Err(abort) => abort.reason(),
             },
             (None, false) => {
@@ -152,6 +156,7 @@ fn attempt_once(
         *context.desc.borrow_mut() = Some(desc);
         context.running.set(true);
     }
+    crate::transfer::moved::forget_attempt_moves(lua);
     let process = ProcessContext::of(lua)?;
     process.no_preempt.store(true, Ordering::Relaxed);
     drop(process);
@@ -231,6 +236,7 @@ fn finish(
     desc: Box<TxDescriptor>,
     answer: Answer,
 ) -> mlua::Result<(&'static str, mlua::Value)> {
+    crate::transfer::moved::forget_attempt_moves(lua);
     release(lua, desc)?;
     answer_of(answer)
 }

@@ -54,6 +54,13 @@
 //! process that made them (`ProcessCore::leave_channels`) as soon as its blocking
 //! call ends, whatever the way.
 //!
+//! - **Withdrawal**: a sender whose blocking call ends before its send completed (a
+//!   deadlock, a coroutine that cannot wait, an error) takes its message back
+//!   ([`Channel::withdraw`]): it is removed from the queue, so no receiver ever gets a
+//!   message whose send failed. Its sequence is kept in `withdrawn` until `received`
+//!   reaches it, and `received` then steps over it as if it had been taken, so the
+//!   senders behind it count the room it left (a buffered channel's capacity).
+//!
 //! | state          | send poll         | receive poll            |
 //! |----------------|-------------------|-------------------------|
 //! | open           | `Sent` or `Wait`  | `Message` or `Empty`    |
@@ -90,6 +97,9 @@ struct State {
     receivers: WakeQueue,
     /// Waiting senders, by the sequence each waits for, in increasing order.
     senders: VecDeque<(u64, Waker)>,
+    /// Sequences of withdrawn messages at or above `received`, in increasing order
+    /// (module invariants; almost always empty).
+    withdrawn: Vec<u64>,
 }
 
 impl State {
@@ -125,6 +135,21 @@ impl State {
                 wakes.add(waker);
             }
         }
+    }
+
+    /// Moves `received` over the withdrawn messages it reached (module invariants).
+    #[cold]
+    fn step_over_withdrawn(&mut self) {
+        let mut passed = 0;
+        for &sequence in &self.withdrawn {
+            if sequence == self.received {
+                self.received += 1;
+            } else if sequence > self.received {
+                break;
+            }
+            passed += 1;
+        }
+        self.withdrawn.drain(..passed);
     }
 
     /// Wakes every waiting sender (the channel closed).
@@ -323,6 +348,9 @@ impl Channel {
         if let Some((sequence, message)) = state.queue.pop_front() {
             // A message handed back by a receiver that left is older than `received`.
             state.received = state.received.max(sequence + 1);
+            if !state.withdrawn.is_empty() {
+                state.step_over_withdrawn();
+            }
             if let Some(id) = id {
                 state.receivers.remove(id);
             }
@@ -351,6 +379,36 @@ impl Channel {
                 state.wake_receivers(&mut wakes);
             }
         }
+    }
+
+    /// Takes back the message of send `sequence`, whose sender stops waiting before
+    /// the send completed (module invariants): no receiver will get it, and the
+    /// sender's registration goes. Returns `true` when the send had completed after
+    /// all (the message was received, or buffered within the capacity): the sender
+    /// then goes on as after a successful send. Returns `false` when the message is
+    /// gone (taken back here, or removed by a close): the send failed. Called once per
+    /// send, by its sender, which polls it no more.
+    pub(crate) fn withdraw(&self, sequence: u64) -> bool {
+        // Before the guard: woken after the lock's release.
+        let mut wakes = Wakes::default();
+        let mut state = self.lock();
+        if state.sent(sequence, self.capacity) {
+            return true;
+        }
+        if let Some(at) = state.senders.iter().position(|(s, _)| *s == sequence) {
+            state.senders.remove(at);
+        }
+        let Some(at) = state.queue.iter().rposition(|(s, _)| *s == sequence) else {
+            return false;
+        };
+        state.queue.remove(at);
+        if state.cut.is_none() && sequence >= state.received {
+            let at = state.withdrawn.partition_point(|s| *s < sequence);
+            state.withdrawn.insert(at, sequence);
+            state.step_over_withdrawn();
+            state.wake_completed_senders(self.capacity, &mut wakes);
+        }
+        false
     }
 
     /// Whether a receive would not wait (a message is queued, or the channel is closed).
@@ -564,6 +622,56 @@ mod tests {
         };
         assert_eq!(ints(&got), (1, 2));
         assert_eq!(channel.poll_send(sequence, None), SendPoll::Sent);
+    }
+
+    #[test]
+    fn a_withdrawn_message_is_never_received() {
+        let channel = Channel::new(0);
+        let first = channel.start_send(message(1, 0)).unwrap();
+        let second = channel.start_send(message(2, 0)).unwrap();
+        assert!(!channel.withdraw(first), "nobody received it");
+        let ReceivePoll::Message(got) = channel.poll_receive(None) else {
+            panic!("the second message is queued")
+        };
+        assert_eq!(ints(&got), (2, 0));
+        assert_eq!(channel.poll_send(second, None), SendPoll::Sent);
+        assert!(matches!(channel.poll_receive(None), ReceivePoll::Empty));
+    }
+
+    #[test]
+    fn withdrawing_a_received_message_says_it_was_sent() {
+        let channel = Channel::new(0);
+        let sequence = channel.start_send(message(1, 0)).unwrap();
+        assert!(matches!(
+            channel.poll_receive(None),
+            ReceivePoll::Message(_)
+        ));
+        assert!(channel.withdraw(sequence));
+    }
+
+    /// The room a withdrawn message held in a buffered channel is counted free once
+    /// the messages before it are taken: a later send is buffered, not left waiting.
+    #[test]
+    fn a_withdrawn_message_leaves_its_room() {
+        let channel = Channel::new(1);
+        let buffered = channel.start_send(message(1, 0)).unwrap();
+        assert_eq!(channel.poll_send(buffered, None), SendPoll::Sent);
+        let waiting = channel.start_send(message(2, 0)).unwrap();
+        assert_eq!(
+            channel.poll_send(waiting, Some(noop_waiter(1))),
+            SendPoll::Wait
+        );
+        assert!(!channel.withdraw(waiting));
+        let ReceivePoll::Message(got) = channel.poll_receive(None) else {
+            panic!("the buffered message is queued")
+        };
+        assert_eq!(ints(&got), (1, 0));
+        let later = channel.start_send(message(3, 0)).unwrap();
+        assert_eq!(channel.poll_send(later, None), SendPoll::Sent, "room left");
+        let ReceivePoll::Message(got) = channel.poll_receive(None) else {
+            panic!("the later message is queued")
+        };
+        assert_eq!(ints(&got), (3, 0));
     }
 
     #[test]

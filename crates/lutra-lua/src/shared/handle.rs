@@ -7,10 +7,11 @@
 //! function of `shared.lua` (it raises refusals as plain string errors at the
 //! caller's line) over [`set`].
 
-use crate::atomic::with_tx;
+use crate::atomic::{TxContext, with_tx};
 use crate::intern::push_interned;
 use crate::shared::SharedTable;
 use crate::shared::value::{self, Converter, Key, Stored, to_lua, with_key_ref};
+use crate::transfer::moved::{self, Moves};
 use mlua::{Lua, MultiValue, UserData, UserDataFields, UserDataMethods};
 use std::sync::{Arc, Mutex};
 
@@ -86,7 +87,25 @@ pub(crate) fn set(
         }
         table.set(tx, key.clone(), stored.clone())
     })?;
+    stored_moves(lua, converter.moves)?;
     Ok(Ok(()))
+}
+
+/// The tables a committed store was given with `lutra.move` are moved: now, or with
+/// the running `atomic` attempt (`transfer/moved.rs`, step 5).
+fn stored_moves(lua: &Lua, moves: Moves) -> mlua::Result<()> {
+    if moves.is_empty() {
+        return Ok(());
+    }
+    let context = TxContext::of(lua)?;
+    if context.running.get() {
+        let depth = context.checkpoints.borrow().len();
+        drop(context);
+        moved::note_in_attempt(lua, moves, depth);
+        return Ok(());
+    }
+    drop(context);
+    moves.commit(lua)
 }
 
 /// `lutra.shared(t)`: a new shared table holding a copy of the plain table `t`.
@@ -110,6 +129,7 @@ pub(crate) fn new_from(
                     .iter()
                     .try_for_each(|copy| copy.table.fill(tx, &copy.entries))
             })?;
+            stored_moves(lua, converter.moves)?;
             table
         }
     };

@@ -7,6 +7,9 @@
 //!   cross between processes by reference (frozen values) are stored by reference.
 //! - A plain table is copied into a new shared table, recursively (a table reached
 //!   twice becomes one shared table reached twice, so cycles survive).
+//! - `lutra.move(t)` stores what `t` would store, and notes `t` in
+//!   [`Converter::moves`]: the caller moves it once the store is committed
+//!   (`transfer/moved.rs`). A marker is never a key, and looking one up moves nothing.
 //! - Anything else (coroutines, foreign userdata, functions with upvalues) is refused
 //!   with a message that names the value, where it was going and why.
 //! - Keys follow Lua: a float with an integer value is that integer; nil and NaN are
@@ -14,6 +17,7 @@
 //!   numbers, strings, shared tables, channels, processes, frozen values.
 
 use crate::shared::SharedTable;
+use crate::transfer::moved::{MOVED_MESSAGE, MoveMarker, Moves, is_moved};
 use crate::transfer::{self, Message, Value};
 use equivalent::Equivalent;
 use mlua::{AnyUserData, Lua, Table};
@@ -205,6 +209,14 @@ pub(crate) fn to_key(lua: &Lua, value: &mlua::Value) -> Result<Key, String> {
             _ => Key::Float(n.to_bits()),
         },
         mlua::Value::String(s) => Key::String(Arc::from(&*s.as_bytes())),
+        mlua::Value::UserData(ud) if ud.is::<MoveMarker>() => {
+            return Err(
+                "a moved table (lutra.move) cannot be a shared table's key: a shared \
+                        table's keys are compared by identity, and a moved table's \
+                        contents go to a new table"
+                    .into(),
+            );
+        }
         mlua::Value::UserData(ud) => match object_address(lua, ud) {
             Some(address) => Key::Object(address, object_of(lua, ud).map_err(|e| e.to_string())?),
             None => return Err(not_a_key(value.type_name())),
@@ -237,6 +249,8 @@ pub(crate) struct Converter<'l> {
     lua: &'l Lua,
     seen: HashMap<*const c_void, Arc<SharedTable>>,
     pub(crate) copies: Vec<Copied>,
+    /// The tables given with `lutra.move`, to be moved once the store is committed.
+    pub(crate) moves: Moves,
     /// Tables registered but not converted yet, with the index of their path.
     pending: Vec<(Table, Arc<SharedTable>, usize)>,
     /// Path nodes: the parent's index (none for the root) and this node's text.
@@ -249,6 +263,7 @@ impl<'l> Converter<'l> {
             lua,
             seen: HashMap::new(),
             copies: Vec::new(),
+            moves: Moves::default(),
             pending: Vec::new(),
             paths: Vec::new(),
         }
@@ -312,6 +327,9 @@ impl<'l> Converter<'l> {
             mlua::Value::Number(n) => Stored::Number(*n),
             mlua::Value::String(s) => Stored::String(Arc::from(&*s.as_bytes())),
             mlua::Value::Table(t) => Stored::Table(self.table(t, at, key)?),
+            mlua::Value::UserData(ud) if ud.is::<MoveMarker>() => {
+                Stored::Table(self.moved(ud, at, key)?)
+            }
             mlua::Value::UserData(ud) => match object_of(self.lua, ud) {
                 Ok(stored) => stored,
                 Err(error) => {
@@ -334,18 +352,36 @@ impl<'l> Converter<'l> {
         })
     }
 
+    /// The table a `lutra.move` marker gives, copied as a plain table and noted to
+    /// be moved.
+    #[cold]
+    fn moved(
+        &mut self,
+        marker: &AnyUserData,
+        at: usize,
+        key: Option<&mlua::Value>,
+    ) -> Result<Arc<SharedTable>, String> {
+        let table: Table = marker.user_value().map_err(|e| e.to_string())?;
+        if is_moved(self.lua, &table) {
+            return Err(refused(
+                &self.path(at, key),
+                "moved table",
+                &format!("{MOVED_MESSAGE} already"),
+            ));
+        }
+        let shared = self.table(&table, at, key)?;
+        self.moves.note(&table);
+        Ok(shared)
+    }
+
     fn table(
         &mut self,
         table: &Table,
         at: usize,
         key: Option<&mlua::Value>,
     ) -> Result<Arc<SharedTable>, String> {
-        if crate::transfer::moved::is_moved(self.lua, table) {
-            return Err(refused(
-                &self.path(at, key),
-                "moved table",
-                crate::transfer::moved::MOVED_MESSAGE,
-            ));
+        if is_moved(self.lua, table) {
+            return Err(refused(&self.path(at, key), "moved table", MOVED_MESSAGE));
         }
         if table.metatable().is_some() {
             return Err(refused(
@@ -373,9 +409,18 @@ impl<'l> Converter<'l> {
 }
 
 /// A shared table, or what `transfer` makes of another Lutra object.
+/// A move marker is refused (it is no object: [`Converter`] stores its table's
+/// contents), so that a key or a lookup never moves a table.
 fn object_of(lua: &Lua, ud: &AnyUserData) -> Result<Stored, transfer::TransferError> {
     if let Ok(handle) = ud.borrow::<crate::shared::SharedHandle>() {
         return Ok(Stored::Table(handle.0.clone()));
+    }
+    if ud.is::<MoveMarker>() {
+        return Err(transfer::TransferError {
+            path: String::new(),
+            kind: "lutra.move marker".into(),
+            reason: "a moved table is stored by its contents, as a value, never as a key".into(),
+        });
     }
     let value = mlua::Value::UserData(ud.clone());
     let message = transfer::export(lua, std::slice::from_ref(&value), |_| String::new())?;

@@ -11,6 +11,18 @@
 //!    metatable, whose every access raises "this table was moved to another process
 //!    (lutra.move)". If export fails, nothing is moved.
 //!
+//! 4. A send that must wait for its receiver keeps its moves pending
+//!    ([`Moves::defer`]) until it completes ([`commit_deferred`]); a send that fails
+//!    or is withdrawn forgets them ([`forget_deferred`]), and `t` stays as it was.
+//!
+//! 5. Storing `lutra.move(t)` in a shared table (`s.k = lutra.move(t)`,
+//!    `lutra.shared{k = lutra.move(t)}`) stores a copy of `t`'s contents (as for any
+//!    plain table) and moves `t` once the store is committed: at once outside
+//!    `lutra.atomic`, with the attempt inside it ([`note_in_attempt`]). An attempt
+//!    that aborts, fails, or undoes the store (a nested `atomic` or `or_else` branch
+//!    that fails) moves nothing: `t` stays as it was, and a re-run attempt moves it
+//!    again.
+//!
 //! # Invariants
 //! - A moved table has the moved metatable (protected: `setmetatable` refuses to
 //!   change it) and no entries; exporting it (or a marker for it) is refused.
@@ -83,6 +95,20 @@ impl Moves {
         }
     }
 
+    /// Whether no table was noted.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// Keeps these moves in `lua` until the waiting send that carries them completes
+    /// ([`commit_deferred`]) or fails ([`forget_deferred`]). A process waits in one
+    /// send at a time: it parks while the send waits.
+    pub(crate) fn defer(self, lua: &Lua) {
+        if !self.is_empty() {
+            lua.set_app_data(Deferred(self));
+        }
+    }
+
     /// Empties every noted table and marks it moved.
     pub(crate) fn commit(self, lua: &Lua) -> mlua::Result<()> {
         if self.tables.is_empty() {
@@ -94,5 +120,77 @@ impl Moves {
             table.set_metatable(Some(moved.clone()))?;
         }
         Ok(())
+    }
+}
+
+/// The moves of the send a process waits in (see [`Moves::defer`]).
+struct Deferred(Moves);
+
+/// Commits the moves of the waiting send (it completed), if any.
+pub(crate) fn commit_deferred(lua: &Lua) -> mlua::Result<()> {
+    match lua.remove_app_data::<Deferred>() {
+        Some(Deferred(moves)) => moves.commit(lua),
+        None => Ok(()),
+    }
+}
+
+/// Forgets the moves of the waiting send (it failed): the tables stay as they were.
+pub(crate) fn forget_deferred(lua: &Lua) {
+    lua.remove_app_data::<Deferred>();
+}
+
+/// Moves noted by stores inside the running `atomic` attempt, each with the depth of
+/// the checkpoint open when it was noted (0: none), committed with the attempt.
+#[derive(Default)]
+struct AttemptMoves(Vec<(Table, usize)>);
+
+/// Notes `moves`, made by a store inside the running attempt at checkpoint `depth`:
+/// they happen if the attempt commits ([`attempt_committed`]).
+pub(crate) fn note_in_attempt(lua: &Lua, moves: Moves, depth: usize) {
+    if moves.is_empty() {
+        return;
+    }
+    if lua.app_data_ref::<AttemptMoves>().is_none() {
+        lua.set_app_data(AttemptMoves::default());
+    }
+    if let Some(mut noted) = lua.app_data_mut::<AttemptMoves>() {
+        noted
+            .0
+            .extend(moves.tables.into_iter().map(|table| (table, depth)));
+    }
+}
+
+/// An attempt begins, or an `atomic` call ends: the moves noted by an attempt that
+/// did not commit (aborted, failed) are forgotten.
+pub(crate) fn forget_attempt_moves(lua: &Lua) {
+    lua.remove_app_data::<AttemptMoves>();
+}
+
+/// The attempt committed: its moves happen.
+pub(crate) fn attempt_committed(lua: &Lua) -> mlua::Result<()> {
+    let Some(AttemptMoves(noted)) = lua.remove_app_data::<AttemptMoves>() else {
+        return Ok(());
+    };
+    let mut moves = Moves::default();
+    for (table, _) in &noted {
+        if !is_moved(lua, table) {
+            moves.note(table);
+        }
+    }
+    moves.commit(lua)
+}
+
+/// The checkpoints from `depth` up are closed: the moves noted in them are forgotten
+/// (`undo`) or kept by the enclosing checkpoint.
+pub(crate) fn checkpoints_closed(lua: &Lua, depth: usize, undo: bool) {
+    let Some(mut noted) = lua.app_data_mut::<AttemptMoves>() else {
+        return;
+    };
+    if undo {
+        noted.0.retain(|(_, at)| *at < depth);
+    } else {
+        for (_, at) in noted.0.iter_mut() {
+            *at = (*at).min(depth.saturating_sub(1));
+        }
     }
 }

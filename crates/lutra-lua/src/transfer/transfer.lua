@@ -1,13 +1,15 @@
 -- The Lua side of freeze and move: wrappers that raise plain string errors, and the
 -- metamethods that raise on a frozen table's assignment and on any use of a moved
--- table. Loaded once per state by api/transfer.rs with (raw, lutra).
+-- table. Loaded once per state by api/transfer.rs with (raw, lutra, internal), where
+-- `internal` is the prelude's (`raise`: an error at the user's line).
 
-local raw, lutra = ...
-local error, tostring = error, tostring
+local raw, lutra, internal = ...
+local error, tostring, raise = error, tostring, internal.raise
 
--- Raises `problem` (a string) at the caller's caller when `value` is nil.
+-- Raises `problem` (a string) at the user's line that called the API function (the
+-- caller of `checked`) when `value` is nil.
 local function checked(value, problem)
-  if value == nil and problem ~= nil then error(problem, 3) end
+  if value == nil and problem ~= nil then raise(problem, 2) end
   return value
 end
 
@@ -21,7 +23,7 @@ end
 
 function lutra.move(t)
   if type(t) ~= "table" then
-    error("bad argument #1 to 'move' (table expected, got " .. type(t) .. ")", 2)
+    raise("bad argument #1 to 'move' (table expected, got " .. type(t) .. ")", 1)
   end
   return checked(raw.move(t))
 end

@@ -2,8 +2,8 @@
 //! fallbacks are `Channel.send` and `Channel.receive` of `prelude.lua`.
 
 use super::{
-    Action, Answer, begin_send, cannot_wait, channel_borrowed, lost, park, parkable, perform,
-    receive_or_park, resumed, waker,
+    Action, Answer, begin_send, cannot_send, cannot_wait, channel_borrowed, lost, park, parkable,
+    perform, receive_or_park, resumed, waker,
 };
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
@@ -79,7 +79,7 @@ unsafe extern "C-unwind" fn send_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, true)) => cannot_send(context, &channel, ctx, Answer::Nothing),
             Some((context, channel, false)) => send_poll(context, &channel, ctx as u64),
             None => lost("send"),
         };

@@ -7,8 +7,8 @@
 //! first; a call that finds it closed forgets it before falling back.
 
 use super::{
-    Action, Answer, NAMED, cannot_wait, channel_at, lost, park, parkable, parked_name, perform,
-    receive_or_park, resumed, scalar, waker,
+    Action, Answer, NAMED, cannot_send, cannot_wait, channel_at, lost, park, parkable, parked_name,
+    perform, receive_or_park, resumed, scalar, waker,
 };
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
@@ -158,7 +158,7 @@ unsafe extern "C-unwind" fn send_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, true)) => cannot_send(context, &channel, ctx, Answer::True),
             Some((context, channel, false)) => {
                 let name = parked_name(context);
                 let closed = "destroyed while waiting for receiver";

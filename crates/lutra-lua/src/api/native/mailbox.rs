@@ -4,8 +4,8 @@
 //! `lutra.receive` of `prelude.lua` (which also serves a receive with a timeout).
 
 use super::{
-    Action, Answer, begin_send, cannot_wait, lost, park, parkable, perform, process_borrowed,
-    receive_or_park, resumed, waker,
+    Action, Answer, begin_send, cannot_send, cannot_wait, lost, park, parkable, perform,
+    process_borrowed, receive_or_park, resumed, waker,
 };
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
@@ -89,7 +89,7 @@ unsafe extern "C-unwind" fn send_continued(
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let action = match resumed(state) {
-            Some((context, _, true)) => cannot_wait(context),
+            Some((context, channel, true)) => cannot_send(context, &channel, ctx, Answer::Nothing),
             Some((context, mailbox, false)) => {
                 match mailbox.poll_send_with(ctx as u64, waker(context)) {
                     SendPoll::Sent => Action::Return(Answer::Nothing),

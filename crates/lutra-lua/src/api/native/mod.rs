@@ -527,6 +527,23 @@ fn cannot_wait(context: &ProcessContext) -> Action {
     ))
 }
 
+/// [`cannot_wait`] for a send of message `sequence` on `channel`: the message is
+/// taken back (a send that fails delivers nothing), unless the send completed after
+/// all, which then answers `sent`.
+#[cold]
+fn cannot_send(
+    context: &ProcessContext,
+    channel: &Channel,
+    sequence: ffi::lua_KContext,
+    sent: Answer,
+) -> Action {
+    if channel.withdraw(sequence as u64) {
+        context.process.set_waiting_on(None);
+        return Action::Return(sent);
+    }
+    cannot_wait(context)
+}
+
 /// A receive took `message` from `channel` (giving up its registration there): the
 /// process leaves the other channels it waited on, and the message is answered (its
 /// values pushed, or imported by `take_pending`).
