@@ -9,6 +9,9 @@
 //! - A process's place is created `ACTIVE` by its first slice; it was counted in the
 //!   liveness at its spawn (`RuntimeShared::spawn`).
 //! - A host thread is counted from its first open host state to the close of its last.
+//! - A finished process's place leaves its task ([`process_finished`]): the place's
+//!   waker holds the task, so a place kept in the task's own slot would keep the
+//!   finished task alive forever.
 
 use crate::liveness::{Liveness, WakeState};
 use std::cell::{OnceCell, RefCell};
@@ -67,6 +70,22 @@ pub(crate) fn process_resumed(
         .get_or_init(|| WakeState::new(liveness.clone(), lutra_sched::current_waker()))
         .clone();
     *place = Some(state);
+}
+
+/// The current process task has finished (its last slice returned `Done`): its place
+/// leaves the task-local slot and the task (`place`). The place's inner waker holds
+/// the task, and the slot is the task's own: kept there, it would keep the finished
+/// task alive through itself, a cycle never freed (one task, its place and its waker
+/// per spawn). Wakers handed out earlier (registrations left in channels) still hold
+/// the place, and the task, until they are dropped.
+pub(crate) fn process_finished(place: &mut Option<Arc<WakeState>>) {
+    place.take();
+    let Some(mut slot) = lutra_sched::task_local(ProcessSlot::new) else {
+        return;
+    };
+    // SAFETY: the current task's own value, used by the task itself; no reference to
+    // it outlives the call that made it (`process_state`, `process_resumed`).
+    unsafe { slot.as_mut() }.take();
 }
 
 /// A process slice ended in `Park`, after the process registered its wakers (`place`:

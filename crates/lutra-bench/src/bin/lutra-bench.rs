@@ -15,7 +15,7 @@
 
 use clap::Parser;
 use lutra_bench::suite::{self, Options, jobs::Places, jobs::Scale};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Runs Lutra's experiments beside their references and writes charts and a report.
@@ -71,6 +71,10 @@ fn main() -> ExitCode {
         eprintln!("lutra-bench: {error}");
         return ExitCode::from(2);
     }
+    if let Err(error) = check_places(&args, &out) {
+        eprintln!("lutra-bench: {error}");
+        return ExitCode::from(2);
+    }
     let options = Options {
         scale,
         only: args.experiments.clone(),
@@ -102,4 +106,44 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Checks the directories named on the command line before anything runs, so that a
+/// mistyped one is an error naming the option and the path (exit status 2), not a
+/// bare system error after the run, or a run that silently does nothing: `--bin-dir`
+/// must be a directory; `--out` is created if absent and must be a directory;
+/// `--publish`, if it exists, must be a directory.
+fn check_places(args: &Args, out: &Path) -> Result<(), String> {
+    if let Some(dir) = &args.bin_dir
+        && !dir.is_dir()
+    {
+        let why = if dir.exists() {
+            "not a directory"
+        } else {
+            "no such directory"
+        };
+        return Err(format!(
+            "--bin-dir {}: {why} (it holds the benchmark binaries: cargo build --release \
+             -p lutra-bench --bins -p lutra-cli puts them in target/release)",
+            dir.display()
+        ));
+    }
+    if out.exists() && !out.is_dir() {
+        return Err(format!(
+            "--out {}: exists and is not a directory",
+            out.display()
+        ));
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| format!("--out {}: cannot create the directory: {e}", out.display()))?;
+    if let Some(publish) = &args.publish
+        && publish.exists()
+        && !publish.is_dir()
+    {
+        return Err(format!(
+            "--publish {}: exists and is not a directory",
+            publish.display()
+        ));
+    }
+    Ok(())
 }

@@ -203,6 +203,8 @@ impl Resumable for ProcessTask {
         if step == Step::Park {
             self.parked = true;
             self.runtime.note_parked(self.wake.as_ref());
+        } else if step == Step::Done {
+            crate::wakers::process_finished(&mut self.wake);
         }
         step
     }
