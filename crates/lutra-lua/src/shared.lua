@@ -41,7 +41,11 @@ local co_running = coroutine.running
 local YIELD_REFUSED = "coroutine.yield inside lutra.atomic: a transaction cannot be "
   .. "suspended halfway (yield before or after lutra.atomic, or in a coroutine created "
   .. "inside it)"
-local C_BOUNDARY = "attempt to yield across a C-call boundary"
+-- What Lua says of such a yield (in a coroutine; in a host's main thread).
+local YIELD_ERRORS = {
+  ["attempt to yield across a C-call boundary"] = true,
+  ["attempt to yield from outside a coroutine"] = true,
+}
 
 -- The body of every attempt, called by `raw.atomic_run` (from Rust). A yield of the
 -- attempt's own coroutine (the stock `coroutine.yield` of a host, which is not
@@ -50,7 +54,7 @@ local function attempt(f, ...)
   inside, attempt_co = true, co_running()
   local results = pack(base_pcall(f, ...))
   inside, attempt_co = false, nil
-  if not results[1] and results[2] == C_BOUNDARY then results[2] = YIELD_REFUSED end
+  if not results[1] and YIELD_ERRORS[results[2]] then results[2] = YIELD_REFUSED end
   return results
 end
 
