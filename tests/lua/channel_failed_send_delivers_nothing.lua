@@ -1,7 +1,7 @@
 -- A send that fails delivers nothing: its message is taken back, so no later
 -- receive gets it. Here it fails because it cannot wait: inside lutra.atomic (the Lua
 -- path), and in a coroutine resumed from a C function (a table.sort comparator: the
--- native path).
+-- native path); a table it carried with lutra.move stays with the sender.
 local ch = lutra.channel()
 
 local ok, err = pcall(lutra.atomic, function() ch:send("ghost") end)
@@ -37,6 +37,11 @@ ok, err = pcall(send_from_comparator, function()
   end
 end)
 assert(not ok and err:find("cannot block"), err)
+-- The mailbox is full: a send of a moved table that cannot wait keeps the table.
+local t = { "kept" }
+ok, err = pcall(send_from_comparator, function() me:send(lutra.move(t)) end)
+assert(not ok and err:find("cannot block"), err)
+assert(not lutra.is_moved(t) and t[1] == "kept", "a failed p:send moved its table")
 for i = 0, sent - 1 do assert(lutra.receive() == i) end
 local extra = table.pack(lutra.receive(0))
 assert(extra[1] == nil, "a p:send that could not wait was delivered: " .. tostring(extra[1]))

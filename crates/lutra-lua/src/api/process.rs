@@ -3,7 +3,7 @@
 use crate::api::{RawEntry, bad_argument, current_waiter, failure, function, success};
 use crate::channel::SendPoll;
 use crate::process::{Code, Outcome, ProcessContext, ProcessHandle};
-use crate::transfer::{self, Value};
+use crate::transfer::{self, Value, moved};
 use mlua::{AnyUserData, Lua, MultiValue};
 use std::sync::Arc;
 
@@ -98,7 +98,7 @@ fn join_poll(lua: &Lua, (process, register): (AnyUserData, bool)) -> mlua::Resul
 fn process_send(lua: &Lua, (process, args): (AnyUserData, MultiValue)) -> mlua::Result<MultiValue> {
     let core = process.borrow::<ProcessHandle>()?.0.clone();
     let args: Vec<mlua::Value> = args.into_iter().collect();
-    // The moves in the message (`lutra.move`) happen once it is queued.
+    // The moves in the message (`lutra.move`) happen once the send completes.
     let (message, moves) = match transfer::export_pending(lua, &args, |i| format!("argument #{i}"))
     {
         Ok(exported) => exported,
@@ -106,7 +106,10 @@ fn process_send(lua: &Lua, (process, args): (AnyUserData, MultiValue)) -> mlua::
     };
     match core.mailbox().start_send(message) {
         Ok(sequence) => {
-            moves.commit(lua)?;
+            match core.mailbox().poll_send(sequence, None) {
+                SendPoll::Sent => moves.commit(lua)?,
+                _ => moves.defer(lua),
+            }
             {
                 let context = ProcessContext::of(lua)?;
                 context.runtime.counters.note_sent(context.process.id());
@@ -127,16 +130,21 @@ fn process_send_poll(
 ) -> mlua::Result<&'static str> {
     let core = process.borrow::<ProcessHandle>()?.0.clone();
     let context = ProcessContext::of(lua)?;
-    Ok(
-        match core
-            .mailbox()
-            .poll_send(sequence, Some(current_waiter(&context)))
-        {
-            SendPoll::Sent => "sent",
-            SendPoll::Closed => "closed",
-            SendPoll::Wait => "wait",
-        },
-    )
+    let poll = core
+        .mailbox()
+        .poll_send(sequence, Some(current_waiter(&context)));
+    drop(context);
+    Ok(match poll {
+        SendPoll::Sent => {
+            moved::commit_deferred(lua)?;
+            "sent"
+        }
+        SendPoll::Closed => {
+            moved::forget_deferred(lua);
+            "closed"
+        }
+        SendPoll::Wait => "wait",
+    })
 }
 
 /// `mailbox_poll(deadline, register)`: the caller's own mailbox, as `channel_poll`.
