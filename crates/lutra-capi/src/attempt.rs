@@ -180,11 +180,12 @@ impl ThreadTx {
     /// that its own `stm_retry` knows what to wait for.
     ///
     /// # Errors
-    /// `LUTRA_EINVAL` when the attempt is irrevocable (nothing it read can change; it
-    /// goes on), or read nothing (nothing could ever wake it; the transaction is then
+    /// `LUTRA_EINVAL` when the program made the attempt irrevocable (nothing it read
+    /// can change; it goes on; an attempt that the engine made irrevocable after it
+    /// outgrew its sets or kept aborting may retry), or read nothing (nothing could ever wake it; the transaction is then
     /// over, rolled back, as after a `no_retry` abort).
     pub(crate) fn retry(&mut self) -> CapiResult<c_int> {
-        if self.desc.is_irrevocable() {
+        if !self.desc.may_retry() {
             return Err(CapiError::invalid(
                 "stm_retry in an irrevocable transaction: nothing it read can change",
             ));

@@ -4,7 +4,8 @@
 //! - `-- expect-exit: N` — the exit status to expect;
 //! - `-- expect-stderr: text` — text standard error must contain (repeatable);
 //! - `-- expect-stdout: text` — text standard output must contain (repeatable);
-//! - `-- lutra-args: ...` — options given to `lutra` before the script (e.g. `-w 1`).
+//! - `-- lutra-args: ...` — options given to `lutra` before the script (e.g. `-w 1`);
+//! - `-- lutra-env: NAME=VALUE` — an environment variable set for `lutra` (repeatable).
 //!
 //! Scripts use `assert`; a failed assertion is an uncaught error (exit 1).
 
@@ -16,6 +17,7 @@ struct Expectations {
     stderr: Vec<String>,
     stdout: Vec<String>,
     args: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 fn expectations(source: &str) -> Expectations {
@@ -24,6 +26,7 @@ fn expectations(source: &str) -> Expectations {
         stderr: Vec::new(),
         stdout: Vec::new(),
         args: Vec::new(),
+        env: Vec::new(),
     };
     for line in source.lines().take_while(|line| line.starts_with("--")) {
         let line = line.trim_start_matches("--").trim();
@@ -35,6 +38,12 @@ fn expectations(source: &str) -> Expectations {
             expected.stdout.push(text.trim().to_owned());
         } else if let Some(args) = line.strip_prefix("lutra-args:") {
             expected.args = args.split_whitespace().map(str::to_owned).collect();
+        } else if let Some(var) = line.strip_prefix("lutra-env:") {
+            let (name, value) = var
+                .trim()
+                .split_once('=')
+                .expect("lutra-env takes NAME=VALUE");
+            expected.env.push((name.to_owned(), value.to_owned()));
         }
     }
     expected
@@ -56,6 +65,7 @@ fn run(script: &Path) -> Result<(), String> {
     let expected = expectations(&source);
     let output = Command::new(env!("CARGO_BIN_EXE_lutra"))
         .args(&expected.args)
+        .envs(expected.env.iter().map(|(name, value)| (name, value)))
         .arg(script.file_name().expect("a script has a file name"))
         .current_dir(script.parent().expect("scripts live in a directory"))
         .output()

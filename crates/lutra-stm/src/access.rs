@@ -13,6 +13,18 @@
 //!    otherwise abort with `Validation`. Hence every value returned is consistent
 //!    with the snapshot `rv` (opacity), even in an attempt that later aborts.
 //!
+//! # Read-set compaction
+//! In an attempt that is not doomed, every entry of one record holds the same
+//! version: a second read of the record at another version either extended the
+//! snapshot (and validation of the first entry failed) or would have needed the
+//! record's new version to be inside the snapshot, which only an extension after
+//! the committer locked it can give (and that extension fails too). So a compaction
+//! may keep the first entry of each record and drop the others: validation sees the
+//! same verdicts. A full set is compacted once it is large (`COMPACT_FROM`), and
+//! always before a capacity abort; an attempt aborts for capacity only when the
+//! compacted sets still fill three quarters of the limit, and an irrevocable attempt
+//! never does (`fallback.rs`).
+//!
 //! # Protocol: conflicts
 //! An irrevocable attempt always wins: it kills the holder and waits. Any attempt gives
 //! way to an irrevocable holder by waiting. Otherwise the contention manager decides:
@@ -92,6 +104,14 @@ pub(crate) unsafe fn word<'a>(addr: usize) -> &'a AtomicUsize {
 /// within a few hundred cycles, and neither aborting nor killing (which fails on a
 /// committing attempt) would help.
 const COMMITTER_ROUNDS: u32 = 72;
+
+/// A full read set of at least this many entries is compacted before it grows: each
+/// record keeps one entry, so a transaction that reads the same locations again and
+/// again needs no more entries than there are ownership records, and one that reads
+/// more words than the engine's set limit fits as long as they map to fewer records.
+/// Below it no attempt pays for a compaction; above it a compaction costs a pass
+/// over the set and a bitmap of the records, once per doubling.
+const COMPACT_FROM: usize = 1 << 16;
 
 /// Waits a bounded short while for `owner`'s committing attempt `seen` to release
 /// `record`; true if it did (or moved on to another attempt): look again.
@@ -259,20 +279,36 @@ impl Core {
         Ok(())
     }
 
-    /// The read set is full (its capacity, or the engine's limit): checks the limit,
-    /// publishes the size for contention managers, and grows the set.
+    /// The read set is full (its capacity, or the limit of the attempt's sets):
+    /// compacts it when that may pay (see [`COMPACT_FROM`]), checks the limit,
+    /// publishes the size for contention managers, and grows the set unless the
+    /// compaction freed at least half of it.
     #[cold]
     fn make_read_room(&mut self, stm: &StmInner) -> Result<(), Abort> {
         // A read set grown past `READ_SET_KEPT` is given back at the attempt's end.
         self.mark_not_lean();
-        self.publish_size(stm)?;
-        if self.reads.len() + self.writes.len() >= stm.config.max_set_entries {
+        let limit = self.set_limit(stm);
+        let len = self.reads.len();
+        let at_limit = len + self.writes.len() >= limit;
+        let full = len == self.reads.capacity();
+        let compacted = at_limit || (full && len >= COMPACT_FROM);
+        if compacted {
+            self.reads.compact(stm.orecs.len());
+        }
+        // At the limit, a compaction must leave a quarter of it free: one that
+        // freed only a few entries would run again a few reads later.
+        if at_limit && self.reads.len() + self.writes.len() > limit - limit / 4 {
             return Err(self.doom(AbortReason::Capacity));
         }
+        self.publish_size(stm)?;
         let open = self.fast_access();
         // Growing closes the set; a set that was open opens again at its new stop.
-        self.reads.reserve_one();
-        self.reads.set_stop(stm.config.max_set_entries);
+        if !compacted {
+            self.reads.reserve_one();
+        } else if self.reads.len() * 2 > self.reads.capacity() {
+            self.reads.grow();
+        }
+        self.reads.set_stop(limit);
         if open {
             self.reads.open();
         }
@@ -288,7 +324,7 @@ impl Core {
     /// engine's limit.
     pub(crate) fn publish_size(&mut self, stm: &StmInner) -> Result<(), Abort> {
         let size = self.reads.len() + self.writes.len();
-        if size > stm.config.max_set_entries {
+        if size > self.set_limit(stm) {
             return Err(self.doom(AbortReason::Capacity));
         }
         stm.registry
@@ -376,7 +412,7 @@ impl Core {
         stm.before_first_write(self, orec)?;
         self.writes
             .insert(WriteEntry::new(addr, value, mask, retire_old));
-        let limit = stm.config.max_set_entries;
+        let limit = self.set_limit(stm);
         let len = self.writes.len();
         let mut room = len;
         if stm.fast_write_room > 0

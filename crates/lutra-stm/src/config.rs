@@ -66,13 +66,30 @@ pub struct Config {
     /// Most descriptors (threads or tasks running transactions) alive at once.
     pub max_descriptors: usize,
     /// A read or write set larger than this aborts with
-    /// [`AbortReason::Capacity`](crate::AbortReason::Capacity).
+    /// [`AbortReason::Capacity`](crate::AbortReason::Capacity), once the read set has
+    /// been compacted (a record read again needs no second entry); the transaction's
+    /// next attempt then runs irrevocable, which no set limit binds. So a transaction
+    /// never fails for its size: it runs at most once more, alone among updaters.
     pub max_set_entries: usize,
+    /// After this many aborts in a row for conflicts (validation, read or write
+    /// conflict, killed, gave way to an irrevocable transaction), a transaction's next
+    /// attempt runs irrevocable: it cannot abort again, whatever the contention
+    /// manager, so every transaction commits within `irrevocable_after_aborts + 1`
+    /// attempts (plus one per explicit abort, and one after a capacity abort). Such an
+    /// attempt may still `retry`. 0 turns the bound off.
+    pub irrevocable_after_aborts: u32,
+}
+
+impl Config {
+    /// The default of [`Config::irrevocable_after_aborts`]: a transaction that
+    /// aborted 32 times in a row for conflicts runs its next attempt irrevocable.
+    pub const IRREVOCABLE_AFTER_ABORTS: u32 = 32;
 }
 
 impl Default for Config {
     /// Commit-time locking, randomized backoff, no hooks, thread parking, statistics on,
-    /// 2^20 ownership records, 4096 descriptors, 2^24 set entries.
+    /// 2^20 ownership records, 4096 descriptors, 2^24 set entries, irrevocable after
+    /// [`Config::IRREVOCABLE_AFTER_ABORTS`] aborts in a row.
     fn default() -> Self {
         Self {
             design: DesignKind::WriteBackCtl,
@@ -83,6 +100,7 @@ impl Default for Config {
             orec_bits: 20,
             max_descriptors: 4096,
             max_set_entries: 1 << 24,
+            irrevocable_after_aborts: Self::IRREVOCABLE_AFTER_ABORTS,
         }
     }
 }
@@ -137,9 +155,17 @@ impl Config {
         self
     }
 
-    /// Sets the largest read or write set before a capacity abort.
+    /// Sets the largest read or write set before a capacity abort (see
+    /// [`Config::max_set_entries`]).
     pub fn with_max_set_entries(mut self, entries: usize) -> Self {
         self.max_set_entries = entries;
+        self
+    }
+
+    /// Sets how many aborts in a row for conflicts make a transaction's next attempt
+    /// irrevocable (see [`Config::irrevocable_after_aborts`]; 0: never).
+    pub fn with_irrevocable_after_aborts(mut self, aborts: u32) -> Self {
+        self.irrevocable_after_aborts = aborts;
         self
     }
 
@@ -159,6 +185,7 @@ impl fmt::Debug for Config {
             .field("orec_bits", &self.orec_bits)
             .field("max_descriptors", &self.max_descriptors)
             .field("max_set_entries", &self.max_set_entries)
+            .field("irrevocable_after_aborts", &self.irrevocable_after_aborts)
             .finish_non_exhaustive()
     }
 }

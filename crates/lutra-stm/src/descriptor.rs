@@ -117,8 +117,17 @@ pub(crate) struct Core {
     pub(crate) holds_gate: bool,
     /// The attempt is serial (`serial.rs`): it holds the engine's serial gate.
     pub(crate) holds_serial: bool,
-    /// The next attempt must be irrevocable (becoming so failed validation).
+    /// The next attempt must be irrevocable (becoming so failed validation, the program
+    /// asked for a restart irrevocable, or the engine's fallback chose it).
     pub(crate) restart_irrevocable: bool,
+    /// The irrevocability of the running attempt, or of the restart pending, is the
+    /// engine's fallback (`fallback.rs`: the transaction outgrew the sets or kept
+    /// aborting), not the program's request: the attempt has done nothing the program
+    /// cannot undo, so it may still `retry`. Only set together with `irrevocable` or
+    /// `restart_irrevocable`; cleared by every request of the program
+    /// ([`Core::become_irrevocable`], [`TxDescriptor::restart_irrevocable`]), by a
+    /// commit, a `retry` and `prepare`.
+    pub(crate) irrevocable_fallback: bool,
     pub(crate) last_abort: Option<AbortReason>,
     pub(crate) started_at: Option<Stamp>,
     /// How long the attempt that ended last ran (zero when statistics are off).
@@ -223,6 +232,7 @@ impl TxDescriptor {
             holds_gate: false,
             holds_serial: false,
             restart_irrevocable: false,
+            irrevocable_fallback: false,
             last_abort: None,
             started_at: None,
             last_elapsed: Duration::ZERO,
@@ -287,6 +297,7 @@ impl TxDescriptor {
         self.core.options = options;
         self.core.aborts_in_row = 0;
         self.core.restart_irrevocable = false;
+        self.core.irrevocable_fallback = false;
         self.core.last_abort = None;
         self.core.last_elapsed = Duration::ZERO;
     }
@@ -371,6 +382,24 @@ impl TxDescriptor {
     /// Whether the running attempt is irrevocable.
     pub fn is_irrevocable(&self) -> bool {
         self.core.irrevocable
+    }
+
+    /// Whether the running attempt is irrevocable only because the engine chose so:
+    /// its transaction outgrew the read or write set, or aborted
+    /// [`Config::irrevocable_after_aborts`](crate::Config::irrevocable_after_aborts)
+    /// times in a row. It will not abort for conflicts or size, yet it has done
+    /// nothing the program cannot undo, so a `retry` may still roll it back and wait
+    /// (an irrevocable attempt that the program asked for cannot). False once the
+    /// program asks for irrevocability itself ([`TxDescriptor::become_irrevocable`]).
+    pub fn is_fallback_irrevocable(&self) -> bool {
+        self.core.irrevocable && self.core.irrevocable_fallback
+    }
+
+    /// Whether a `retry` may roll the running attempt back and wait: false in an
+    /// attempt that the program made irrevocable (it may have done what cannot be
+    /// undone).
+    pub fn may_retry(&self) -> bool {
+        !self.core.irrevocable || self.core.irrevocable_fallback
     }
 
     /// The reason the running attempt is doomed, if it is.
@@ -697,6 +726,7 @@ impl TxDescriptor {
     pub fn restart_irrevocable(&mut self) -> Abort {
         self.core.between_lean = false;
         self.core.restart_irrevocable = true;
+        self.core.irrevocable_fallback = false;
         self.core.doom(AbortReason::Irrevocable)
     }
 
@@ -763,8 +793,8 @@ impl TxDescriptor {
     /// taken before the attempt is rolled back.
     ///
     /// # Errors
-    /// [`AbortReason::Misuse`] if the attempt read nothing or is irrevocable (rolled
-    /// back all the same).
+    /// [`AbortReason::Misuse`] if the attempt read nothing or the program made it
+    /// irrevocable (rolled back all the same).
     pub(crate) fn roll_back_for_retry(&mut self) -> Result<Vec<Watched>, Abort> {
         let watched: Vec<Watched> = self
             .core
@@ -776,9 +806,9 @@ impl TxDescriptor {
                 version: r.version,
             })
             .collect();
-        let irrevocable = self.core.irrevocable;
+        let may_retry = self.may_retry();
         self.core.rollback(&self.stm, AbortReason::Retry);
-        if watched.is_empty() || irrevocable {
+        if watched.is_empty() || !may_retry {
             return Err(Abort::new(AbortReason::Misuse));
         }
         Ok(watched)
@@ -1183,14 +1213,20 @@ impl Core {
         match outcome {
             Ok(()) => {
                 self.restart_irrevocable = false;
+                self.irrevocable_fallback = false;
                 self.last_abort = None;
             }
             // A retry is no abort, but it ends the attempt: what the next attempt
-            // must give way to is only what ended the one just before it.
-            Err(AbortReason::Retry) => self.last_abort = None,
+            // must give way to is only what ended the one just before it. A fallback
+            // that retried runs again as it would have first (`fallback.rs`).
+            Err(AbortReason::Retry) => {
+                self.last_abort = None;
+                self.end_fallback_for_retry();
+            }
             Err(reason) => {
-                self.aborts_in_row += 1;
+                self.aborts_in_row = self.aborts_in_row.saturating_add(1);
                 self.last_abort = Some(reason);
+                self.choose_fallback(stm, reason);
             }
         }
         let Some(started_at) = self.started_at.take() else {

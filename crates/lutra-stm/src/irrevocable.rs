@@ -6,10 +6,14 @@
 //! conflict: it kills lock holders and waits for them to release. Its status word
 //! carries the irrevocable bit, which makes the kill CAS of others fail.
 //!
+//! An attempt is irrevocable at the program's request ([`Core::become_irrevocable`],
+//! an irrevocable start or restart), or by the engine's fallback (`fallback.rs`).
+//!
 //! # Invariants
 //! - At most one attempt per engine is irrevocable (the gate holder).
-//! - An irrevocable attempt is never killed and never fails validation; it ends by
-//!   committing, or by rolling back only on a panic or an explicit abort.
+//! - An irrevocable attempt is never killed, never fails validation and never
+//!   outgrows its sets; it ends by committing, or by rolling back only on a panic, an
+//!   explicit abort, or (a fallback attempt only) a `retry`.
 
 use crate::abort::{Abort, AbortReason};
 use crate::descriptor::Core;
@@ -19,6 +23,9 @@ use crate::sync::Ordering;
 impl Core {
     /// Makes the running attempt irrevocable (see the module header).
     pub(crate) fn become_irrevocable(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        // The program asks: from now on the attempt may have done what cannot be
+        // undone, even if the fallback had made it irrevocable already.
+        self.irrevocable_fallback = false;
         self.check_usable(stm)?;
         self.mark_not_lean();
         if self.irrevocable {

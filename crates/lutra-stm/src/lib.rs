@@ -50,6 +50,7 @@ mod descriptor;
 mod design;
 mod driven;
 mod epoch;
+mod fallback;
 mod gate;
 mod hooks;
 mod inplace;

@@ -206,6 +206,37 @@ impl ReadSet {
         self.stop = base;
     }
 
+    /// Doubles the buffer (at least 64 entries more), whether full or not. Closes the
+    /// set as growing does.
+    pub(crate) fn grow(&mut self) {
+        self.reserve_more(self.capacity().max(64));
+    }
+
+    /// Keeps the first entry of each record and drops the others, in place and in
+    /// order; `records` is the number of records (every entry's record is below it).
+    /// The room stays where it was (more of it is free now). See the read barrier's
+    /// header (`access.rs`) for why the dropped entries are not needed.
+    #[cold]
+    pub(crate) fn compact(&mut self, records: usize) {
+        let mut seen = vec![0u64; records.div_ceil(64)];
+        let base = self.storage.as_mut_ptr();
+        let len = self.len();
+        let mut kept = 0;
+        for at in 0..len {
+            // SAFETY: `at < len`: an initialised entry (invariants).
+            let entry = unsafe { base.add(at).read() };
+            let (word, bit) = (entry.orec / 64, 1u64 << (entry.orec % 64));
+            if seen[word] & bit == 0 {
+                seen[word] |= bit;
+                // SAFETY: `kept <= at < len`: inside the initialised entries.
+                unsafe { base.add(kept).write(entry) };
+                kept += 1;
+            }
+        }
+        // SAFETY: `kept <= len`: the first `kept` entries are initialised.
+        self.front.end = unsafe { base.add(kept) };
+    }
+
     /// Ensures the buffer can hold `len() + 1` entries (the full path's growth): when
     /// full, it grows by at least 64 entries, and at least doubles.
     pub(crate) fn reserve_one(&mut self) {

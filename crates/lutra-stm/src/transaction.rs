@@ -157,8 +157,10 @@ impl Transaction<'_> {
     /// something this attempt read; then the transaction runs again. Use it to wait for
     /// a condition ("queue not empty") without spinning.
     ///
-    /// Always returns `Err`: return it with `?`. Inside an irrevocable transaction, or
-    /// in one that read nothing, `retry` is a misuse and `atomically` panics.
+    /// Always returns `Err`: return it with `?`. Inside a transaction that the program
+    /// made irrevocable, or in one that read nothing, `retry` is a misuse and
+    /// `atomically` panics (an attempt that the engine made irrevocable, after it
+    /// outgrew its sets or kept aborting, may retry).
     ///
     /// ```
     /// use lutra_stm::{Stm, TVar};
@@ -173,7 +175,7 @@ impl Transaction<'_> {
     /// setter.join().unwrap();
     /// ```
     pub fn retry<T>(&mut self) -> Result<T, Abort> {
-        let reason = if self.desc.is_irrevocable() {
+        let reason = if !self.desc.may_retry() {
             AbortReason::Misuse
         } else {
             AbortReason::Retry
@@ -254,6 +256,13 @@ impl Transaction<'_> {
     /// Whether this attempt is irrevocable.
     pub fn is_irrevocable(&self) -> bool {
         self.desc.is_irrevocable()
+    }
+
+    /// Whether this attempt is irrevocable only because the engine chose so (see
+    /// [`TxDescriptor::is_fallback_irrevocable`]): it may still
+    /// [`retry`](Transaction::retry).
+    pub fn is_fallback_irrevocable(&self) -> bool {
+        self.desc.is_fallback_irrevocable()
     }
 
     /// Aborted attempts of this transaction before this one.

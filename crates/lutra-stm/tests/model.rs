@@ -30,6 +30,9 @@
 //!   auditor, an updater and an irrevocable updater run transactions: none runs
 //!   beside it, and none deadlocks with it (also with the auditor and the updater
 //!   on the straight paths of `lean.rs`, which withdraw from a serial attempt);
+//! - irrevocable fallback: with a set limit of 4 and one abort allowed, audits past
+//!   the limit and movers that lose run their next attempt irrevocable; the total
+//!   holds, nothing hangs, and an effect after `become_irrevocable` happens once;
 //! - in place: movers change a boxed pair in place (`update_in_place`, several
 //!   changes per attempt, one inside an `or_else` branch that retries and is rolled
 //!   back) while an auditor borrows it (`read_with`): the auditor sees only committed
@@ -393,6 +396,88 @@ fn irrevocable_transactions_run_once_and_exclude_updaters() {
     ] {
         explore(seed, true, move || {
             irrevocable_against_updater(design, from_start)
+        });
+    }
+}
+
+/// The irrevocable fallback at three threads (`fallback.rs`): the set limit is 4 and
+/// one conflict abort is enough, so the audit (five words) always overflows and runs
+/// its next attempt irrevocable, and a mover that loses once does too. Movers and the
+/// audit share the accounts; one audit asks to be irrevocable and counts an effect.
+/// No schedule hangs, every audit sees the total, no transfer is lost, and the effect
+/// happens once.
+fn fallback_beside_transfers(design: DesignKind, manager: &'static str) {
+    let stm = Stm::new(
+        Config::default()
+            .with_design(design)
+            .with_shared_manager(cm::by_name(manager).expect("a known manager"))
+            .with_orec_bits(2)
+            .with_max_descriptors(8)
+            .with_stats(false)
+            .with_max_set_entries(4)
+            .with_irrevocable_after_aborts(1),
+    );
+    let accounts = accounts();
+    let effects = Arc::new(AtomicUsize::new(0));
+    let movers: Vec<_> = [(0, 1, 10), (1, 4, 3)]
+        .into_iter()
+        .map(|(from, to, amount)| {
+            let (stm, accounts) = (stm.clone(), accounts.clone());
+            thread::spawn(move || {
+                stm.atomically(|tx| {
+                    tx.modify(&accounts[from], |b| b - amount)?;
+                    tx.modify(&accounts[to], |b| b + amount)
+                })
+            })
+        })
+        .collect();
+    let auditor = {
+        let (stm, accounts, effects) = (stm.clone(), accounts.clone(), effects.clone());
+        thread::spawn(move || {
+            let audit = |tx: &mut lutra_stm::Transaction<'_>| {
+                let total = accounts
+                    .iter()
+                    .map(|account| tx.read(account))
+                    .sum::<Result<i64, _>>()?;
+                assert_eq!(total, 300, "an audit saw an inconsistent snapshot");
+                Ok(())
+            };
+            stm.atomically(|tx| audit(tx));
+            stm.atomically(|tx| {
+                tx.become_irrevocable()?;
+                effects.fetch_add(1, Ordering::SeqCst);
+                audit(tx)
+            });
+        })
+    };
+    movers.into_iter().for_each(|m| m.join().unwrap());
+    auditor.join().unwrap();
+    assert_eq!(
+        effects.load(Ordering::SeqCst),
+        1,
+        "an irrevocable effect ran twice"
+    );
+    let end = stm.atomically(|tx| {
+        Ok((
+            tx.read(&accounts[0])?,
+            tx.read(&accounts[1])?,
+            tx.read(&accounts[4])?,
+        ))
+    });
+    assert_eq!(end, (90, 107, 103));
+}
+
+#[test]
+fn the_irrevocable_fallback_keeps_the_total_and_never_hangs() {
+    for (seed, design, manager) in [
+        (51, DesignKind::WriteBackCtl, "backoff"),
+        (52, DesignKind::WriteBackEtl, "suicide"),
+        (53, DesignKind::WriteBackEtl, "timestamp"),
+        (54, DesignKind::WriteBackCtl, "priority"),
+        (55, DesignKind::WriteBackEtl, "aggressive"),
+    ] {
+        explore(seed, true, move || {
+            fallback_beside_transfers(design, manager)
         });
     }
 }

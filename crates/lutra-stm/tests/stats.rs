@@ -86,7 +86,7 @@ fn script(stm: &Stm) {
         })
     }));
     assert!(misused.is_err());
-    // Site 5: a capacity abort (the set limit is 8), then a small attempt.
+    // Site 5: a capacity abort (the set limit is 8), then a small (irrevocable) attempt.
     stm.transaction().site(5).run(|tx| {
         let reads = if tx.aborts_so_far() == 0 {
             many.len()
@@ -167,9 +167,15 @@ fn scripted_outcomes_are_counted_exactly() {
             (2, 1, 1, 1),
             "site 4"
         );
+        // The attempt after a capacity abort runs irrevocable (the fallback).
         assert_eq!(
-            (s5.starts, s5.commits, s5.aborts_for(AbortReason::Capacity)),
-            (2, 1, 1),
+            (
+                s5.starts,
+                s5.commits,
+                s5.aborts_for(AbortReason::Capacity),
+                s5.irrevocable_commits
+            ),
+            (2, 1, 1, 1),
             "site 5"
         );
         assert_eq!(
@@ -183,7 +189,7 @@ fn scripted_outcomes_are_counted_exactly() {
             "{:?}",
             stats.by_site.keys()
         );
-        assert_eq!(stats.total.irrevocable_commits, 1);
+        assert_eq!(stats.total.irrevocable_commits, 2);
         assert!(
             stats.total.wasted > Duration::ZERO,
             "aborted attempts took no time"

@@ -92,12 +92,10 @@ fn atomic_retry(lua: &Lua, (): ()) -> mlua::Result<()> {
 /// `atomic_irrevocable()`: makes the running attempt irrevocable (before output or
 /// communication); raises the abort when that dooms it (it restarts irrevocable).
 fn atomic_irrevocable(lua: &Lua, (): ()) -> mlua::Result<()> {
-    let result = TxContext::of(lua)?.with_attempt(|desc| {
-        if desc.is_irrevocable() {
-            return Ok(());
-        }
-        desc.become_irrevocable()
-    })?;
+    // Asked even when the attempt is irrevocable already: one that the engine made
+    // irrevocable (it outgrew its sets or kept aborting) may still `retry` and run
+    // again, until the program's request makes it final.
+    let result = TxContext::of(lua)?.with_attempt(|desc| desc.become_irrevocable())?;
     result.map_err(|abort| aborted(abort.reason()))
 }
 

@@ -59,6 +59,28 @@ impl Parking for WorkerParking {
     }
 }
 
+/// The variable that lowers (or raises) the engine's set limit
+/// ([`Config::max_set_entries`]): a transaction past it runs its next attempt
+/// irrevocable, so a small limit shows that path with small transactions.
+pub(crate) const SET_LIMIT_VAR: &str = "LUTRA_STM_MAX_SET_ENTRIES";
+
+/// [`SET_LIMIT_VAR`]'s value: a whole number of entries, at least 1. A value that is
+/// not one is reported on standard error and ignored (the runtime starts with the
+/// default limit).
+fn set_limit_from_env() -> Option<usize> {
+    let text = std::env::var(SET_LIMIT_VAR).ok()?;
+    match text.trim().parse::<usize>() {
+        Ok(entries) if entries > 0 => Some(entries),
+        _ => {
+            eprintln!(
+                "lutra: {SET_LIMIT_VAR}={text:?} is not a set limit (a whole number of \
+                 entries, at least 1): the default is used"
+            );
+            None
+        }
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -83,6 +105,9 @@ impl Engine {
         }
         if let Some(manager) = options.contention_manager.as_deref().and_then(cm::by_name) {
             config = config.with_shared_manager(manager);
+        }
+        if let Some(entries) = set_limit_from_env() {
+            config = config.with_max_set_entries(entries);
         }
         let sites = Sites {
             by_name: HashMap::new(),
