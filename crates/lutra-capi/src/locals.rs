@@ -25,6 +25,10 @@ pub(crate) struct Locals {
     pub(crate) tx: RefCell<Option<OwnedThreadTx>>,
     /// The last error.
     pub(crate) last_error: RefCell<Option<LastError>>,
+    /// The address of a C task's exit point (a `sigjmp_buf`) while its function
+    /// runs (`task_exit.rs`); 0 otherwise, and always on a plain thread. An address
+    /// rather than a pointer: the value may move with its task to another worker.
+    pub(crate) task_exit: Cell<usize>,
 }
 
 impl Locals {
@@ -32,6 +36,7 @@ impl Locals {
         Self {
             tx: RefCell::new(None),
             last_error: RefCell::new(None),
+            task_exit: Cell::new(0),
         }
     }
 }
