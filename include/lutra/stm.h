@@ -194,7 +194,9 @@ enum {
  * thread is the only one registered, its transactions run uninstrumented --
  * plain loads, direct stores with an undo log -- as libitm's serial mode does,
  * and a thread that registers meanwhile waits for the running one to end; "0":
- * always instrumented). Call once, before anything else; a second call does
+ * always instrumented), and the most threads registered at once from
+ * LUTRA_STM_MAX_THREADS (1 to 1048576, default 8192; each costs a few hundred
+ * bytes at stm_init). Call once, before anything else; a second call does
  * nothing.
  * A bad variable ABORTS THE PROCESS (SIGABRT) after a message on stderr naming
  * the variable, its value and the valid values, e.g.
@@ -217,7 +219,11 @@ void stm_exit(void);
 /*
  * Registers the calling thread; required before it runs transactions. Returns
  * its handle (the same on later calls), or NULL with the last error set:
- * LUTRA_ENOINIT (no stm_init), LUTRA_ENOMEM (too many threads).
+ * LUTRA_ENOINIT (no stm_init), LUTRA_ENOMEM (too many threads: more than
+ * LUTRA_STM_MAX_THREADS, default 8192, registered at once; the message names the
+ * variable, which stm_init reads, up to 1048576). It may be called from a
+ * pthread_key_create destructor, as the thread exits; the registration then
+ * ends with the thread's key destructors.
  */
 struct stm_tx *stm_init_thread(void);
 
@@ -281,7 +287,9 @@ void stm_abort(int abort_reason);
  *     item = items[--count];
  *   }
  *
- * Misuse returns with the last error set: LUTRA_ENOTX outside a transaction;
+ * Misuse returns with the last error set: LUTRA_ENOTX outside a transaction
+ * (also on a thread that is not registered, and in a -fgnu-tm program before
+ * its first __transaction_atomic, when no engine runs yet);
  * LUTRA_EINVAL in an irrevocable transaction (which goes on) or in one that read
  * nothing (nothing could wake it: it is over, as after a no_retry abort). Inside
  * __transaction_atomic, misuse stops the process with a message instead.
