@@ -16,10 +16,12 @@ use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo:rerun-if-changed=c/shim.c");
+    println!("cargo:rerun-if-changed=c/task_exit.c");
     println!("cargo:rerun-if-changed=c/capi.h");
     println!("cargo:rerun-if-changed=../../include/lutra/stm.h");
     cc::Build::new()
         .file("c/shim.c")
+        .file("c/task_exit.c")
         .include("c")
         .include("../../include")
         .flag_if_supported("-std=gnu11")

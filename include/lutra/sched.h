@@ -106,8 +106,16 @@ int sched_init(int workers);
 /*
  * Starts a task running fn(arg), pinned to the next worker in round robin, and
  * returns its id (> 0). The task starts registered with nothing: it calls
- * stm_init_thread as a thread would. Do not call pthread_exit in a task: return
- * from fn. Any thread or task may start tasks. Errors: LUTRA_ENOINIT (no
+ * stm_init_thread as a thread would. pthread_exit(value) in the task (in fn or
+ * any C function it calls) ends the task as if fn had returned: the worker
+ * thread goes on, a transaction left open is rolled back, the task counts as
+ * finished for sched_wait; cleanup handlers it pushed (pthread_cleanup_push) do
+ * not run, and value is discarded as fn's result is (Lutra's liblutra.so and
+ * libitm.so.1 interpose pthread_exit for this; elsewhere it is the C library's).
+ * If the task overflows its stack (LUTRA_SCHED_STACK_KB), a line on standard
+ * error names it and it ends there; the other tasks go on and sched_wait
+ * returns (inside a transaction an overflow aborts the process instead).
+ * Any thread or task may start tasks. Errors: LUTRA_ENOINIT (no
  * sched_init), LUTRA_EINVAL (fn is NULL), LUTRA_EINTX (inside a transaction: an
  * abort would start it again), LUTRA_ENOMEM (no memory for its stack).
  */

@@ -194,7 +194,9 @@ enum {
  * thread is the only one registered, its transactions run uninstrumented --
  * plain loads, direct stores with an undo log -- as libitm's serial mode does,
  * and a thread that registers meanwhile waits for the running one to end; "0":
- * always instrumented). Call once, before anything else; a second call does
+ * always instrumented), and the most threads registered at once from
+ * LUTRA_STM_MAX_THREADS (1 to 1048576, default 8192; each costs a few hundred
+ * bytes at stm_init). Call once, before anything else; a second call does
  * nothing.
  * A bad variable ABORTS THE PROCESS (SIGABRT) after a message on stderr naming
  * the variable, its value and the valid values, e.g.
@@ -217,7 +219,11 @@ void stm_exit(void);
 /*
  * Registers the calling thread; required before it runs transactions. Returns
  * its handle (the same on later calls), or NULL with the last error set:
- * LUTRA_ENOINIT (no stm_init), LUTRA_ENOMEM (too many threads).
+ * LUTRA_ENOINIT (no stm_init), LUTRA_ENOMEM (too many threads: more than
+ * LUTRA_STM_MAX_THREADS, default 8192, registered at once; the message names the
+ * variable, which stm_init reads, up to 1048576). It may be called from a
+ * pthread_key_create destructor, as the thread exits; the registration then
+ * ends with the thread's key destructors.
  */
 struct stm_tx *stm_init_thread(void);
 
@@ -281,7 +287,9 @@ void stm_abort(int abort_reason);
  *     item = items[--count];
  *   }
  *
- * Misuse returns with the last error set: LUTRA_ENOTX outside a transaction;
+ * Misuse returns with the last error set: LUTRA_ENOTX outside a transaction
+ * (also on a thread that is not registered, and in a -fgnu-tm program before
+ * its first __transaction_atomic, when no engine runs yet);
  * LUTRA_EINVAL in an irrevocable transaction (which goes on) or in one that read
  * nothing (nothing could wake it: it is over, as after a no_retry abort). Inside
  * __transaction_atomic, misuse stops the process with a message instead.
@@ -291,13 +299,17 @@ void stm_retry(void) LUTRA_TRANSACTION_PURE;
 /*
  * Transactional load of the word at addr. On a conflict the transaction restarts
  * (no return), or, with no_retry, ends and 0 is returned. Misuse (no
- * transaction, unregistered thread, NULL): returns 0, last error set. A
- * misaligned address is read byte by byte.
+ * transaction, unregistered thread, NULL): returns 0, last error set. An addr
+ * not aligned to a word (sizeof(stm_word_t)) is refused the same way:
+ * LUTRA_EINVAL, returns 0, the transaction goes on. For values at any address,
+ * use the typed accessors of wrappers.h (stm_load_u32, ..., stm_load_bytes),
+ * which read exactly the bytes of the value.
  */
 stm_word_t stm_load(volatile stm_word_t *addr);
 
 /* Transactional store of value to the word at addr. Aborts and misuse as
- * stm_load (misuse writes nothing). */
+ * stm_load: misuse writes nothing, and a misaligned addr (LUTRA_EINVAL, as
+ * stm_store2) writes nothing either -- never a part of the neighbouring word. */
 void stm_store(volatile stm_word_t *addr, stm_word_t value);
 
 /* Transactional store of the bits of value selected by mask to the aligned word
@@ -447,11 +459,13 @@ int stm_atomically_attr(stm_tx_attr_t attr, stm_atomic_fn fn, void *arg);
  * Jump-free stm_load: reads the word at addr into *value. Returns LUTRA_OK; a
  * positive STM_ABORT_* code when the attempt is aborted (it stays aborted: every
  * later access returns the same code; return it from the stm_atomically body);
- * or a negative LUTRA_E* code on misuse (as stm_load; NULL value).
+ * or a negative LUTRA_E* code on misuse (as stm_load; NULL value; LUTRA_EINVAL
+ * for an addr not aligned to a word, *value untouched).
  */
 int lutra_stm_load(volatile const stm_word_t *addr, stm_word_t *value);
 
-/* Jump-free stm_store; returns as lutra_stm_load. */
+/* Jump-free stm_store; returns as lutra_stm_load (a misaligned addr:
+ * LUTRA_EINVAL, nothing written). */
 int lutra_stm_store(volatile stm_word_t *addr, stm_word_t value);
 
 /* Jump-free stm_store2; returns as lutra_stm_load. */
@@ -477,8 +491,10 @@ int lutra_stm_store2(volatile stm_word_t *addr, stm_word_t value, stm_word_t mas
  * registered state runs: it is closed on a thread that never registered or has
  * unregistered, on every worker of the scheduler (a task's transactions go
  * through the library), and outside solo transactions. The inline load does
- * not check its address (a NULL address faults as in plain C); the inline store
- * leaves misaligned addresses, and a full window, to the library.
+ * not check its address (a NULL address faults, and a misaligned one reads the
+ * machine word there, as in plain C: it writes nothing); the inline store leaves
+ * misaligned addresses, and a full window, to the library, which refuses the
+ * former (LUTRA_EINVAL, nothing written) as stm_store does.
  */
 struct lutra_undo_window {
   stm_word_t *next; /* where the next {address, old word} pair goes; NULL outside

@@ -9,7 +9,10 @@
  * (no transaction, unregistered thread, NULL address) makes a load return 0 and a
  * store write nothing, and sets the thread's last error. Addresses need no
  * alignment: a value that spans machine words is accessed word by word, within
- * the same transaction.
+ * the same transaction, and a store writes exactly the bytes of its value (the
+ * other bytes of the words it touches keep their values). stm_load_ptr and
+ * stm_store_ptr too; only stm.h's stm_load / stm_store refuse a misaligned
+ * address.
  *
  * Every byte of the machine words these accesses touch must follow stm.h's
  * sharing rules (not written outside transactions while transactions may access

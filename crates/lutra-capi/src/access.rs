@@ -91,8 +91,38 @@ pub(crate) fn store(
     })
 }
 
+/// Reads the aligned word at `addr` in the running attempt, for the word-sized ABI
+/// function `function` (`stm_load`, `lutra_stm_load`). Returns `LUTRA_OK` or the
+/// status of the abort path.
+///
+/// # Errors
+/// As [`load`], and `LUTRA_EINVAL` for an address that is not aligned to a word:
+/// the word "at" such an address would take bytes of two words.
+fn load_word(
+    function: &'static str,
+    addr: usize,
+    out: &mut [u8; WORD],
+    style: Style,
+) -> CapiResult<c_int> {
+    engine::require_started(function);
+    check_range(addr, WORD)?;
+    check_aligned(addr)?;
+    load(function, addr, out, style)
+}
+
+/// Fails for an address that is not aligned to a word.
+fn check_aligned(addr: usize) -> CapiResult<()> {
+    if !addr.is_multiple_of(WORD) {
+        return Err(CapiError::invalid(
+            "address is not aligned to a word (use the typed accessors of wrappers.h, \
+             or stm_load_bytes / stm_store_bytes, for bytes at any address)",
+        ));
+    }
+    Ok(())
+}
+
 /// Writes the bits of `value` selected by `mask` to the aligned word at `addr`, for
-/// the ABI function `function`.
+/// the ABI function `function` (`LUTRA_EINVAL` if `addr` is misaligned).
 pub(crate) fn store_masked(
     function: &'static str,
     addr: usize,
@@ -102,9 +132,7 @@ pub(crate) fn store_masked(
 ) -> CapiResult<c_int> {
     engine::require_started(function);
     check_range(addr, WORD)?;
-    if !addr.is_multiple_of(WORD) {
-        return Err(CapiError::invalid("address is not aligned to a word"));
-    }
+    check_aligned(addr)?;
     with_thread(|state| {
         state.require_transaction()?;
         // SAFETY: `addr` is aligned and, by the C caller's contract, a valid word that
@@ -221,8 +249,8 @@ pub(crate) unsafe fn fast_store_part<const N: usize>(addr: usize, bytes: [u8; N]
 /// May be called inside a transaction. On a conflict the transaction restarts from
 /// its `sigsetjmp` (this call does not return), or, with the `no_retry` attribute,
 /// ends, and 0 is returned. Misuse (no registered thread, no transaction, NULL
-/// address) returns 0 and sets the thread's last error. A misaligned address is read
-/// byte by byte.
+/// address, an address not aligned to a word: `LUTRA_EINVAL`) returns 0 and sets the
+/// thread's last error; the transaction goes on.
 ///
 /// # Safety
 /// `addr` must be NULL or valid for reads of a word, and only written by transactions
@@ -276,7 +304,7 @@ unsafe extern "C" fn stm_load_engine(addr: *const usize) -> usize {
 unsafe extern "C" fn stm_load_slow(addr: *const usize) -> usize {
     let mut bytes = [0u8; WORD];
     let status = boundary::status("stm_load", || {
-        load("stm_load", addr as usize, &mut bytes, Style::Restart)
+        load_word("stm_load", addr as usize, &mut bytes, Style::Restart)
     });
     // SAFETY: this frame owns only integers; see the function's contract.
     unsafe { shim::jump_if_restarted(status) };
@@ -303,7 +331,8 @@ pub(crate) unsafe fn access_abort_slow(
 }
 
 /// tinySTM's `stm_store`: writes `value` to the word at `addr` in the calling thread's
-/// transaction. Aborts and misuse as [`stm_load`] (misuse writes nothing).
+/// transaction. Aborts and misuse as [`stm_load`] (misuse, a misaligned address
+/// included, writes nothing).
 ///
 /// # Safety
 /// As [`stm_load`], and `addr` must be valid for writes.
@@ -347,13 +376,12 @@ unsafe extern "C" fn stm_store_engine(addr: *mut usize, value: usize) {
 #[cold]
 #[inline(never)]
 unsafe fn stm_store_slow(addr: *mut usize, value: usize) {
-    let bytes = value.to_ne_bytes();
     let status = boundary::status("stm_store", || {
-        store(
+        store_masked(
             "stm_store",
             addr as usize,
-            WORD,
-            |i| bytes[i],
+            value,
+            usize::MAX,
             Style::Restart,
         )
     });
@@ -425,7 +453,7 @@ unsafe fn lutra_stm_load_slow(addr: *const usize, value: *mut usize) -> c_int {
             return Err(CapiError::invalid("value is NULL"));
         }
         let mut bytes = [0u8; WORD];
-        let status = load("lutra_stm_load", addr as usize, &mut bytes, Style::Report)?;
+        let status = load_word("lutra_stm_load", addr as usize, &mut bytes, Style::Report)?;
         // SAFETY: `value` is non-NULL and writable (contract).
         unsafe { value.write(usize::from_ne_bytes(bytes)) };
         Ok(status)
@@ -460,13 +488,12 @@ pub unsafe extern "C" fn lutra_stm_store(addr: *mut usize, value: usize) -> c_in
 #[cold]
 #[inline(never)]
 unsafe fn lutra_stm_store_slow(addr: *mut usize, value: usize) -> c_int {
-    let bytes = value.to_ne_bytes();
     boundary::status("lutra_stm_store", || {
-        store(
+        store_masked(
             "lutra_stm_store",
             addr as usize,
-            WORD,
-            |i| bytes[i],
+            value,
+            usize::MAX,
             Style::Report,
         )
     })

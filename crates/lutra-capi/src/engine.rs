@@ -7,6 +7,7 @@
 //! | `LUTRA_STM_DESIGN` | `wb-ctl`, `wb-etl` | `wb-ctl` |
 //! | `LUTRA_STM_CM` | `suicide`, `backoff`, `aggressive`, `timestamp`, `size_matters`, `priority` | `backoff` |
 //! | `LUTRA_STM_STATS` | `0`, `1` (the engine's own statistics — per-site counts and times — off / on; `stm_get_stats` counts without them) | `0` |
+//! | `LUTRA_STM_MAX_THREADS` | `1` to `1048576`: threads (and tasks) registered at once; one more gets `LUTRA_ENOMEM` (`stm_init_thread`) or stops a `-fgnu-tm` program, with a message naming the variable | `8192` |
 //! | `LUTRA_STM_SOLO` | `0`, `1` (a thread alone with the engine runs its transactions uninstrumented, as libitm's serial mode; see lutra-stm's `TxDescriptor::allow_solo`) | `1` |
 //!
 //! # Invariants
@@ -21,7 +22,7 @@
 //!   aborts the process with a message ([`require_started`]): a C program never runs
 //!   on with transactions that do nothing.
 
-use crate::status::{CapiError, CapiResult, LUTRA_EALREADY, LUTRA_EBUSY};
+use crate::status::{CapiError, CapiResult, LUTRA_EALREADY, LUTRA_EBUSY, LUTRA_ENOMEM};
 use lutra_sched::TaskParking;
 use lutra_stm::{Config, DesignKind, Stm, cm};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -41,6 +42,30 @@ pub(crate) const MANAGER_VAR: &str = "LUTRA_STM_CM";
 pub(crate) const STATS_VAR: &str = "LUTRA_STM_STATS";
 /// Environment variable turning solo transactions off (`0`) or on (`1`).
 pub(crate) const SOLO_VAR: &str = "LUTRA_STM_SOLO";
+/// Environment variable bounding the threads registered at once.
+pub(crate) const MAX_THREADS_VAR: &str = "LUTRA_STM_MAX_THREADS";
+/// The default of [`MAX_THREADS_VAR`]: twice the engine's own default, about 3 MiB of
+/// descriptor slots, allocated at `stm_init`.
+const DEFAULT_MAX_THREADS: usize = 8192;
+/// The largest value of [`MAX_THREADS_VAR`].
+const MOST_THREADS: usize = 1 << 20;
+/// The bound on registered threads, as read by the last configuration.
+static MAX_THREADS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_THREADS);
+
+/// The error for a registration beyond the bound (the engine's descriptor table is
+/// full).
+pub(crate) fn too_many_threads() -> CapiError {
+    let max = MAX_THREADS.load(Ordering::Relaxed);
+    CapiError::new(
+        LUTRA_ENOMEM,
+        format!(
+            "too many threads registered at once ({max}, the most {MAX_THREADS_VAR} \
+             allows): set {MAX_THREADS_VAR} higher (up to {MOST_THREADS}) before stm_init, \
+             or unregister threads (stm_exit_thread) that run no more transactions"
+        ),
+    )
+}
+
 /// Whether plain threads' transactions may run solo (`LUTRA_STM_SOLO`), as read by
 /// the last configuration.
 static SOLO: AtomicBool = AtomicBool::new(true);
@@ -211,6 +236,24 @@ pub(crate) fn config_from_names(design: Option<&str>, manager: Option<&str>) -> 
         };
         config = config.with_stats(on);
     }
+    let max_threads = match chosen(None, "", MAX_THREADS_VAR) {
+        None => DEFAULT_MAX_THREADS,
+        Some((value, source)) => value
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|max| (1..=MOST_THREADS).contains(max))
+            .ok_or_else(|| {
+                unknown(
+                    &value,
+                    &source,
+                    "bound on threads",
+                    &["a number from 1 to 1048576"],
+                )
+            })?,
+    };
+    MAX_THREADS.store(max_threads, Ordering::Relaxed);
+    config = config.with_max_descriptors(max_threads);
     let solo = match chosen(None, "", SOLO_VAR) {
         None => true,
         Some((value, source)) => match value.as_str() {

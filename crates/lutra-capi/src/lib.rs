@@ -50,6 +50,7 @@
 //! | `sched.rs`, `scheduler.rs` | `sched.h`; the process-wide scheduler |
 //! | `status.rs`, `last_error.rs`, `boundary.rs` | codes, last error, panic guard |
 //! | `shim.rs` | the C shim seen from Rust |
+//! | `task_exit.rs` | `pthread_exit` in a task of the scheduler ends the task |
 //!
 //! # Protocol: an abort (jump style, tinySTM's)
 //! 1. An access, `stm_commit`, `stm_abort`, `stm_set_irrevocable` or `stm_free` meets
@@ -104,6 +105,7 @@ mod scheduler;
 mod shim;
 pub mod stats;
 pub mod status;
+pub mod task_exit;
 mod thread;
 pub mod txn;
 pub mod wrappers;

@@ -25,6 +25,10 @@ pub(crate) struct Locals {
     pub(crate) tx: RefCell<Option<OwnedThreadTx>>,
     /// The last error.
     pub(crate) last_error: RefCell<Option<LastError>>,
+    /// The address of a C task's exit point (a `sigjmp_buf`) while its function
+    /// runs (`task_exit.rs`); 0 otherwise, and always on a plain thread. An address
+    /// rather than a pointer: the value may move with its task to another worker.
+    pub(crate) task_exit: Cell<usize>,
 }
 
 impl Locals {
@@ -32,6 +36,7 @@ impl Locals {
         Self {
             tx: RefCell::new(None),
             last_error: RefCell::new(None),
+            task_exit: Cell::new(0),
         }
     }
 }
@@ -66,28 +71,104 @@ thread_local! {
     };
 }
 
-/// Runs `body` with the calling task's state, or the calling thread's outside tasks.
-/// `None` while the thread is being torn down (its thread-locals are gone).
+/// Runs `body` with the calling task's state, or the calling thread's outside tasks
+/// (late ones while the thread is torn down: see [`late`]). `None` only when
+/// neither can be had.
 ///
 /// In a task, `body` may suspend the task (the engine's waits yield it): the state is
 /// the task's own and stays put meanwhile. Never inlined: a migratable task resumed
 /// on another worker must not reuse a thread-local address computed before.
 #[inline(never)]
 pub(crate) fn with<R>(body: impl FnOnce(&Locals) -> R) -> Option<R> {
-    let locals = THREAD
-        .try_with(|thread| {
-            // Plain threads (the common case without the scheduler) never ask it.
-            if thread.is_worker() {
-                lutra_sched::task_local(Locals::new)
-            } else {
-                Some(NonNull::from(&thread.locals))
-            }
-        })
-        .ok()??;
+    let found = THREAD.try_with(|thread| {
+        // Plain threads (the common case without the scheduler) never ask it.
+        if thread.is_worker() {
+            lutra_sched::task_local(Locals::new)
+        } else {
+            Some(NonNull::from(&thread.locals))
+        }
+    });
+    let locals = match found {
+        Ok(locals) => locals?,
+        // The thread is exiting and its Rust thread-locals are gone: C code still
+        // running (a `pthread_key_create` destructor) gets late ones.
+        Err(_) => late::locals()?,
+    };
     // SAFETY: a plain thread's own `Locals` live until the thread exits, after this
     // call; a task's (from `task_local`) live until the task finishes, and only the
-    // task uses them. Either way no other thread touches them meanwhile.
+    // task uses them; late ones until the thread's key destructors end (`late`).
+    // Either way no other thread touches them meanwhile.
     Some(body(unsafe { locals.as_ref() }))
+}
+
+/// The [`Locals`] of a thread whose Rust thread-locals have been destroyed: the C
+/// library runs the destructors of `pthread_key_create` keys after them, and such a
+/// destructor may still run transactions (GCC's libitm allows it).
+///
+/// # Invariants
+/// - `LATE` holds no destructor of its own (a `Cell` of a pointer), so it stays
+///   readable while the thread is torn down; it is NULL or the thread's late
+///   `Locals`, boxed.
+/// - The box is dropped by the destructor of `KEY`, whose value is set to the box
+///   when it is made: the C library calls it in its next round of key destructors
+///   (after the destructor that needed it has returned), on the same thread.
+mod late {
+    use super::Locals;
+    use std::cell::Cell;
+    use std::ffi::{c_int, c_uint, c_void};
+    use std::ptr::NonNull;
+    use std::sync::OnceLock;
+
+    unsafe extern "C" {
+        fn pthread_key_create(
+            key: *mut c_uint,
+            destructor: Option<unsafe extern "C" fn(*mut c_void)>,
+        ) -> c_int;
+        fn pthread_setspecific(key: c_uint, value: *const c_void) -> c_int;
+    }
+
+    thread_local! {
+        static LATE: Cell<*mut Locals> = const { Cell::new(std::ptr::null_mut()) };
+    }
+
+    /// The key whose destructor drops a thread's late `Locals` (`None` if the C
+    /// library had no key left).
+    fn key() -> Option<c_uint> {
+        static KEY: OnceLock<Option<c_uint>> = OnceLock::new();
+        *KEY.get_or_init(|| {
+            let mut key: c_uint = 0;
+            // SAFETY: `key` is writable; `release` has the destructor's signature.
+            (unsafe { pthread_key_create(&mut key, Some(release)) } == 0).then_some(key)
+        })
+    }
+
+    /// Drops the calling thread's late `Locals` (rolling back and unregistering
+    /// whatever it holds).
+    unsafe extern "C" fn release(value: *mut c_void) {
+        let _ = LATE.try_with(|late| late.set(std::ptr::null_mut()));
+        // SAFETY: `value` is the box made by `locals` on this thread, given to the
+        // key once and dropped once, here.
+        drop(unsafe { Box::from_raw(value.cast::<Locals>()) });
+    }
+
+    /// The calling thread's late `Locals`, made on first use; `None` if they cannot
+    /// be released (no key).
+    pub(super) fn locals() -> Option<NonNull<Locals>> {
+        let existing = LATE.try_with(Cell::get).ok()?;
+        if let Some(locals) = NonNull::new(existing) {
+            return Some(locals);
+        }
+        let key = key()?;
+        let fresh = Box::into_raw(Box::new(Locals::new()));
+        // SAFETY: `fresh` lives until `release` drops it.
+        if unsafe { pthread_setspecific(key, fresh.cast()) } != 0 {
+            // SAFETY: not given to the key: still ours alone.
+            drop(unsafe { Box::from_raw(fresh) });
+            return None;
+        }
+        LATE.try_with(|late| late.set(fresh)).ok()?;
+        NonNull::new(fresh)
+    }
 }
 
 /// Whether the calling thread is a plain thread (not a worker of the scheduler): its

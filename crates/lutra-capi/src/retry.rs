@@ -9,9 +9,9 @@
 //!   no epoch), so nothing waits on a sleeping thread.
 
 use crate::boundary;
-use crate::engine;
 use crate::shim;
-use crate::thread::with_thread;
+use crate::status::CapiError;
+use crate::thread::{self, with_thread};
 
 /// Lutra's `stm_retry`: abandons the calling thread's transaction, waits until
 /// another transaction changes something it read, and runs it again: execution goes
@@ -20,7 +20,8 @@ use crate::thread::with_thread;
 /// `stm_atomically` and GCC's `__transaction_atomic` alike.
 ///
 /// Misuse returns, with the thread's last error set (`LUTRA_ENOTX` outside a
-/// transaction; `LUTRA_EINVAL` in an irrevocable transaction, which goes on, or in
+/// transaction, on an unregistered thread too, and before any engine runs, as in a
+/// `-fgnu-tm` program before its first transaction; `LUTRA_EINVAL` in an irrevocable transaction, which goes on, or in
 /// one that read nothing, which is then over, as after a `no_retry` abort). Inside
 /// `__transaction_atomic` misuse stops the process with a message instead, since
 /// GCC's code cannot go on after it.
@@ -30,8 +31,13 @@ use crate::thread::with_thread;
 /// `__transaction_atomic`) must be C frames or frames that own nothing.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_retry() {
-    engine::require_started("stm_retry");
     let status = boundary::status("stm_retry", || {
+        if !thread::is_registered() {
+            // No transaction can run on an unregistered thread, with or without an
+            // engine (a `-fgnu-tm` program starts its engine, and registers each
+            // thread, with its first `__transaction_atomic`).
+            return Err(CapiError::no_transaction());
+        }
         with_thread(|state| {
             state.require_transaction()?;
             state.retry()

@@ -10,8 +10,12 @@
 //! - Tasks are spawned under the read lock; the runtime is dropped (its workers
 //!   joined) only by the thread calling `sched_shutdown`, never by a worker.
 //! - A C task's `stm.h` state is discarded when its function returns, before the task
-//!   counts as finished: once `sched_wait` returns, no C task is registered with the
-//!   engine any more.
+//!   counts as finished: once `sched_wait` returns, no C task that returned is
+//!   registered with the engine any more.
+//! - A task counts as live from its start until its body decrements `live`, or, for
+//!   a body that never got there (a stack overflow abandons its frames:
+//!   `lutra-sched`'s `overflow.rs`), until its join handle, kept in `Counts::started`,
+//!   reports it finished with a failure: `sched_wait` reaps those on every check.
 //!
 //! # Protocol: shutdown
 //! 1. Take `LIFECYCLE`.
@@ -26,7 +30,7 @@ use crate::status::{
     LUTRA_ENOINIT, LUTRA_ENOMEM,
 };
 use crate::thread;
-use lutra_sched::{Barrier, Runtime};
+use lutra_sched::{Barrier, JoinHandle, Runtime};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard};
@@ -55,12 +59,34 @@ struct Progress {
     changed: Condvar,
 }
 
-#[derive(Default, Clone, Copy)]
+#[derive(Default)]
 struct Counts {
     /// Started and not finished.
     live: usize,
     /// Inside `sched_barrier_wait` (arrived, not yet released).
     at_barrier: usize,
+    /// The join handles of tasks started and not yet reaped.
+    started: Vec<JoinHandle<()>>,
+    /// `started.len()` after the last reaping by `sched_start` (which reaps again
+    /// once the list has doubled: amortized constant time per start).
+    reaped_at: usize,
+}
+
+impl Counts {
+    /// Forgets the tasks that finished; one whose body did not return (it failed: a
+    /// stack overflow) stops counting as live here, as its body could not say so.
+    fn reap(&mut self) {
+        let mut failed = 0;
+        self.started.retain(|handle| {
+            if !handle.is_finished() {
+                return true;
+            }
+            failed += usize::from(handle.failed());
+            false
+        });
+        self.live -= failed;
+        self.reaped_at = self.started.len();
+    }
 }
 
 impl Progress {
@@ -186,11 +212,13 @@ struct CTask {
 unsafe impl Send for CTask {}
 
 impl CTask {
-    /// The task's body: the function, then what a thread's exit does to its `stm.h`
-    /// state (rolled back if a transaction was left open, unregistered).
+    /// The task's body: the function (until it returns or calls `pthread_exit`),
+    /// then what a thread's exit does to its `stm.h` state (rolled back if a
+    /// transaction was left open, unregistered).
     fn run(self) {
-        // SAFETY: `function` may be called with `arg` (`start`'s contract).
-        unsafe { (self.function)(self.arg) };
+        // SAFETY: `function` may be called with `arg` (`start`'s contract), here in
+        // the task that runs it; `pthread_exit` in it ends the task here too.
+        unsafe { crate::task_exit::run(self.function, self.arg) };
         thread::discard();
     }
 }
@@ -225,7 +253,14 @@ pub(crate) unsafe fn start(
             progress.update(|counts| counts.live -= 1);
             CapiError::new(LUTRA_ENOMEM, format!("no task stack: {error}"))
         })?;
-    Ok(handle.task().id())
+    let id = handle.task().id();
+    progress.update(|counts| {
+        counts.started.push(handle);
+        if counts.started.len() >= 2 * counts.reaped_at.max(32) {
+            counts.reap();
+        }
+    });
+    Ok(id)
 }
 
 /// Sizes the barrier: rounds open with `parties` callers.
@@ -273,14 +308,19 @@ pub(crate) fn wait() -> CapiResult<()> {
         .counts
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    while counts.live > 0 {
-        if let Some(report) = deadlock(scheduler, *counts) {
+    loop {
+        counts.reap();
+        if counts.live == 0 {
+            break;
+        }
+        if let Some(report) = deadlock(scheduler, &counts) {
             eprintln!("lutra: sched_wait: deadlock: {report}");
             return Err(CapiError::new(LUTRA_EDEADLK, report));
         }
-        // A task enters the barrier's round just after it is counted there, with
-        // no signal: the deadlock check is also re-run on a period. The report
-        // rests on the state it reads, never on how long anything took.
+        // A task enters the barrier's round just after it is counted there, and a
+        // task that overflowed its stack finishes, with no signal: the checks are
+        // also re-run on a period. The report rests on the state it reads, never
+        // on how long anything took.
         counts = progress
             .changed
             .wait_timeout(counts, RECHECK)
@@ -301,7 +341,7 @@ const RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
 /// completes. (A task counted at the barrier but not in the round — the round has
 /// just completed, or it has not entered it yet — makes `waiting` smaller than
 /// `at_barrier`: no report.)
-fn deadlock(scheduler: &Scheduler, counts: Counts) -> Option<String> {
+fn deadlock(scheduler: &Scheduler, counts: &Counts) -> Option<String> {
     if counts.at_barrier != counts.live {
         return None;
     }

@@ -243,8 +243,7 @@ pub(crate) fn register() -> CapiResult<*mut StmTx> {
     let env = JumpBuffer::new()
         .ok_or_else(|| CapiError::new(LUTRA_ENOMEM, "no memory for a jump buffer"))?;
     let (stm, registration) = engine::register()?;
-    let mut desc =
-        TxDescriptor::new(&stm).map_err(|full| CapiError::new(LUTRA_ENOMEM, full.to_string()))?;
+    let mut desc = TxDescriptor::new(&stm).map_err(|_full| engine::too_many_threads())?;
     let in_task = lutra_sched::current_task().is_some();
     // Solo attempts are for plain threads: tasks of one worker interleave, and a
     // task that registers while another's solo attempt is suspended would wait.

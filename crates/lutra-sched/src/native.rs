@@ -141,6 +141,13 @@ impl<T> JoinHandle<T> {
         self.state.lock().finished
     }
 
+    /// Whether the task has finished with a failure (a panic, or a stack overflow:
+    /// see `overflow.rs`) whose result nobody has taken with [`JoinHandle::join`].
+    /// Any time; `false` while it runs.
+    pub fn failed(&self) -> bool {
+        matches!(self.state.lock().result, Some(Err(_)))
+    }
+
     /// Waits for the task to finish (parking the current task, or the thread outside
     /// tasks) and returns its result.
     ///
