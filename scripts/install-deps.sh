@@ -21,6 +21,12 @@ need valgrind valgrind
 # GCC's own STM (libitm): the C benchmark's reference build (`gcc -fgnu-tm`).
 [ -n "$(find /usr/lib -name 'libitm.so*' 2>/dev/null | head -n 1)" ] || missing+=(libitm1)
 [ -f /usr/include/lua5.4/lua.h ] || missing+=(liblua5.4-dev)
+# C modules from Debian's packages, loaded by Lua scripts under `lutra` and under the
+# module (tests/lua/c_modules*.lua, examples/weblog): lpeg, cjson, lfs, socket.
+[ -n "$(find /usr/lib -path '*lua/5.4/lpeg.so' 2>/dev/null | head -n 1)" ] || missing+=(lua-lpeg)
+[ -n "$(find /usr/lib -path '*lua/5.4/cjson.so' 2>/dev/null | head -n 1)" ] || missing+=(lua-cjson)
+[ -n "$(find /usr/lib -path '*lua/5.4/lfs.so' 2>/dev/null | head -n 1)" ] || missing+=(lua-filesystem)
+[ -n "$(find /usr/lib -path '*lua/5.4/socket/core.so' 2>/dev/null | head -n 1)" ] || missing+=(lua-socket)
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "install-deps: cargo not found: Lutra needs Rust 1.95 (https://rustup.rs; rust-toolchain.toml pins it)" >&2

@@ -21,6 +21,7 @@ mod intern;
 mod liveness;
 mod module;
 mod options;
+mod paths;
 pub mod process;
 mod runtime;
 pub mod shared;
@@ -35,6 +36,7 @@ pub use options::{
     MAX_PREEMPT_MS, MAX_WORKERS, Options, SyncMode, parse_bytes, parse_mailbox_capacity,
     parse_preempt, parse_workers,
 };
+pub use paths::PackagePaths;
 pub use process::{Outcome, ProcessCore};
 pub use runtime::{LuaRuntime, WaitOutcome};
 pub use stats::RuntimeStats;

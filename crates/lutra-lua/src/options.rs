@@ -26,6 +26,9 @@ pub struct Options {
     /// How the runtime's own shared structures (run queue, channel registry, process
     /// counts, recycle list) are synchronised (`--sync`).
     pub sync: SyncMode,
+    /// Every process's `package.path` and `package.cpath` (default: `lua5.4`'s in
+    /// this environment, see [`PackagePaths`](crate::PackagePaths)).
+    pub package_paths: crate::PackagePaths,
 }
 
 /// The most worker threads a runtime starts. Each worker is an OS thread with its
@@ -152,6 +155,7 @@ impl Default for Options {
             recycle_limit: 64,
             preempt_slice_ms: 5,
             sync: SyncMode::Locks,
+            package_paths: crate::PackagePaths::default(),
         }
     }
 }

@@ -135,6 +135,7 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     // grows.
     lua.gc_stop();
     lua.load_std_libs(StdLib::ALL)?;
+    runtime.options.package_paths.install(&lua)?;
     bind(&lua, runtime, process);
     crate::api::install(&lua)?;
     let limit = runtime.recycle_limit.load(Ordering::Relaxed);
