@@ -8,8 +8,9 @@
 -- user's coroutine never sees (or swallows) a yield that was not its own.
 
 -- HOST: installed into a host's state (a stock `lua` that loaded the module), whose
--- globals (`print`, `coroutine`) are left alone.
-local raw, PARK, HOST = ...
+-- globals (`print`, `coroutine`) are left alone. CANCEL: what a cancelled process is
+-- resumed with (process/cancel.rs): its blocking call, or `lutra.yield`, raises.
+local raw, PARK, HOST, CANCEL = ...
 
 -- raw.resume is the stock coroutine.resume that also tells the preemption signal
 -- handler which coroutine runs (see process/preempt.rs).
@@ -50,6 +51,9 @@ local function park(what, object)
   end
   -- The task clears the noted wait when it is resumed after parking.
   local answer = co_yield(PARK)
+  if answer == CANCEL then
+    return raw.cancel_message()
+  end
   if answer == CANNOT then
     raw.note_wait(nil)
     return "cannot block on " .. label(what, object) .. " here: this coroutine was resumed "
@@ -161,7 +165,7 @@ end
 function lutra.yield()
   if raw.in_task() and co_isyieldable() then
     raw.request_yield()
-    co_yield()
+    if co_yield() == CANCEL then error(raw.cancel_message(), 2) end
   end
 end
 
@@ -178,8 +182,21 @@ function lutra.spawn(code, ...)
   return checked(raw.spawn(code, where(2), ...))
 end
 
+-- Spawns as lutra.spawn does, linked with the caller: when either fails or is
+-- cancelled, the other is cancelled (process/watch.rs).
+function lutra.spawn_link(code, ...)
+  return checked(raw.spawn_linked(code, where(2), ...))
+end
+
 function lutra.self()
   return raw.self()
+end
+
+-- The caller receives {"down", p, status, value_or_error...} in its mailbox once `p`
+-- has ended (at once if it has); once per call.
+function lutra.monitor(p)
+  checked(raw.monitor(p)) -- not a tail call (`checked`'s level)
+  return p
 end
 
 -- `lutra.receive` and `Process.send` are the fallbacks of their native fast paths
@@ -223,14 +240,23 @@ function lutra.sleep(seconds)
   end
 end
 
-function Process.join(p)
+-- The results of `p`, or `false, "cancelled: reason"` for a cancelled `p`, or `nil,
+-- "timeout"` once `timeout` seconds have passed (`p` goes on running); raises when
+-- `p` failed.
+function Process.join(p, timeout)
   if rawequal(p, raw.self()) then
     raise("bad argument #1 to 'join' (a process cannot join itself: it would wait forever)", 1)
   end
+  local deadline = deadline_of(timeout, 1, "join")
   while true do
     local r = pack(raw.join_poll(p, true))
     if r[1] == "done" then return unpack(r, 2, r.n) end
+    if r[1] == "cancelled" then return false, r[2] end
     if r[1] == "failed" then error(tostring(p) .. " failed: " .. r[2], 2) end
+    if deadline then
+      if raw.now() >= deadline then return nil, "timeout" end
+      raw.wake_at(deadline)
+    end
     local problem = wait("join of ", p)
     if problem then error(problem, 2) end
   end
@@ -256,6 +282,17 @@ end
 
 function Process.id(p)
   return raw.process_id(p)
+end
+
+-- Asks `p` to stop at its next safe point (process/cancel.rs); answers whether this
+-- call asked (false: `p` has ended, or was asked already). A process that cancels
+-- itself raises the cancellation here.
+function Process.cancel(p, reason)
+  if reason ~= nil then reason = tostring(reason) end
+  local asked, itself = raw.cancel(p, reason)
+  if asked == nil then error(itself, 2) end
+  if itself then error(raw.cancel_message(), 2) end
+  return asked
 end
 
 -- Channels -----------------------------------------------------------------------------

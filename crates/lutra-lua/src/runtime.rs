@@ -79,8 +79,22 @@ impl RuntimeShared {
         args: Message,
         origin: String,
     ) -> Arc<ProcessCore> {
+        self.spawn_linked(code, args, origin, None)
+    }
+
+    /// Spawns as [`Self::spawn`], linked with `link` (if any) before it starts.
+    pub(crate) fn spawn_linked(
+        self: &Arc<Self>,
+        code: Code,
+        args: Message,
+        origin: String,
+        link: Option<&Arc<ProcessCore>>,
+    ) -> Arc<ProcessCore> {
         let id = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let core = Arc::new(ProcessCore::new(id, origin, self.options.mailbox_capacity));
+        if let Some(parent) = link {
+            core.link(parent);
+        }
         self.lock_processes().insert(id, core.clone());
         self.live.fetch_add(1, Ordering::SeqCst);
         self.liveness.add();

@@ -224,6 +224,9 @@ for _, name in ipairs({ "send", "receive", "try_receive", "close" }) do
 end
 Process.send = irrevocably(Process.send)
 lutra.spawn = irrevocably(lutra.spawn)
+lutra.spawn_link = irrevocably(lutra.spawn_link)
+lutra.monitor = irrevocably(lutra.monitor)
+Process.cancel = irrevocably(Process.cancel)
 lutra.receive = irrevocably(lutra.receive)
 lutra.select = irrevocably(lutra.select)
 

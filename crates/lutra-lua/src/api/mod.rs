@@ -153,7 +153,8 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     shared::install(lua)?;
     static PRELUDE: OnceLock<Vec<u8>> = OnceLock::new();
     let prelude = precompiled(lua, &PRELUDE, include_str!("../prelude.lua"), "=lutra")?;
-    let exports: Table = prelude.call((&raw, LightUserData(PARK), host))?;
+    let cancel = LightUserData(crate::process::cancel::CANCEL);
+    let exports: Table = prelude.call((&raw, LightUserData(PARK), host, cancel))?;
     let channel_methods: Table = exports.get("channel")?;
     lua.set_named_registry_value(CHANNEL_METHODS_KEY, &channel_methods)?;
     lua.set_named_registry_value(PROCESS_METHODS_KEY, exports.get::<Table>("process")?)?;

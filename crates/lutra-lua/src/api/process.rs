@@ -1,15 +1,32 @@
-//! Raw functions about processes: spawn, join, mailboxes.
+//! Raw functions about processes: spawn, join, mailboxes, cancellation, monitors.
 
 use crate::api::{RawEntry, bad_argument, current_waiter, failure, function, success};
 use crate::channel::SendPoll;
-use crate::process::{Code, Outcome, ProcessContext, ProcessHandle};
+use crate::process::{Code, Outcome, ProcessContext, ProcessCore, ProcessHandle};
 use crate::transfer::{self, Value, moved};
 use mlua::{AnyUserData, Lua, MultiValue};
 use std::sync::Arc;
 
 /// The raw functions of this module (made on first use, see [`super::RawEntry`]).
 pub(super) const RAW: &[RawEntry] = &[
-    ("spawn", |lua| function(lua, spawn)),
+    ("spawn", |lua| {
+        function(lua, |lua, (code, origin, args)| {
+            spawn(lua, code, origin, args, false)
+        })
+    }),
+    ("spawn_linked", |lua| {
+        function(lua, |lua, (code, origin, args)| {
+            spawn(lua, code, origin, args, true)
+        })
+    }),
+    ("cancel", |lua| function(lua, cancel)),
+    ("cancel_message", |lua| {
+        function(lua, |lua, ()| {
+            let context = ProcessContext::of(lua)?;
+            Ok(context.process.deliver_cancel().to_string())
+        })
+    }),
+    ("monitor", |lua| function(lua, monitor)),
     ("join_poll", |lua| function(lua, join_poll)),
     ("process_send", |lua| function(lua, process_send)),
     ("process_send_poll", |lua| function(lua, process_send_poll)),
@@ -27,11 +44,16 @@ pub(super) const RAW: &[RawEntry] = &[
     }),
 ];
 
-/// `spawn(fn_or_source, where, ...)`: exports the code and arguments, starts the process.
+/// `spawn(fn_or_source, where, ...)`: exports the code and arguments, starts the
+/// process (`linked`: linked with the caller, before it starts).
 fn spawn(
     lua: &Lua,
-    (code, origin, args): (mlua::Value, String, MultiValue),
+    code: mlua::Value,
+    origin: String,
+    args: MultiValue,
+    linked: bool,
 ) -> mlua::Result<MultiValue> {
+    let name = if linked { "spawn_link" } else { "spawn" };
     let code = match &code {
         // Named by its text, as `load` names a string chunk: errors show
         // `[string "..."]:line:` (the spawn site is the process's origin).
@@ -47,7 +69,7 @@ fn spawn(
                     _ => {
                         return failure(
                             lua,
-                            "bad argument #1 to 'spawn' (isolated function expected)",
+                            format!("bad argument #1 to '{name}' (isolated function expected)"),
                         );
                     }
                 },
@@ -57,7 +79,7 @@ fn spawn(
         other => {
             return failure(
                 lua,
-                bad_argument(1, "spawn", "function or source string", other),
+                bad_argument(1, name, "function or source string", other),
             );
         }
     };
@@ -67,7 +89,8 @@ fn spawn(
         Err(error) => return failure(lua, error),
     };
     let context = ProcessContext::of(lua)?;
-    let core = context.runtime.spawn(code, message, origin);
+    let link = linked.then_some(&context.process);
+    let core = context.runtime.spawn_linked(code, message, origin, link);
     drop(context);
     success(lua, ProcessHandle(core).push(lua)?)
 }
@@ -80,15 +103,19 @@ fn join_poll(lua: &Lua, (process, register): (AnyUserData, bool)) -> mlua::Resul
     let mut out = MultiValue::new();
     match core.poll_join(waiter) {
         None => out.push_back(mlua::Value::String(lua.create_string("wait")?)),
-        Some(Outcome::Finished(message)) => {
+        Some((Outcome::Failed(error), true)) => {
+            out.push_back(mlua::Value::String(lua.create_string("cancelled")?));
+            out.push_back(mlua::Value::String(lua.create_string(&error)?));
+        }
+        Some((Outcome::Finished(message), _)) => {
             out = transfer::import(lua, &message)?;
             out.push_front(mlua::Value::String(lua.create_string("done")?));
         }
-        Some(Outcome::Failed(error)) => {
+        Some((Outcome::Failed(error), false)) => {
             out.push_back(mlua::Value::String(lua.create_string("failed")?));
             out.push_back(mlua::Value::String(lua.create_string(&error)?));
         }
-        Some(Outcome::Running) => unreachable!("poll_join returns only ended outcomes"),
+        Some((Outcome::Running, _)) => unreachable!("poll_join returns only ended outcomes"),
     }
     Ok(out)
 }
@@ -153,4 +180,44 @@ fn mailbox_poll(lua: &Lua, (deadline, register): (Option<f64>, bool)) -> mlua::R
     let mailbox = Arc::clone(context.process.mailbox());
     drop(context);
     super::channel::receive_poll(lua, &mailbox, deadline, register)
+}
+
+/// The process whose handle is `value`, or `luaL_argerror`'s message for argument 1
+/// of `name`.
+fn process_of(value: &mlua::Value, name: &str) -> Result<Arc<ProcessCore>, String> {
+    match value {
+        mlua::Value::UserData(p) => match p.borrow::<ProcessHandle>() {
+            Ok(handle) => Ok(handle.0.clone()),
+            Err(_) => Err(bad_argument(1, name, "process", value)),
+        },
+        other => Err(bad_argument(1, name, "process", other)),
+    }
+}
+
+/// `cancel(p, reason)`: `asked, itself` (see `Process.cancel` in `prelude.lua`), or
+/// `nil, message` for a `p` that is no process.
+fn cancel(lua: &Lua, (p, reason): (mlua::Value, Option<String>)) -> mlua::Result<MultiValue> {
+    let core = match process_of(&p, "cancel") {
+        Ok(core) => core,
+        Err(error) => return failure(lua, error),
+    };
+    let asked = core.cancel(reason.as_deref());
+    let context = ProcessContext::of(lua)?;
+    let itself = Arc::ptr_eq(&core, &context.process) && core.cancel_requested();
+    let mut out = MultiValue::new();
+    out.push_back(mlua::Value::Boolean(asked));
+    out.push_back(mlua::Value::Boolean(itself));
+    Ok(out)
+}
+
+/// `monitor(p)`: the caller is told when `p` ends (`process/watch.rs`); `true`, or
+/// `nil, message` for a `p` that is no process.
+fn monitor(lua: &Lua, p: mlua::Value) -> mlua::Result<MultiValue> {
+    let core = match process_of(&p, "monitor") {
+        Ok(core) => core,
+        Err(error) => return failure(lua, error),
+    };
+    let context = ProcessContext::of(lua)?;
+    core.add_monitor(&context.process);
+    success(lua, true)
 }

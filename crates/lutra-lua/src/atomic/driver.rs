@@ -19,7 +19,11 @@
 //!    once); otherwise go to 3.
 //! 6. `f` returned: commit. Committed: answer `"ok"` and the packed results. The
 //!    commit failed: as a doomed attempt in 5.
-//! 7. `f` raised an error (not a doom): roll back (no write of the attempt is seen by
+//! 7. Cancelled (`process/cancel.rs`): a cancellation asked for before the first
+//!    attempt, or seen after a revocable attempt (which the preemption hook may have
+//!    doomed for it), rolls back and answers `"error"` with its message; an
+//!    irrevocable attempt goes on to its commit.
+//! 8. `f` raised an error (not a doom): roll back (no write of the attempt is seen by
 //!    anyone) and answer `"error"` with the error value. Misuses (`retry` in an
 //!    irrevocable transaction or in one that read nothing) also answer `"error"`, with
 //!    a message.
@@ -81,6 +85,9 @@ pub(crate) fn run(
     drop(context);
     lutra_sched::set_tx_id(u64::from(site));
     loop {
+        if first && let Some(message) = cancelled(lua)? {
+            return finish(lua, desc, failure(lua, message)?);
+        }
         let options = match desc.start_decision() {
             Decision::Wait | Decision::SwitchAway => return park(lua, desc, first, Answer::Yield),
             Decision::Serialize => TxOptions {
@@ -102,6 +109,13 @@ pub(crate) fn run(
         first = false;
         let (returned, back) = attempt_once(lua, desc, &attempt, &args)?;
         desc = back;
+        if !desc.is_irrevocable()
+            && returned.is_ok()
+            && let Some(message) = cancelled(lua)?
+        {
+            desc.rollback(AbortReason::Explicit);
+            return finish(lua, desc, failure(lua, message)?);
+        }
         let packed = match returned {
             Ok(packed) => packed,
             Err(error) => {
@@ -140,6 +154,13 @@ pub(crate) fn run(
             }
         }
     }
+}
+
+/// The message of the cancellation asked of this process, if any (step 7).
+fn cancelled(lua: &Lua) -> mlua::Result<Option<std::sync::Arc<str>>> {
+    Ok(lua
+        .app_data_ref::<ProcessContext>()
+        .and_then(|context| crate::process::cancel::pending_message(&context)))
 }
 
 /// Runs one attempt: `attempt(args...)` with the descriptor lent to the Lua state.

@@ -925,7 +925,7 @@ mod tests {
     fn a_finishing_process_passes_its_wake_on() {
         use crate::process::{Outcome, ProcessCore};
         let channel = Arc::new(Channel::new(0));
-        let process = ProcessCore::new(10, "test".into(), 0);
+        let process = Arc::new(ProcessCore::new(10, "test".into(), 0));
         let counts = counted_receivers(&channel, 10..12);
         process.note_receiving(&channel);
         channel.start_send(message(1, 0)).unwrap();

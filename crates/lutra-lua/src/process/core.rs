@@ -13,6 +13,12 @@
 //!   there): its entry may stay, so that a process receiving on one channel in a loop
 //!   notes it once. Only the process itself touches it; its lock is never held while
 //!   a channel's is taken.
+//! - Cancellation, monitors and links (`cancel.rs`, `watch.rs`) live in `State` too:
+//!   a request moves `cancel` from `None` to `Requested` once, the process's first
+//!   raise of it to `Delivered`; `cancel_requested` mirrors "not `None`" for the
+//!   per-slice check (Release on the store, under the lock). `finish` takes the
+//!   monitors and links under the lock and acts on them after releasing it (no two
+//!   processes' locks are ever held at once).
 //! - What the process waits on is the label in its state while `waiting` is set: a
 //!   wait sets the label (unless it is the same as the last one) and then the flag; a
 //!   process that stops waiting clears the flag alone, without taking the lock. Only
@@ -21,10 +27,15 @@
 //!   nothing.
 
 use crate::channel::{Channel, WaitList, Waiter};
+use crate::process::cancel::Cancel;
 use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::Waker;
+
+/// Process records alive in this OS process (see [`ProcessCore::records_alive`]).
+static RECORDS_ALIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// How a process ended, if it has.
 #[derive(Debug, Clone)]
@@ -52,11 +63,26 @@ pub struct ProcessCore {
     /// The address of the label in `State::waiting_on` (0: none): a wait on the same
     /// label takes no lock (the label, held there, keeps its address).
     label_at: AtomicUsize,
+    /// Whether `State::cancel` is not `None` (module invariants): read once per slice.
+    pub(super) cancel_requested: AtomicBool,
 }
 
 #[derive(Debug)]
-struct State {
-    outcome: Outcome,
+pub(super) struct State {
+    pub(super) outcome: Outcome,
+    /// Where the process stands with cancellation (`cancel.rs`).
+    pub(super) cancel: Cancel,
+    /// It ended cancelled (its outcome is `Failed` with the cancellation's message).
+    pub(super) cancelled: bool,
+    /// Slices started after the cancellation was requested (`cancel.rs`).
+    pub(super) cancelled_slices: u32,
+    /// The process's task waker, from its first slice to its end: a cancellation
+    /// wakes it wherever it waits.
+    pub(super) waker: Option<Waker>,
+    /// Processes told when this one ends (`lutra.monitor`), one entry per call.
+    pub(super) monitors: Vec<Weak<ProcessCore>>,
+    /// Processes linked with this one (`lutra.spawn_link`), by id.
+    pub(super) links: HashMap<u64, Weak<ProcessCore>>,
     joined: bool,
     joiners: WaitList,
     /// What the process waits on, or waited on last (see `waiting`).
@@ -77,6 +103,12 @@ impl ProcessCore {
             mailbox: Arc::new(Channel::new(mailbox_capacity)),
             state: Mutex::new(State {
                 outcome: Outcome::Running,
+                cancel: Cancel::None,
+                cancelled: false,
+                cancelled_slices: 0,
+                waker: None,
+                monitors: Vec::new(),
+                links: HashMap::default(),
                 joined: false,
                 joiners: WaitList::default(),
                 waiting_on: None,
@@ -86,11 +118,24 @@ impl ProcessCore {
             receiving: Mutex::new(HashMap::default()),
             waiting: AtomicBool::new(false),
             label_at: AtomicUsize::new(0),
+            cancel_requested: AtomicBool::new(false),
         }
+        .counted()
+    }
+
+    fn counted(self) -> Self {
+        RECORDS_ALIVE.fetch_add(1, Ordering::Relaxed);
+        self
+    }
+
+    /// How many process records exist in this OS process (every runtime's, alive or
+    /// finished but still referenced): what a leak check counts.
+    pub fn records_alive() -> usize {
+        RECORDS_ALIVE.load(Ordering::Relaxed)
     }
 
     #[inline]
-    fn lock(&self) -> MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -114,19 +159,31 @@ impl ProcessCore {
         self.lock().outcome.clone()
     }
 
-    /// Records how the process ended and wakes its joiners.
-    pub fn finish(&self, outcome: Outcome) {
+    /// Records how the process ended (as cancelled if a cancellation was raised in
+    /// it, whatever `outcome` says), wakes its joiners, tells its monitors and acts on
+    /// its links (`watch.rs`).
+    pub fn finish(self: &Arc<Self>, outcome: Outcome) {
         let mut state = self.lock();
-        state.failed_unattended =
-            matches!(outcome, Outcome::Failed(_)) && state.joiners.is_empty() && !state.joined;
+        let outcome = match &state.cancel {
+            Cancel::Delivered(message) => Outcome::Failed(message.to_string()),
+            _ => outcome,
+        };
+        state.cancelled = matches!(state.cancel, Cancel::Delivered(_));
+        state.failed_unattended = matches!(outcome, Outcome::Failed(_))
+            && !state.cancelled
+            && state.joiners.is_empty()
+            && !state.joined;
         state.outcome = outcome;
         state.waiting_on = None;
+        state.waker = None;
         self.label_at.store(0, Ordering::Relaxed);
         self.waiting.store(false, Ordering::Release);
         state.joiners.wake_all();
+        let ended = self.ending_of(&mut state);
         drop(state);
         self.leave_channels();
         self.mailbox.close();
+        self.tell_watchers(ended);
     }
 
     /// Notes that the process registered on `channel` as a receiver.
@@ -185,7 +242,8 @@ impl ProcessCore {
 
     /// The outcome if the process has ended (marking it joined); otherwise registers
     /// `waiter` and returns `None`.
-    pub(crate) fn poll_join(&self, waiter: Option<Waiter>) -> Option<Outcome> {
+    /// `bool`: whether it ended cancelled.
+    pub(crate) fn poll_join(&self, waiter: Option<Waiter>) -> Option<(Outcome, bool)> {
         let mut state = self.lock();
         if matches!(state.outcome, Outcome::Running) {
             if let Some(waiter) = waiter {
@@ -194,14 +252,14 @@ impl ProcessCore {
             return None;
         }
         state.joined = true;
-        Some(state.outcome.clone())
+        Some((state.outcome.clone(), state.cancelled))
     }
 
     /// Whether the process failed and nobody joined it (reported at exit).
     pub fn failed_unjoined(&self) -> Option<String> {
         let state = self.lock();
         match (&state.outcome, state.joined) {
-            (Outcome::Failed(message), false) => Some(message.clone()),
+            (Outcome::Failed(message), false) if !state.cancelled => Some(message.clone()),
             _ => None,
         }
     }
@@ -259,5 +317,11 @@ impl ProcessCore {
             return None;
         }
         self.lock().waiting_on.as_deref().map(str::to_owned)
+    }
+}
+
+impl Drop for ProcessCore {
+    fn drop(&mut self) {
+        RECORDS_ALIVE.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -2,6 +2,7 @@
 //! (seed 001's Lua processes; seed 002's isolation).
 
 mod baseline;
+pub(crate) mod cancel;
 mod closing;
 mod core;
 pub(crate) mod handle;
@@ -10,6 +11,7 @@ pub(crate) mod preempt;
 mod resume;
 pub(crate) mod state;
 mod task;
+mod watch;
 
 pub use core::{Outcome, ProcessCore};
 pub(crate) use handle::ProcessHandle;

@@ -29,7 +29,11 @@
 //! - `running` is null outside a slice; within one it names a live Lua thread: the
 //!   one being resumed, which its resumer keeps alive while it is named.
 //! - A hook is set only on the named thread, and clears itself the first time it runs
-//!   without yielding (at the latest two instructions after the thread resumes). A
+//!   without yielding (at the latest two instructions after the thread resumes),
+//!   putting back the hook the program had set on that thread (`debug.sethook`),
+//!   whose other events it hands on meanwhile ([`arm`]).
+//! - A process asked to cancel is stopped by the hook with an error instead of a
+//!   yield (`cancel.rs`). A
 //!   signal that lands just as a resume returns may leave it on a suspended coroutine
 //!   of the same process: that coroutine yields once, early, when resumed.
 //! - The ticker sleeps when no worker is in a slice; a worker entering one wakes it
@@ -419,9 +423,9 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, context: *mut
         // set it (it is cleared before the slice ends).
         let slot = unsafe { &*slot };
         if slot.sequence.load(Ordering::Relaxed) == slot.target.load(Ordering::Relaxed) {
-            // SAFETY: `running` is a live Lua thread (module invariant); lua_sethook
-            // may be called asynchronously (ldebug.c).
-            unsafe { ffi::lua_sethook(running, Some(preempt_hook), ffi::LUA_MASKCOUNT, ARMED) };
+            // SAFETY: `running` is a live Lua thread (module invariant) and the slice's
+            // context is alive; lua_sethook may be called asynchronously (ldebug.c).
+            unsafe { arm(running, named.context.get(), ARMED) };
         }
     }
     set_errno(saved_errno);
@@ -466,25 +470,142 @@ const ARMED: c_int = 1;
 /// the thread resumes.
 const YIELDED: c_int = 2;
 
-/// The count hook the handler sets (step 4).
-unsafe extern "C-unwind" fn preempt_hook(state: *mut lua_State, _debug: *mut ffi::lua_Debug) {
+/// Sets the preemption hook on `thread` with `count`, keeping the hook the program
+/// had set there (`debug.sethook`) in the context's `user_hook` (unless the
+/// preemption hook is the one set already), and its events: the preemption hook hands
+/// them on to it ([`forward`]) until it puts it back ([`disarm`]).
+///
+/// # Safety
+/// `thread` is a live Lua thread of the process whose context is `context` (or null);
+/// async-signal-safe (plain loads and stores, `lua_sethook`).
+unsafe fn arm(thread: *mut lua_State, context: *const ProcessContext, count: c_int) {
+    // SAFETY: the caller's contract; the hook fields are plain loads.
+    unsafe {
+        let current = ffi::lua_gethook(thread);
+        let ours =
+            current.is_some_and(|hook| std::ptr::fn_addr_eq(hook, preempt_hook as ffi::lua_Hook));
+        let mut user_mask = 0;
+        if let Some(context) = context.as_ref() {
+            if !ours {
+                context.user_hook.set(UserHook {
+                    thread,
+                    hook: current,
+                    mask: ffi::lua_gethookmask(thread),
+                    count: ffi::lua_gethookcount(thread),
+                });
+            }
+            let saved = context.user_hook.get();
+            if saved.thread == thread && saved.hook.is_some() {
+                user_mask = saved.mask & !ffi::LUA_MASKCOUNT;
+            }
+        }
+        ffi::lua_sethook(
+            thread,
+            Some(preempt_hook),
+            ffi::LUA_MASKCOUNT | user_mask,
+            count,
+        );
+    }
+}
+
+/// Takes the preemption hook off `state`, putting back the program's own hook if it
+/// had one there (see [`arm`]).
+///
+/// # Safety
+/// `state` is the running thread; `context` its process's context or null.
+unsafe fn disarm(state: *mut lua_State, context: *const ProcessContext) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if let Some(context) = context.as_ref() {
+            let saved = context.user_hook.get();
+            if saved.thread == state {
+                context.user_hook.set(UserHook::NONE);
+                ffi::lua_sethook(state, saved.hook, saved.mask, saved.count);
+                return;
+            }
+        }
+        ffi::lua_sethook(state, None, 0, 0);
+    }
+}
+
+/// Hands an event other than the preemption's count to the program's own hook on
+/// `state`, if it has one.
+///
+/// # Safety
+/// Called from the preemption hook with its arguments.
+unsafe fn forward(
+    state: *mut lua_State,
+    debug: *mut ffi::lua_Debug,
+    context: *const ProcessContext,
+) {
+    // SAFETY: the caller's contract; the saved hook was the program's on `state`.
+    unsafe {
+        if let Some(context) = context.as_ref() {
+            let saved = context.user_hook.get();
+            if saved.thread == state
+                && let Some(hook) = saved.hook
+            {
+                hook(state, debug);
+            }
+        }
+    }
+}
+
+/// The program's own hook on one Lua thread, kept while the preemption hook stands in
+/// for it (in the process's context: the process may move between workers).
+#[derive(Clone, Copy)]
+pub(crate) struct UserHook {
+    thread: *mut lua_State,
+    hook: Option<ffi::lua_Hook>,
+    mask: c_int,
+    count: c_int,
+}
+
+// SAFETY: the thread is only compared with the running thread by the worker running
+// the process (the context moves with its state, and is used by one worker at a time).
+unsafe impl Send for UserHook {}
+
+impl UserHook {
+    /// Nothing kept.
+    pub(crate) const NONE: Self = Self {
+        thread: null_mut(),
+        hook: None,
+        mask: 0,
+        count: 0,
+    };
+}
+
+/// The count hook the handler sets (step 4), which also stops a cancelled process
+/// (`cancel.rs`) and hands other events on to the program's own hook.
+unsafe extern "C-unwind" fn preempt_hook(state: *mut lua_State, debug: *mut ffi::lua_Debug) {
     // SAFETY: `state` is the running thread (Lua calls its hook on it); changing the
     // hook from inside it is allowed.
     unsafe {
         let context = slice_context();
-        let fired_after_yield = ffi::lua_gethookcount(state) == YIELDED;
+        if (*debug).event != ffi::LUA_HOOKCOUNT {
+            forward(state, debug, context);
+            return;
+        }
         // SAFETY (deref): a non-null slice context is the app data of the process in the
         // slice, alive for the slice.
+        if let Some(process) = context.as_ref()
+            && process.process.cancel_requested()
+            && super::cancel::stops_here(process, state)
+        {
+            disarm(state, context);
+            super::cancel::raise(process, state);
+        }
+        let fired_after_yield = ffi::lua_gethookcount(state) == YIELDED;
         let preemptible = !fired_after_yield
             && !context.is_null()
             && !(*context).no_preempt.load(Ordering::Relaxed)
             && ffi::lua_isyieldable(state) != 0;
         if !preemptible {
-            ffi::lua_sethook(state, None, 0, 0);
+            disarm(state, context);
             return;
         }
         (*context).preempted.store(true, Ordering::Relaxed);
-        ffi::lua_sethook(state, Some(preempt_hook), ffi::LUA_MASKCOUNT, YIELDED);
+        arm(state, context, YIELDED);
         // A count hook may yield with no values: lua_yield returns here, and Lua
         // unwinds once the hook has returned.
         ffi::lua_yield(state, 0);

@@ -10,7 +10,9 @@
 //!   values: a count hook's yield (`preempt.rs`) yields none and keeps the frame the
 //!   hook interrupted, as mlua does for it; every other yield of the main coroutine
 //!   (the prelude's relay, `lutra.yield`, the native calls) leaves nothing more.
-//! - Resumes after the first pass no values (the yields return none).
+//! - Resumes after the first pass no values (the yields return none), except in a
+//!   process asked to cancel: one value, `CANCEL` (`cancel.rs`), which a yield inside
+//!   the preemption hook discards as Lua discards every value resumed into a hook.
 
 use crate::api::PARK;
 use mlua::ffi;
@@ -34,12 +36,36 @@ pub(crate) enum Resumed {
 /// dead), resumed by its process's task alone (module invariants).
 #[inline]
 pub(crate) unsafe fn resume(lua: &Lua, thread: &Thread) -> Resumed {
+    // SAFETY: the caller's contract.
+    unsafe { resume_with(lua, thread, 0) }
+}
+
+/// Resumes `thread` as [`resume`] does, with the value `CANCEL` (a cancelled
+/// process: its blocking call raises).
+///
+/// # Safety
+/// As [`resume`].
+#[cold]
+pub(crate) unsafe fn resume_cancelled(lua: &Lua, thread: &Thread) -> Resumed {
+    // SAFETY: a suspended coroutine has room for one value (LUA_MINSTACK).
+    unsafe {
+        ffi::lua_pushlightuserdata(thread.state(), crate::process::cancel::CANCEL);
+        resume_with(lua, thread, 1)
+    }
+}
+
+/// Resumes `thread` with the `arguments` values on its stack's top.
+///
+/// # Safety
+/// As [`resume`]; `arguments` values were pushed on `thread`.
+#[inline(always)]
+unsafe fn resume_with(lua: &Lua, thread: &Thread, arguments: c_int) -> Resumed {
     let state = thread.state();
     let mut count: c_int = 0;
-    // SAFETY: a suspended coroutine resumed with no arguments (a null `from` starts
+    // SAFETY: a suspended coroutine resumed with its arguments (a null `from` starts
     // its C-call count at zero); its results are read and popped, or moved to mlua.
     unsafe {
-        let status = ffi::lua_resume(state, std::ptr::null_mut(), 0, &mut count);
+        let status = ffi::lua_resume(state, std::ptr::null_mut(), arguments, &mut count);
         match status {
             ffi::LUA_YIELD => {
                 let park = count >= 1

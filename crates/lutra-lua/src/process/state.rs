@@ -22,7 +22,7 @@
 use crate::process::ProcessCore;
 use crate::runtime::RuntimeShared;
 use mlua::{Lua, LuaOptions, StdLib, ffi};
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -38,6 +38,8 @@ pub(crate) struct ProcessContext {
     pub(crate) preempted: AtomicBool,
     /// Set while preemption must not happen (inside `atomic`).
     pub(crate) no_preempt: AtomicBool,
+    /// The program's own hook that the preemption hook stands in for (`preempt.rs`).
+    pub(crate) user_hook: Cell<super::preempt::UserHook>,
     /// What the process last waited on, with its text (see `api::host::note_wait`).
     pub(crate) last_wait: RefCell<Option<LastWait>>,
     /// The label of the last wait of a native blocking call (`api/native`), by what
@@ -86,6 +88,7 @@ impl ProcessContext {
             process,
             preempted: AtomicBool::new(false),
             no_preempt: AtomicBool::new(false),
+            user_hook: Cell::new(super::preempt::UserHook::NONE),
             last_wait: RefCell::new(None),
             native_wait: RefCell::new(None),
             parked: RefCell::new(None),

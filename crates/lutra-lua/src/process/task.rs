@@ -5,10 +5,15 @@
 //! 1. First slice only: create the Lua state, load the code, import the arguments.
 //! 2. Resume the main coroutine: through mlua the first time (with the function and
 //!    its arguments), straight through `lua_resume` after that (`resume.rs`).
-//! 3. It yielded `PARK` (a blocking call left a waker): `Step::Park`. It yielded
-//!    anything else (preemption, a bare `coroutine.yield()` at top level):
-//!    `Step::Yield`. It returned: export the results, finish. It raised: finish as
+//! 3. It yielded `PARK` (a blocking call left a waker): `Step::Park`, or
+//!    `Step::Yield` when a cancellation was asked for (nothing else would wake it,
+//!    `cancel.rs`). It yielded anything else (preemption, a bare
+//!    `coroutine.yield()` at top level): `Step::Yield`. It returned: export the results, finish. It raised: finish as
 //!    failed with the message and traceback.
+//!
+//! Once a cancellation is asked for, each slice resumes the coroutine with `CANCEL`
+//! (the process's blocking call raises it, `cancel.rs`); a process cancelled before
+//! its first slice ends at once, never loaded.
 //!
 //! A panic inside a slice (a bug in Lutra) fails the process, never the worker.
 
@@ -80,6 +85,10 @@ impl ProcessTask {
     }
 
     fn slice(&mut self) -> Step {
+        let cancelled = self.core.cancel_requested();
+        if cancelled && self.start.is_some() {
+            return self.cancel_unstarted();
+        }
         let first = match self.start.take() {
             Some((code, message)) => match self.boot(code, &message) {
                 Ok(args) => Some(args),
@@ -100,6 +109,8 @@ impl ProcessTask {
                 Some(args) => first_resume(thread, args),
                 // SAFETY: after its first slice the coroutine is suspended (a slice
                 // that ends it ends the process), and only this task resumes it.
+                None if cancelled => unsafe { resume::resume_cancelled(lua, thread) },
+                // SAFETY: as above.
                 None => unsafe { resume::resume(lua, thread) },
             }
         };
@@ -110,7 +121,11 @@ impl ProcessTask {
                 if let Some(context) = unsafe { context.as_ref() } {
                     context.preempted.store(false, Ordering::Relaxed);
                 }
-                if park { Step::Park } else { Step::Yield }
+                if park && !self.core.cancel_requested() {
+                    Step::Park
+                } else {
+                    Step::Yield
+                }
             }
             Resumed::Returned(values) => {
                 let mut values: Vec<mlua::Value> = values.into_iter().collect();
@@ -134,6 +149,14 @@ impl ProcessTask {
             }
             Resumed::Failed(error) => self.finish(Outcome::Failed(error_text(&error))),
         }
+    }
+
+    /// Ends a process cancelled before its first slice: it never runs.
+    #[cold]
+    fn cancel_unstarted(&mut self) -> Step {
+        self.start = None;
+        let message = self.core.deliver_cancel();
+        self.finish(Outcome::Failed(message.to_string()))
     }
 
     fn boot(&mut self, code: Code, message: &Message) -> mlua::Result<MultiValue> {
@@ -188,7 +211,17 @@ impl Resumable for ProcessTask {
             // What it waited on (noted by `prepare_park`) is over.
             self.core.set_waiting_on(None);
         }
-        self.runtime.note_resumed(was_parked, &mut self.wake);
+        if self.wake.is_none() {
+            self.runtime.note_resumed(was_parked, &mut self.wake);
+            if let Some(wake) = &self.wake {
+                self.core.set_waker(wake.waker());
+            }
+        } else {
+            self.runtime.note_resumed(was_parked, &mut self.wake);
+        }
+        if self.core.cancel_requested() {
+            self.core.note_cancelled_slice();
+        }
         let step = match catch_unwind(AssertUnwindSafe(|| self.slice())) {
             Ok(step) => step,
             Err(panic) => {

@@ -488,8 +488,10 @@ unsafe fn resumed<'a>(state: *mut lua_State) -> Option<(&'a ProcessContext, Arc<
     unsafe {
         let context = context_of(state)?;
         let channel = context.parked.borrow_mut().take()?;
+        // Resumed with `CANCEL` (a cancelled process), the call stops waiting too.
         let cannot = ffi::lua_gettop(state) >= 1
-            && ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(CANNOT)) != 0;
+            && (ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(CANNOT)) != 0
+                || ffi::lua_touserdata(state, 1) == crate::process::cancel::CANCEL);
         Some((context, channel, cannot))
     }
 }
@@ -512,8 +514,9 @@ fn lost(what: &str) -> Action {
     ))
 }
 
-/// The error of a wait resumed with `CANNOT` (the Lua loop's `park`): the process no
-/// longer waits, and leaves the channels it registered on.
+/// The error of a wait resumed with `CANNOT` (the Lua loop's `park`), or with
+/// `CANCEL` (the cancellation's error, `process/cancel.rs`): the process no longer
+/// waits, and leaves the channels it registered on.
 fn cannot_wait(context: &ProcessContext) -> Action {
     let label = match &*context.native_wait.borrow() {
         Some(wait) => wait.label.clone(),
@@ -521,6 +524,9 @@ fn cannot_wait(context: &ProcessContext) -> Action {
     };
     context.process.set_waiting_on(None);
     context.process.leave_channels();
+    if let Some(message) = crate::process::cancel::pending_message(context) {
+        return Action::Raise(message.to_string());
+    }
     Action::Raise(format!(
         "cannot block on {label} here: this coroutine was resumed from a C function that \
          cannot yield, so the scheduler cannot be reached"

@@ -1,0 +1,191 @@
+//! Cancellation of a process (`p:cancel([reason])`): a request recorded in the
+//! process's record, raised as an error in the process at its next safe point.
+//!
+//! # States (`State::cancel`, under the record's lock)
+//! | state            | meaning                                              | left by                         |
+//! |------------------|------------------------------------------------------|---------------------------------|
+//! | `None`           | nobody asked                                         | [`ProcessCore::cancel`]          |
+//! | `Requested(m)`   | asked; `m` ("cancelled: reason") not yet raised      | [`ProcessCore::deliver_cancel`] |
+//! | `Delivered(m)`   | raised in the process at least once: it ends cancelled, whatever way it ends | never   |
+//!
+//! A request is refused (answers false) once the process has ended, or when it was
+//! asked already (the first reason stands). The per-slice check reads only the
+//! record's `cancel_requested` flag (relaxed: the lock orders the rest).
+//!
+//! # Protocol (safe points)
+//! 1. `cancel` records the request, sets the flag (Release, under the lock) and wakes
+//!    the process's task with the waker its first slice left (`set_waker`); a
+//!    process not started yet needs none: its first slice sees the flag.
+//! 2. A slice that starts with the flag set counts itself (`cancelled_slices`) and
+//!    resumes the process with the light userdata [`CANCEL`]: a blocking call parked
+//!    in the prelude or natively takes it as its answer and raises; a yield of
+//!    `lutra.yield` does the same. A process that was stopped by preemption (a
+//!    yield inside the preemption hook, which discards resume values) meets the
+//!    hook again two instructions later, and the hook raises (`preempt.rs`).
+//! 3. A slice that would park while the flag is set yields instead: it is resumed
+//!    at once with `CANCEL` (nothing else would wake it).
+//! 4. A CPU-bound process is stopped by the preemption hook, which raises instead
+//!    of yielding. Inside `lutra.atomic` the hook first dooms a revocable attempt
+//!    (the driver then rolls it back and raises outside, `atomic/driver.rs`); an
+//!    irrevocable attempt runs to its end.
+//! 5. Each raise takes the message with `deliver_cancel` (moving to `Delivered`).
+//!    The process ends as cancelled (`finish`) even if it caught the error.
+
+use crate::process::{ProcessContext, ProcessCore};
+use mlua::ffi::{self, lua_State};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::Waker;
+
+/// The value a cancelled process is resumed with (see the protocol, step 2).
+pub(crate) const CANCEL: *mut std::ffi::c_void = std::ptr::dangling_mut::<u16>().cast();
+
+/// Where a process stands with cancellation (see the module's table).
+#[derive(Debug, Clone)]
+pub(crate) enum Cancel {
+    None,
+    Requested(Arc<str>),
+    Delivered(Arc<str>),
+}
+
+/// The message of a cancellation for `reason`.
+fn message_of(reason: Option<&str>) -> Arc<str> {
+    match reason {
+        Some(reason) => format!("cancelled: {reason}").into(),
+        None => "cancelled".into(),
+    }
+}
+
+impl ProcessCore {
+    /// Asks the process to stop at its next safe point (module protocol); `reason`
+    /// ends up in its error, `cancelled: reason`. Returns whether this call made the
+    /// request: false when the process has ended or was asked already.
+    pub fn cancel(&self, reason: Option<&str>) -> bool {
+        let waker = {
+            let mut state = self.lock();
+            if !matches!(state.outcome, crate::Outcome::Running)
+                || !matches!(state.cancel, Cancel::None)
+            {
+                return false;
+            }
+            state.cancel = Cancel::Requested(message_of(reason));
+            // ORDERING: Release under the lock; the process's check is relaxed and
+            // takes the lock before it acts (`deliver_cancel`).
+            self.cancel_requested.store(true, Ordering::Release);
+            state.waker.clone()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        true
+    }
+
+    /// Whether a cancellation was asked for (the per-slice check).
+    #[inline]
+    pub(crate) fn cancel_requested(&self) -> bool {
+        self.cancel_requested.load(Ordering::Relaxed)
+    }
+
+    /// The cancellation's message, which the caller raises in the process: from here
+    /// on the process ends as cancelled.
+    #[cold]
+    pub(crate) fn deliver_cancel(&self) -> Arc<str> {
+        let mut state = self.lock();
+        let message = match &state.cancel {
+            Cancel::Requested(message) | Cancel::Delivered(message) => message.clone(),
+            Cancel::None => message_of(None),
+        };
+        state.cancel = Cancel::Delivered(message.clone());
+        message
+    }
+
+    /// Leaves the process's task waker for a later cancellation (first slice).
+    #[cold]
+    pub(crate) fn set_waker(&self, waker: Waker) {
+        let mut state = self.lock();
+        if matches!(state.outcome, crate::Outcome::Running) {
+            state.waker = Some(waker);
+        }
+    }
+
+    /// A slice starts after the cancellation was asked for.
+    #[cold]
+    pub(crate) fn note_cancelled_slice(&self) {
+        self.lock().cancelled_slices += 1;
+    }
+
+    /// How many slices the process started after a cancellation was asked for (0
+    /// without one): how soon it stopped, counted rather than timed.
+    pub fn slices_after_cancel(&self) -> u32 {
+        self.lock().cancelled_slices
+    }
+
+    /// Whether the process ended cancelled.
+    pub fn was_cancelled(&self) -> bool {
+        self.lock().cancelled
+    }
+}
+
+/// Whether the preemption hook stops the cancelled process `context` now, on its
+/// running thread `state` (protocol, step 4): always outside `lutra.atomic`; inside,
+/// when the running attempt is revocable, which this dooms (the driver rolls it back
+/// and raises the cancellation outside, `atomic/driver.rs`).
+///
+/// # Safety
+/// Called from the preemption hook, on `state`, the running thread of `context`'s
+/// process.
+#[cold]
+pub(super) unsafe fn stops_here(context: &ProcessContext, state: *mut lua_State) -> bool {
+    if !context.no_preempt.load(Ordering::Relaxed) {
+        return true;
+    }
+    // SAFETY: `state` is a thread of a state mlua made (its extra data is set), alive
+    // for the hook's call.
+    let lua = unsafe { mlua::Lua::get_or_init_from_ptr(state) };
+    let Ok(tx) = crate::atomic::TxContext::of(lua) else {
+        return false;
+    };
+    // The descriptor is lent out while a shared-table operation runs (Lua code may
+    // then run only in a finalizer, which hooks do not reach): no doom then.
+    let Ok(mut slot) = tx.desc.try_borrow_mut() else {
+        return false;
+    };
+    match slot.as_mut() {
+        Some(desc) if tx.running.get() && !desc.is_irrevocable() => {
+            if desc.doomed().is_none() {
+                let _ = desc.doom(lutra_stm::AbortReason::Explicit);
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Raises the cancellation of `context`'s process on `state`, at the position of the
+/// running function.
+///
+/// # Safety
+/// As [`stops_here`]; this longjmps (nothing Rust owns is alive in the caller).
+#[cold]
+pub(super) unsafe fn raise(context: &ProcessContext, state: *mut lua_State) -> ! {
+    let message = context.process.deliver_cancel();
+    // SAFETY: the running thread, with room for two values (LUA_MINSTACK); the
+    // message is copied into Lua and its reference dropped before the longjmp.
+    unsafe {
+        ffi::luaL_where(state, 1);
+        ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
+        drop(message);
+        ffi::lua_concat(state, 2);
+        ffi::lua_error(state)
+    }
+}
+
+/// The cancellation's message for a native call or the driver to raise, if `context`'s
+/// process was asked to cancel.
+#[cold]
+pub(crate) fn pending_message(context: &ProcessContext) -> Option<Arc<str>> {
+    context
+        .process
+        .cancel_requested()
+        .then(|| context.process.deliver_cancel())
+}
