@@ -67,6 +67,22 @@ local function wait(what, object)
   return problem
 end
 
+local base_pcall = pcall
+
+-- Waits (as `wait`, on `what` and `object`) in the send of message `sequence` on
+-- `target` (a channel, or a process: its mailbox); false when woken (poll again).
+-- When the wait fails — the caller cannot block, or an error (out of memory) is raised
+-- while it waits — the message is taken back first, so that a send that fails
+-- delivers nothing: then true if the send completed after all, else the problem is
+-- raised at `level` (seen from the caller of `send_wait`).
+local function send_wait(what, object, target, sequence, level)
+  local ok, problem = base_pcall(wait, what, object)
+  if ok and not problem then return false end
+  if raw.channel_withdraw(target, sequence) then return true end
+  if ok then error(problem, level + 1) end
+  error(problem, 0)
+end
+
 -- Raises luaL_argerror's message for argument `n` of the API function `name`, at the
 -- position of whoever called that function; `level` is where the API function is on
 -- the stack, seen from the caller of arg_error (1: the caller itself).
@@ -245,12 +261,7 @@ function Process.send(p, ...)
     if status == "closed" then
       error("cannot send to " .. tostring(p) .. ": it has finished", 3)
     end
-    local problem = wait("send to ", p)
-    if problem then
-      -- A send that fails delivers nothing: its message is taken back.
-      if raw.channel_withdraw(p, sequence) then return end
-      error(problem, 3)
-    end
+    if send_wait("send to ", p, p, sequence, 3) then return end
   end
 end
 
@@ -290,12 +301,7 @@ function Channel.send(ch, ...)
     error(problem, 3)
   end
   while true do
-    local problem = wait("send on ", ch)
-    if problem then
-      -- A send that fails delivers nothing: its message is taken back.
-      if raw.channel_withdraw(ch, sequence) then return end
-      error(problem, 3)
-    end
+    if send_wait("send on ", ch, ch, sequence, 3) then return end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return end
     if status == "closed" then
@@ -465,5 +471,5 @@ end
 return {
   lutra = lutra, channel = Channel, process = Process, run = run,
   -- for luaproc.lua
-  internal = { wait = wait, where = where, raise = raise, cannot = CANNOT },
+  internal = { wait = wait, send_wait = send_wait, where = where, raise = raise, cannot = CANNOT },
 }
