@@ -83,12 +83,15 @@ local function send_wait(what, object, target, sequence, level)
   error(problem, 0)
 end
 
+local raise -- below, beside `where`
+
 -- Raises luaL_argerror's message for argument `n` of the API function `name`, at the
--- position of whoever called that function; `level` is where the API function is on
--- the stack, seen from the caller of arg_error (1: the caller itself).
+-- position of whoever called that function (the nearest user line: see `raise`);
+-- `level` is where the API function is on the stack, seen from the caller of
+-- arg_error (1: the caller itself).
 local function arg_error(level, n, name, expected, got)
-  error("bad argument #" .. n .. " to '" .. name .. "' (" .. expected .. " expected, got "
-    .. got .. ")", level + 2)
+  raise("bad argument #" .. n .. " to '" .. name .. "' (" .. expected .. " expected, got "
+    .. got .. ")", level + 1)
 end
 
 -- The deadline `timeout` seconds from now for the API function `name` (its argument
@@ -127,7 +130,7 @@ end
 -- Raises `problem` (a string) at the first frame of user Lua code at or above `level`
 -- (seen from the caller of `raise`, as `where` counts): the user's line, also when the
 -- user's function tail-called the API function or called it through `pcall`.
-local function raise(problem, level)
+function raise(problem, level)
   local at = where(level + 1)
   if at ~= "?" then problem = at .. ": " .. problem end
   error(problem, 0)
@@ -273,7 +276,7 @@ end
 
 function lutra.channel(capacity)
   if capacity ~= nil and (math.type(capacity) ~= "integer" or capacity < 0) then
-    error("bad argument #1 to 'channel' (non-negative integer expected, got " .. tostring(capacity) .. ")", 2)
+    raise("bad argument #1 to 'channel' (non-negative integer expected, got " .. tostring(capacity) .. ")", 1)
   end
   return raw.channel(capacity)
 end
@@ -282,8 +285,8 @@ end
 -- (`extra` more levels up: 1 for a method the native fast path calls, see below).
 local function check_channel(ch, name, extra)
   if not raw.is_channel(ch) then
-    error("bad argument #1 to '" .. name .. "' (channel expected, got " .. type(ch) .. ")",
-      3 + (extra or 0))
+    raise("bad argument #1 to '" .. name .. "' (channel expected, got " .. type(ch) .. ")",
+      2 + (extra or 0))
   end
 end
 
@@ -374,13 +377,13 @@ function lutra.select(...)
     n = n - 1
   end
   if n == 0 then
-    error("bad argument #1 to 'select' (channel expected, got no value)", 2)
+    raise("bad argument #1 to 'select' (channel expected, got no value)", 1)
   end
   local channels = {}
   for i = 1, n do
     local ch = select(i, ...)
     if not raw.is_channel(ch) then
-      error("bad argument #" .. i .. " to 'select' (channel expected, got " .. type(ch) .. ")", 2)
+      raise("bad argument #" .. i .. " to 'select' (channel expected, got " .. type(ch) .. ")", 1)
     end
     channels[i] = ch
   end
