@@ -28,6 +28,20 @@ raises("cannot store a coroutine", function() local v = lutra.shared({ co = co }
 local s = lutra.shared({})
 raises("cannot store a coroutine", function() s.x = co end)
 raises("bad argument #1 to 'spawn' (function or source string expected, got integer)", function() local v = lutra.spawn(42) return v end)
+-- Misuse of other calls, tail-called: still a position in this file.
+for _, f in ipairs({
+  function() return lutra.channel(-1) end,
+  function() return lutra.atomic(42) end,
+  function() return lutra.or_else(1, 2) end,
+  function() return lutra.retry() end,
+  function() return lutra.sleep("x") end,
+  function() return lutra.select() end,
+  function() return lutra.channel():try_receive("x") end,
+}) do
+  local ok, err = pcall(f)
+  assert(not ok and err:find("^" .. here .. "%d+: "), err)
+end
+
 -- Called by pcall itself: the user's line is the pcall's.
 local line = debug.getinfo(1, "l").currentline; ok, err = pcall(lutra.spawn, 42)
 assert(not ok and err:find(here .. line .. ": bad argument #1 to 'spawn'", 1, true), err)

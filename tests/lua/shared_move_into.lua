@@ -12,6 +12,13 @@ local u = { a = "b" }
 local s2 = lutra.shared({ m = lutra.move(u), n = 1 })
 assert(lutra.is_moved(u) and s2.m.a == "b" and s2.n == 1)
 
+-- Markers nested anywhere in what is stored; a table moved inside a moved one.
+local x, y = { "x" }, { "y" }
+local holder = { y = lutra.move(y) }
+s.nested = { outer = { inner = lutra.move(x) }, holder = lutra.move(holder) }
+assert(lutra.is_moved(x) and lutra.is_moved(y) and lutra.is_moved(holder))
+assert(s.nested.outer.inner[1] == "x" and s.nested.holder.y[1] == "y")
+
 -- Another process reads both.
 local p = lutra.spawn(function(s, s2)
   return s.m.inner.deeper[1], s2.m.a

@@ -6,10 +6,11 @@
 -- luaproc's wording; misuse raises as `luaL_argerror` does.
 --
 -- Loaded by `package.preload.luaproc` with the raw functions and the prelude's
--- internal helpers (`wait`: park the caller; `where`: the caller's file:line).
+-- internal helpers (`wait`: park the caller; `send_wait`: the same in a send, which
+-- takes its message back when the wait fails; `where`: the caller's file:line).
 
 local raw, internal = ...
-local wait, where = internal.wait, internal.where
+local wait, send_wait, where = internal.wait, internal.send_wait, internal.where
 local pack, unpack, select, type, error, tostring = table.pack, table.unpack, select, type, error, tostring
 local load, getupvalue, dump = load, debug.getupvalue, string.dump
 local math_type = math.type
@@ -111,12 +112,7 @@ local function delivered(ch, name, sequence)
   if sequence == true then return true end -- taken at once
   while true do
     -- raw.channel_send registered the caller: it is woken once the message is taken.
-    local problem = wait("luaproc.send on channel ", name)
-    if problem then
-      -- A send that fails delivers nothing: its message is taken back.
-      if raw.channel_withdraw(ch, sequence) then return true end
-      error(problem, 4)
-    end
+    if send_wait("luaproc.send on channel ", name, ch, sequence, 4) then return true end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return true end
     if status == "closed" then

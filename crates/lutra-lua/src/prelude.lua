@@ -71,12 +71,31 @@ local function wait(what, object)
   return problem
 end
 
+local base_pcall = pcall
+
+-- Waits (as `wait`, on `what` and `object`) in the send of message `sequence` on
+-- `target` (a channel, or a process: its mailbox); false when woken (poll again).
+-- When the wait fails — the caller cannot block, or an error (out of memory) is raised
+-- while it waits — the message is taken back first, so that a send that fails
+-- delivers nothing: then true if the send completed after all, else the problem is
+-- raised at `level` (seen from the caller of `send_wait`).
+local function send_wait(what, object, target, sequence, level)
+  local ok, problem = base_pcall(wait, what, object)
+  if ok and not problem then return false end
+  if raw.channel_withdraw(target, sequence) then return true end
+  if ok then error(problem, level + 1) end
+  error(problem, 0)
+end
+
+local raise -- below, beside `where`
+
 -- Raises luaL_argerror's message for argument `n` of the API function `name`, at the
--- position of whoever called that function; `level` is where the API function is on
--- the stack, seen from the caller of arg_error (1: the caller itself).
+-- position of whoever called that function (the nearest user line: see `raise`);
+-- `level` is where the API function is on the stack, seen from the caller of
+-- arg_error (1: the caller itself).
 local function arg_error(level, n, name, expected, got)
-  error("bad argument #" .. n .. " to '" .. name .. "' (" .. expected .. " expected, got "
-    .. got .. ")", level + 2)
+  raise("bad argument #" .. n .. " to '" .. name .. "' (" .. expected .. " expected, got "
+    .. got .. ")", level + 1)
 end
 
 -- The deadline `timeout` seconds from now for the API function `name` (its argument
@@ -115,7 +134,7 @@ end
 -- Raises `problem` (a string) at the first frame of user Lua code at or above `level`
 -- (seen from the caller of `raise`, as `where` counts): the user's line, also when the
 -- user's function tail-called the API function or called it through `pcall`.
-local function raise(problem, level)
+function raise(problem, level)
   local at = where(level + 1)
   if at ~= "?" then problem = at .. ": " .. problem end
   error(problem, 0)
@@ -271,12 +290,7 @@ function Process.send(p, ...)
     if status == "closed" then
       error("cannot send to " .. tostring(p) .. ": it has finished", 3)
     end
-    local problem = wait("send to ", p)
-    if problem then
-      -- A send that fails delivers nothing: its message is taken back.
-      if raw.channel_withdraw(p, sequence) then return end
-      error(problem, 3)
-    end
+    if send_wait("send to ", p, p, sequence, 3) then return end
   end
 end
 
@@ -299,7 +313,7 @@ end
 
 function lutra.channel(capacity)
   if capacity ~= nil and (math.type(capacity) ~= "integer" or capacity < 0) then
-    error("bad argument #1 to 'channel' (non-negative integer expected, got " .. tostring(capacity) .. ")", 2)
+    raise("bad argument #1 to 'channel' (non-negative integer expected, got " .. tostring(capacity) .. ")", 1)
   end
   return raw.channel(capacity)
 end
@@ -308,8 +322,8 @@ end
 -- (`extra` more levels up: 1 for a method the native fast path calls, see below).
 local function check_channel(ch, name, extra)
   if not raw.is_channel(ch) then
-    error("bad argument #1 to '" .. name .. "' (channel expected, got " .. type(ch) .. ")",
-      3 + (extra or 0))
+    raise("bad argument #1 to '" .. name .. "' (channel expected, got " .. type(ch) .. ")",
+      2 + (extra or 0))
   end
 end
 
@@ -327,12 +341,7 @@ function Channel.send(ch, ...)
     error(problem, 3)
   end
   while true do
-    local problem = wait("send on ", ch)
-    if problem then
-      -- A send that fails delivers nothing: its message is taken back.
-      if raw.channel_withdraw(ch, sequence) then return end
-      error(problem, 3)
-    end
+    if send_wait("send on ", ch, ch, sequence, 3) then return end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return end
     if status == "closed" then
@@ -405,13 +414,13 @@ function lutra.select(...)
     n = n - 1
   end
   if n == 0 then
-    error("bad argument #1 to 'select' (channel expected, got no value)", 2)
+    raise("bad argument #1 to 'select' (channel expected, got no value)", 1)
   end
   local channels = {}
   for i = 1, n do
     local ch = select(i, ...)
     if not raw.is_channel(ch) then
-      error("bad argument #" .. i .. " to 'select' (channel expected, got " .. type(ch) .. ")", 2)
+      raise("bad argument #" .. i .. " to 'select' (channel expected, got " .. type(ch) .. ")", 1)
     end
     channels[i] = ch
   end
@@ -502,5 +511,5 @@ end
 return {
   lutra = lutra, channel = Channel, process = Process, run = run,
   -- for luaproc.lua
-  internal = { wait = wait, where = where, raise = raise, cannot = CANNOT },
+  internal = { wait = wait, send_wait = send_wait, where = where, raise = raise, cannot = CANNOT },
 }

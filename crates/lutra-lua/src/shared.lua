@@ -126,7 +126,7 @@ function lutra.atomic(f, ...)
     return nested_end(checkpoint(), base_pcall(f, ...))
   end
   if not callable(f) then
-    error("bad argument #1 to 'atomic' (function expected, got " .. type(f) .. ")", 2)
+    raise("bad argument #1 to 'atomic' (function expected, got " .. type(f) .. ")", 1)
   end
   local site = site_of(f)
   while true do
@@ -143,7 +143,7 @@ function lutra.atomic(f, ...)
 end
 
 function lutra.retry()
-  if not inside then error("lutra.retry() called outside lutra.atomic", 2) end
+  if not inside then raise("lutra.retry() called outside lutra.atomic", 1) end
   raw.atomic_retry()
   error(ABORTED, 0)
 end
@@ -166,7 +166,7 @@ function lutra.or_else(f, g, ...)
   if not callable(f) or not callable(g) then
     local n, h = 1, f
     if callable(f) then n, h = 2, g end
-    error("bad argument #" .. n .. " to 'or_else' (function expected, got " .. type(h) .. ")", 2)
+    raise("bad argument #" .. n .. " to 'or_else' (function expected, got " .. type(h) .. ")", 1)
   end
   if not inside then return lutra.atomic(lutra.or_else, f, g, ...) end
   return or_else_end(checkpoint(), g, pack(...), base_pcall(f, ...))

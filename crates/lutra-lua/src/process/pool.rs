@@ -133,6 +133,7 @@ impl StatePool {
 /// (step 2).
 fn reset(lua: &Lua) -> mlua::Result<()> {
     lua.remove_app_data::<crate::process::ProcessContext>();
+    crate::transfer::moved::forget_all(lua);
     lua.set_memory_limit(0)?;
     baseline::restore(lua)?;
     lua.gc_collect()

@@ -194,3 +194,10 @@ pub(crate) fn checkpoints_closed(lua: &Lua, depth: usize, undo: bool) {
         }
     }
 }
+
+/// Forgets every pending move of `lua` (a send's, an attempt's): its process ended
+/// and the state is reset for another, which must not move the first one's tables.
+pub(crate) fn forget_all(lua: &Lua) {
+    forget_deferred(lua);
+    forget_attempt_moves(lua);
+}
