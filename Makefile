@@ -7,7 +7,7 @@ CARGO ?= cargo
 PREFIX ?= /usr/local
 
 # Lua processes on every core: CPU-bound processes, elapsed time against the same work
-# in one process, and the speedup.
+# in one process, the speedup, and whether other programs kept the machine busy.
 demo:
 	$(CARGO) run --release -p lutra-cli --bin lutra -- examples/cores.lua
 
@@ -90,8 +90,9 @@ test-docs:
 
 # Every seed's experiment beside its reference, with charts and a report
 # (target/bench/suite/report.md and report.html): `make bench` is the full run
-# (≈ 15 min on 2 cores), `make bench-quick` the ≈ 1 min one (CI runs it),
-# `make bench-charts` a full run that also refreshes the README's charts in docs/bench.
+# (≈ 15 min on 2 cores), `make bench-quick` the ≈ 2 min one (CI runs it),
+# `make bench-charts` a full run that also refreshes docs/performance.md's charts and
+# report in docs/bench.
 # A part: `make bench BENCH_ARGS="seed000 seed004"`.
 bench: bench-build
 	target/release/lutra-bench $(BENCH_ARGS)

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! make bench                                                     # full run (≈ 15 min on 2 cores)
-//! cargo run --release -p lutra-bench --bin lutra-bench -- --quick            # ≈ 1 min
+//! cargo run --release -p lutra-bench --bin lutra-bench -- --quick            # ≈ 2 min
 //! cargo run --release -p lutra-bench --bin lutra-bench -- --quick seed000 seed004
 //! cargo run --release -p lutra-bench --bin lutra-bench -- --quick --publish docs/bench
 //! ```
