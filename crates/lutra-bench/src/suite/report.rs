@@ -181,7 +181,7 @@ pub fn markdown(info: &RunInfo, sections: &[Section], image_dir: &str, extension
             out.push_str(&grid_markdown(grid));
         }
         if let Some(text) = &section.findings.verbatim {
-            let _ = writeln!(out, "```text\n{text}\n```\n");
+            let _ = writeln!(out, "```text\n{}\n```\n", unsigned_zero(text));
         }
         for note in &section.findings.notes {
             let _ = writeln!(out, "- {note}");
@@ -317,7 +317,7 @@ pub fn html(info: &RunInfo, sections: &[Section]) -> String {
             out.push_str("</table>\n");
         }
         if let Some(text) = &section.findings.verbatim {
-            let _ = writeln!(out, "<pre>{}</pre>", escape(text));
+            let _ = writeln!(out, "<pre>{}</pre>", escape(&unsigned_zero(text)));
         }
         if !section.findings.notes.is_empty() {
             out.push_str("<ul>");
@@ -394,6 +394,10 @@ mod tests {
 
     #[test]
     fn no_cell_prints_a_negative_zero() {
+        let mut verbatim = section(None, "-0.0 (-0.00–0.1)");
+        verbatim.findings.verbatim = Some("read  -0.0  12".into());
+        assert!(markdown_of(verbatim.clone()).contains("read  0.0  12"));
+        assert!(html(&info(), &[verbatim]).contains("read  0.0  12"));
         let text = markdown_of(section(None, "-0.0 (-0.00–0.1)"));
         assert!(text.contains("| lutra | 0.0 (0.00–0.1) |"), "{text}");
         assert!(!html(&info(), &[section(None, "-0.0")]).contains("-0.0"));
