@@ -17,7 +17,7 @@ use super::verdict::{largest_x, median, speed};
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     id: "seed000",
-    title: "Elided global lock: While and Iterator (seed 000)",
+    title: "Elided global lock: While and Iterator",
     paper: "\"Eliminating Global Interpreter Locks in Ruby through Hardware Transactional \
             Memory\" (Odaira, Castanos)",
     shows: "Whether running the interpreter's global lock as transactions lets threads \
