@@ -1,10 +1,13 @@
 # Lutra's entry points. `make demo` runs the main job, `make test` runs every test.
 CARGO ?= cargo
 
-.PHONY: demo demo-stm test deps test-rust test-model test-c test-itm test-module test-rock bench bench-quick bench-charts bench-build lint
+.PHONY: demo demo-stm test test-quick deps test-rust test-model test-c test-itm test-module test-rock test-docs install bench bench-quick bench-charts bench-build lint
+
+# Where `make install` puts lutra, the C library and headers.
+PREFIX ?= /usr/local
 
 # Lua processes on every core: CPU-bound processes, elapsed time against the same work
-# in one process, and the speedup.
+# in one process, the speedup, and whether other programs kept the machine busy.
 demo:
 	$(CARGO) run --release -p lutra-cli --bin lutra -- examples/cores.lua
 
@@ -13,9 +16,28 @@ demo-stm:
 	$(CARGO) run --release -p lutra-bench --bin demo
 
 # `deps` first: what the tests need is checked (and installed, as root) before
-# minutes of tests run.
+# minutes of tests run. test-module builds the release module once; test-rock and
+# test-docs (whose README replay installs it through LuaRocks) reuse that build.
 test: deps
-	$(MAKE) test-rust test-model test-c test-itm test-module test-rock
+	$(MAKE) test-rust test-model test-c test-itm test-module test-rock test-docs
+
+# The quick loop: the Rust tests, the C programs and the module under lua5.4. Skips
+# the model checks, the -fgnu-tm programs, the LuaRocks package and the documentation
+# (its blocks and the README's install replay). CI runs `make test`.
+test-quick: deps
+	$(MAKE) test-rust test-c test-module
+
+# lutra in PREFIX/bin; liblutra.so, liblutra.a, lutra.pc and the headers
+# (scripts/install-c.sh, which runs ldconfig or prints what to set); Lutra's
+# libitm.so.1 for -fgnu-tm programs in PREFIX/lib/lutra/itm (docs/gnu-tm.md).
+install:
+	$(CARGO) build --release -p lutra-cli -p lutra-capi
+	install -d "$(PREFIX)/bin" "$(PREFIX)/lib/lutra/itm"
+	install -m 755 "$${CARGO_TARGET_DIR:-target}/release/lutra" "$(PREFIX)/bin/lutra"
+	LUTRA_ITM_LINK_ONLY=1 scripts/build-itm.sh release >/dev/null
+	install -m 755 "$${CARGO_TARGET_DIR:-target}/release/itm/libitm.so.1" "$(PREFIX)/lib/lutra/itm/libitm.so.1"
+	ln -sf libitm.so.1 "$(PREFIX)/lib/lutra/itm/libitm.so"
+	scripts/install-c.sh "$(PREFIX)"
 
 # Installs (as root, with apt-get) or names what the tests need besides Rust.
 deps:
@@ -55,15 +77,22 @@ test-module:
 	CARGO="$(CARGO)" scripts/test-module.sh
 
 # The LuaRocks package (lutra-scm-1.rockspec): `luarocks make` into a fresh tree, then
-# `require "lutra"` / `require "luaproc"` from it (debug build: seconds after
-# test-module).
+# `require "lutra"` / `require "luaproc"` from it (the release build test-module
+# made: seconds).
 test-rock:
 	CARGO="$(CARGO)" scripts/test-rock.sh
 
+# Every code block of README.md and docs/*.md, after the README's install steps
+# replayed in a temporary HOME (tests/docs.sh; the Rust blocks are crates/lutra-docs'
+# doctests, run by test-rust).
+test-docs:
+	tests/docs.sh
+
 # Every seed's experiment beside its reference, with charts and a report
 # (target/bench/suite/report.md and report.html): `make bench` is the full run
-# (≈ 15 min on 2 cores), `make bench-quick` the ≈ 1 min one (CI runs it),
-# `make bench-charts` a full run that also refreshes the README's charts in docs/bench.
+# (≈ 15 min on 2 cores), `make bench-quick` the ≈ 2 min one (CI runs it),
+# `make bench-charts` a full run that also refreshes docs/performance.md's charts and
+# report in docs/bench.
 # A part: `make bench BENCH_ARGS="seed000 seed004"`.
 bench: bench-build
 	target/release/lutra-bench $(BENCH_ARGS)

@@ -11,8 +11,30 @@
 --
 -- jobs defaults to the number of cores; total_samples (shared out among the jobs)
 -- to 24,000,000, about 3 s of work for one core.
+--
+-- At the end it says whether other programs kept the machine busy meanwhile, as the
+-- benchmark suite does (crates/lutra-bench/src/suite/machine.rs): the processor
+-- time /proc/stat counts as busy, minus this program's own (os.clock), over the
+-- elapsed time, is the number of cores others used; more than a quarter of the
+-- cores means the speedup above understates what an idle machine gives.
 
 local jobs, total = ...
+
+-- Seconds of processor time all processors spent busy since boot (/proc/stat's
+-- user, nice, system, irq, softirq and steal ticks, at 100 a second) and the
+-- number of processors, or nil.
+local function busy_seconds()
+  local stat = io.open("/proc/stat")
+  if not stat then return nil end
+  local text = stat:read("a")
+  stat:close()
+  local ticks = {}
+  for n in (text:match("^cpu [^\n]*") or ""):gmatch("%d+") do ticks[#ticks + 1] = tonumber(n) end
+  if #ticks < 8 then return nil end
+  local _, cpus = text:gsub("\ncpu%d+ ", "")
+  return (ticks[1] + ticks[2] + ticks[3] + ticks[6] + ticks[7] + ticks[8]) / 100, cpus
+end
+local busy_start, own_start, wall_start = busy_seconds(), os.clock(), lutra.now()
 
 jobs = math.tointeger(tonumber(jobs)) or lutra.workers()
 total = math.tointeger(tonumber(total)) or 24000000
@@ -62,3 +84,15 @@ if t_par > 0 then
   print(string.format("speedup: %.2fx on %d cores", t_seq / t_par, lutra.workers()))
 end
 print("results match: yes")
+
+local busy_end, cores = busy_seconds()
+if busy_start and busy_end then
+  local wall = lutra.now() - wall_start
+  local foreign = math.max(0, (busy_end - busy_start) - (os.clock() - own_start)) / wall
+  if foreign > 0.25 * cores then
+    print(string.format("machine: BUSY: other programs kept %.2f of %d cores busy during this run;"
+      .. " the speedup above is lower than on an idle machine", foreign, cores))
+  else
+    print(string.format("machine: quiet (other programs used %.2f of %d cores)", foreign, cores))
+  end
+end

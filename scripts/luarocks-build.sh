@@ -19,6 +19,11 @@ if ! command -v "$cargo" >/dev/null 2>&1; then
   echo "luarocks-build: cargo not found: Lutra needs the Rust toolchain (https://rustup.rs)" >&2
   exit 1
 fi
+# LuaRocks exports its own C settings (CC; CFLAGS in some versions) for C modules.
+# The module is a cargo build whose C parts take .cargo/config.toml's CFLAGS: with
+# LuaRocks' values cargo would build it a second time, differently from
+# scripts/test-module.sh's build of the same sources.
+unset CC CFLAGS
 (cd crates/lutra-lua-module && CARGO_TARGET_DIR=$target "$cargo" build --locked $flag)
 mkdir -p "$root/target/luarocks"
 cp -f "$target/$profile/liblutra_lua_module.so" "$root/target/luarocks/lutra.so"

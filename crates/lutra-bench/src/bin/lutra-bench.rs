@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! make bench                                                     # full run (≈ 15 min on 2 cores)
-//! cargo run --release -p lutra-bench --bin lutra-bench -- --quick            # ≈ 1 min
+//! cargo run --release -p lutra-bench --bin lutra-bench -- --quick            # ≈ 2 min
 //! cargo run --release -p lutra-bench --bin lutra-bench -- --quick seed000 seed004
 //! cargo run --release -p lutra-bench --bin lutra-bench -- --quick --publish docs/bench
 //! ```
@@ -34,8 +34,8 @@ struct Args {
     /// Output directory [default: target/bench/suite].
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Also copy the charts (PNG) and the Markdown report here (the README's
-    /// `docs/bench`).
+    /// Also copy the charts (SVG) and a Markdown report linking them here
+    /// (docs/performance.md's `docs/bench`).
     #[arg(long)]
     publish: Option<PathBuf>,
     /// Where the benchmark binaries are [default: beside this program].

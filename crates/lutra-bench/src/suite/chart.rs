@@ -6,6 +6,7 @@
 
 use super::font;
 use super::spread::Spread;
+use super::style::{check_count, style};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::types::RangedCoordf64;
@@ -76,8 +77,10 @@ impl Figure {
     /// Draws the figure to `dir/<id>.svg` and `dir/<id>.png`.
     ///
     /// # Errors
-    /// No font for the text ([`font::ensure`]), or a drawing or file error.
+    /// More series than a chart can tell apart ([`check_count`]), no font for the
+    /// text ([`font::ensure`]), or a drawing or file error.
     pub fn draw(&self, dir: &Path) -> Result<Drawn, String> {
+        check_count(self.series.len())?;
         font::ensure()?;
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let svg = dir.join(format!("{}.svg", self.id));
@@ -202,24 +205,49 @@ impl Figure {
         to_y: impl Fn(f64) -> f64,
     ) -> Result<(), String> {
         for (index, series) in self.series.iter().enumerate() {
-            let color = color(index);
+            let look = style(index);
+            let color = look.color;
             let medians: Vec<(f64, f64)> = series
                 .points
                 .iter()
                 .map(|&(x, spread)| (to_axis(x), to_y(spread.median)))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(medians.clone(), color.stroke_width(2)))
-                .map_err(describe)?
-                .label(&series.name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                });
+            let (radius, marker) = look.marker();
+            match look.dashes() {
+                None => {
+                    chart
+                        .draw_series(LineSeries::new(medians.clone(), look.line()))
+                        .map_err(describe)?
+                        .label(&series.name)
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
+                        });
+                }
+                Some((dash, gap)) => {
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            medians.clone(),
+                            dash,
+                            gap,
+                            look.line(),
+                        ))
+                        .map_err(describe)?
+                        .label(&series.name)
+                        .legend(move |(x, y)| {
+                            plotters::element::DashedPathElement::new(
+                                vec![(x, y), (x + 18, y)],
+                                dash,
+                                gap,
+                                color.stroke_width(3),
+                            )
+                        });
+                }
+            }
             chart
                 .draw_series(
                     medians
                         .iter()
-                        .map(|&point| Circle::new(point, 3, color.filled())),
+                        .map(|&point| Circle::new(point, radius, marker)),
                 )
                 .map_err(describe)?;
             chart
@@ -273,7 +301,7 @@ impl Figure {
             .draw()
             .map_err(describe)?;
         for (index, series) in self.series.iter().enumerate() {
-            let color = color(index);
+            let bar = style(index).bar();
             let slot = |x: f64| x as i32 * width + index as i32;
             chart
                 .draw_series(series.points.iter().map(|&(x, spread)| {
@@ -282,14 +310,12 @@ impl Figure {
                             (SegmentValue::Exact(slot(x)), 0.0),
                             (SegmentValue::Exact(slot(x) + 1), spread.median),
                         ],
-                        color.filled(),
+                        bar,
                     )
                 }))
                 .map_err(describe)?
                 .label(&series.name)
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled())
-                });
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], bar));
             chart
                 .draw_series(series.points.iter().map(|&(x, spread)| {
                     ErrorBar::new_vertical(
@@ -320,23 +346,6 @@ fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
         .map_err(describe)
 }
 
-/// The `index`th series' color: a fixed palette that stays apart in print.
-fn color(index: usize) -> RGBColor {
-    const COLORS: [RGBColor; 10] = [
-        RGBColor(31, 119, 180),
-        RGBColor(214, 39, 40),
-        RGBColor(44, 160, 44),
-        RGBColor(255, 127, 14),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(127, 127, 127),
-        RGBColor(188, 189, 34),
-        RGBColor(23, 190, 207),
-    ];
-    COLORS[index % COLORS.len()]
-}
-
 /// A number with an SI suffix (`12.3M`), for axes and tables.
 pub fn si(value: f64) -> String {
     let magnitude = value.abs();
@@ -365,6 +374,43 @@ fn describe(error: impl std::fmt::Display) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn figure(series: usize, layout: Layout) -> Figure {
+        let spread = |v: f64| Spread::of(&[v * 0.9, v, v * 1.1]).unwrap();
+        Figure {
+            id: format!("many-{series}-{}", matches!(layout, Layout::Bars { .. })),
+            title: format!("{series} series"),
+            y_label: "value".into(),
+            layout,
+            series: (0..series)
+                .map(|i| Series {
+                    name: format!("series {i}"),
+                    points: (0..4)
+                        .map(|x| (f64::from(1 << x), spread((i + x + 1) as f64)))
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn charts_with_more_series_than_colours_are_drawn_and_too_many_refused() {
+        font::ensure().expect("a font for the charts (scripts/install-deps.sh installs one)");
+        let dir = std::env::temp_dir().join(format!("lutra-chart-{}", std::process::id()));
+        let lines = || Layout::Lines {
+            x_label: "threads".into(),
+            log_x: true,
+            log_y: false,
+        };
+        let bars = || Layout::Bars {
+            categories: (0..4).map(|c| format!("c{c}")).collect(),
+        };
+        figure(15, lines()).draw(&dir).unwrap();
+        figure(15, bars()).draw(&dir).unwrap();
+        let refused = figure(super::super::style::MAX_SERIES + 1, lines()).draw(&dir);
+        assert!(refused.unwrap_err().contains("tells at most"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn si_suffixes() {

@@ -9,7 +9,9 @@ use super::experiment::{
     Experiment, Findings, Grid, Inputs, gather, missing, spread_grid, thread_lines, threads,
 };
 use super::jobs::Job;
+use super::spread::Samples;
 use super::table::{Record, Table};
+use super::verdict::{largest_x, median, speed};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
@@ -43,6 +45,31 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
         None => counts(inputs, &mut findings),
     }
     findings
+}
+
+/// The first workload's verdict: Lutra's throughput against GCC's libitm at 1 thread
+/// and at the most threads measured.
+fn engine_verdict(samples: &Samples, workload: &str) -> Option<String> {
+    let at = |x: f64| Some(median(samples, "lutra", x)? / median(samples, "libitm", x)?);
+    let most = largest_x(samples, "lutra")?;
+    let mut line = speed(
+        "Lutra",
+        "GCC's libitm",
+        at(1.0)?,
+        &format!("on {workload} at 1 thread"),
+    );
+    if most > 1.0 {
+        let ratio = at(most)?;
+        line.push_str(&format!(
+            "; {} at {most:.0} threads",
+            if ratio >= 1.0 {
+                format!("{ratio:.2}x faster")
+            } else {
+                format!("behind: {ratio:.2}x its speed")
+            }
+        ));
+    }
+    Some(line)
 }
 
 fn throughput(rounds: &[Table], findings: &mut Findings) {
@@ -96,6 +123,9 @@ fn throughput(rounds: &[Table], findings: &mut Findings) {
             *log_y = true;
         }
         findings.figures.push(figure);
+        if index == 0 {
+            findings.verdict = engine_verdict(&samples, name);
+        }
         findings.grids.push(spread_grid(
             &format!("{name}: {value} (median, min–max)"),
             "system",
@@ -265,6 +295,43 @@ mod tests {
                 vec!["read", "12.5", "4.0", "20"],
                 vec!["write", "30.0", "–", "–"]
             ]
+        );
+    }
+
+    #[test]
+    fn the_verdict_compares_lutra_with_libitm_from_the_medians() {
+        let header = "workload,system,threads,ops,seconds,ops_per_sec\n";
+        let round = |lutra1: f64, lutra2: f64| {
+            format!(
+                "{header}bank4096,lutra,1,1,1,{lutra1}\nbank4096,libitm,1,1,1,100\n\
+                 bank4096,lutra,2,1,1,{lutra2}\nbank4096,libitm,2,1,1,50\n"
+            )
+        };
+        let rounds = [round(40.0, 90.0), round(50.0, 110.0), round(60.0, 100.0)];
+        let mut all = BTreeMap::new();
+        all.insert(
+            Job::Cbench,
+            data(rounds.iter().map(String::as_str).collect()),
+        );
+        let inputs = Inputs {
+            data: &all,
+            scale: Scale::Quick,
+            cores: 2,
+        };
+        assert_eq!(
+            analyze(&inputs).verdict.as_deref(),
+            Some(
+                "Lutra behind GCC's libitm on bank4096 at 1 thread: 0.50x its speed; \
+                 2.00x faster at 2 threads"
+            )
+        );
+        assert_eq!(
+            analyze(&Inputs {
+                data: &BTreeMap::new(),
+                ..inputs
+            })
+            .verdict,
+            None
         );
     }
 

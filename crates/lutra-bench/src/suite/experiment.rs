@@ -70,6 +70,9 @@ pub struct Findings {
     pub notes: Vec<String>,
     /// Verbatim output shown as is (instruction counts).
     pub verbatim: Option<String>,
+    /// The one-line conclusion that opens the section, computed from the figures
+    /// ([`super::verdict`]); `None` when the figures it needs were not measured.
+    pub verdict: Option<String>,
 }
 
 /// Every experiment, in report order.

@@ -38,7 +38,9 @@ pub mod seed002;
 pub mod seed003;
 pub mod seed004;
 pub mod spread;
+pub mod style;
 pub mod table;
+pub mod verdict;
 
 use experiment::{Experiment, Inputs};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};

@@ -1,11 +1,14 @@
-//! The report of a run: Markdown (charts as linked PNG files) and a self-contained
-//! HTML page (charts as inline SVG). Both say what each experiment shows, its
-//! reference, the machine and the load it carried, and mark a figure whose run saw
-//! foreign load above [`super::machine::FOREIGN_LIMIT`] of the cores.
+//! The report of a run: Markdown (charts as linked PNG files, or SVG when published)
+//! and a self-contained HTML page (charts as inline SVG). Both open each experiment's
+//! section with its verdict (computed from its figures, [`super::verdict`]), then say
+//! what it shows, its reference, the machine and the load it carried, and mark a
+//! figure whose run saw foreign load above [`super::machine::FOREIGN_LIMIT`] of the
+//! cores.
 
 use super::chart::Drawn;
 use super::experiment::{Experiment, Findings, Grid};
 use super::machine::{FOREIGN_LIMIT, Machine, WindowLoad};
+use super::spread::unsigned_zero;
 use std::fmt::Write as _;
 
 /// What the report says about the run as a whole.
@@ -50,6 +53,14 @@ pub struct Section {
 }
 
 impl Section {
+    /// The line that opens the section: its verdict, or why there is none.
+    pub fn verdict_line(&self) -> String {
+        match &self.findings.verdict {
+            Some(verdict) => format!("Verdict: {verdict}."),
+            None => "Verdict: none: the figures it needs were not measured in this run.".into(),
+        }
+    }
+
     fn loaded(&self, cores: usize) -> bool {
         self.load.is_some_and(|load| load.is_loaded(cores))
     }
@@ -147,6 +158,7 @@ pub fn markdown(info: &RunInfo, sections: &[Section], image_dir: &str, extension
             "\n<a id=\"{}\"></a>\n## {} — {}\n",
             e.id, e.id, e.title
         );
+        let _ = writeln!(out, "**{}**\n", section.verdict_line());
         let _ = writeln!(out, "- Paper: {}", e.paper);
         let _ = writeln!(out, "- What it shows: {}", e.shows);
         let _ = writeln!(out, "- Reference: {}", e.reference);
@@ -169,7 +181,7 @@ pub fn markdown(info: &RunInfo, sections: &[Section], image_dir: &str, extension
             out.push_str(&grid_markdown(grid));
         }
         if let Some(text) = &section.findings.verbatim {
-            let _ = writeln!(out, "```text\n{text}\n```\n");
+            let _ = writeln!(out, "```text\n{}\n```\n", unsigned_zero(text));
         }
         for note in &section.findings.notes {
             let _ = writeln!(out, "- {note}");
@@ -180,7 +192,7 @@ pub fn markdown(info: &RunInfo, sections: &[Section], image_dir: &str, extension
 
 fn grid_markdown(grid: &Grid) -> String {
     let mut out = format!("{}:\n\n", grid.caption);
-    let escape = |cell: &str| cell.replace('|', "\\|");
+    let escape = |cell: &str| unsigned_zero(cell).replace('|', "\\|");
     let _ = writeln!(
         out,
         "| {} |",
@@ -254,6 +266,11 @@ pub fn html(info: &RunInfo, sections: &[Section]) -> String {
             e.id,
             escape(e.title)
         );
+        let _ = write!(
+            out,
+            "<li><strong>{}</strong></li>",
+            escape(&section.verdict_line())
+        );
         let _ = write!(out, "<li>Paper: {}</li>", escape(e.paper));
         let _ = write!(out, "<li>What it shows: {}</li>", escape(e.shows));
         let _ = write!(out, "<li>Reference: {}</li></ul>", escape(e.reference));
@@ -293,14 +310,14 @@ pub fn html(info: &RunInfo, sections: &[Section]) -> String {
             for row in &grid.rows {
                 out.push_str("<tr>");
                 for cell in row {
-                    let _ = write!(out, "<td>{}</td>", escape(cell));
+                    let _ = write!(out, "<td>{}</td>", escape(&unsigned_zero(cell)));
                 }
                 out.push_str("</tr>");
             }
             out.push_str("</table>\n");
         }
         if let Some(text) = &section.findings.verbatim {
-            let _ = writeln!(out, "<pre>{}</pre>", escape(text));
+            let _ = writeln!(out, "<pre>{}</pre>", escape(&unsigned_zero(text)));
         }
         if !section.findings.notes.is_empty() {
             out.push_str("<ul>");
@@ -319,4 +336,74 @@ fn escape(text: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('`', "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::experiment::ALL;
+
+    fn info() -> RunInfo {
+        RunInfo {
+            machine: Machine::probe(),
+            scale: "quick",
+            started: "now".into(),
+            commit: "abc".into(),
+            seconds: 1.0,
+            load_after: None,
+        }
+    }
+
+    fn section(verdict: Option<&str>, grid_cell: &str) -> Section {
+        Section {
+            experiment: ALL[5],
+            findings: Findings {
+                verdict: verdict.map(str::to_owned),
+                grids: vec![Grid {
+                    caption: "ratios".into(),
+                    header: vec!["system".into(), "1 thread".into()],
+                    rows: vec![vec!["lutra".into(), grid_cell.into()]],
+                }],
+                ..Findings::default()
+            },
+            charts: Vec::new(),
+            load: None,
+        }
+    }
+
+    #[test]
+    fn each_section_opens_with_its_verdict() {
+        let sections = [section(
+            Some("Lutra 1.90x faster than libitm on bank"),
+            "1.0",
+        )];
+        let markdown = markdown(&info(), &sections, "", "svg");
+        let after_heading = markdown
+            .split("## engine — ")
+            .nth(1)
+            .and_then(|rest| rest.lines().nth(2))
+            .unwrap();
+        assert_eq!(
+            after_heading,
+            "**Verdict: Lutra 1.90x faster than libitm on bank.**"
+        );
+        assert!(html(&info(), &sections).contains("<strong>Verdict: Lutra 1.90x faster"));
+        let none = markdown_of(section(None, "1.0"));
+        assert!(none.contains("**Verdict: none: the figures it needs were not measured"));
+    }
+
+    #[test]
+    fn no_cell_prints_a_negative_zero() {
+        let mut verbatim = section(None, "-0.0 (-0.00–0.1)");
+        verbatim.findings.verbatim = Some("read  -0.0  12".into());
+        assert!(markdown_of(verbatim.clone()).contains("read  0.0  12"));
+        assert!(html(&info(), &[verbatim]).contains("read  0.0  12"));
+        let text = markdown_of(section(None, "-0.0 (-0.00–0.1)"));
+        assert!(text.contains("| lutra | 0.0 (0.00–0.1) |"), "{text}");
+        assert!(!html(&info(), &[section(None, "-0.0")]).contains("-0.0"));
+    }
+
+    fn markdown_of(section: Section) -> String {
+        markdown(&info(), &[section], "", "svg")
+    }
 }

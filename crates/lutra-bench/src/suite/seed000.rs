@@ -12,12 +12,14 @@ use super::experiment::{
     times,
 };
 use super::jobs::Job;
+use super::verdict::{largest_x, median, speed};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     id: "seed000",
-    title: "Elided global lock: While and Iterator (seed 000)",
-    paper: "seed 000 — eliminating the global interpreter lock of CRuby with HTM",
+    title: "Elided global lock: While and Iterator",
+    paper: "\"Eliminating Global Interpreter Locks in Ruby through Hardware Transactional \
+            Memory\" (Odaira, Castanos)",
     shows: "Whether running the interpreter's global lock as transactions lets threads \
             that share nothing run in parallel, and which transaction length (yield \
             points per transaction: 1, 16, 256, or adapted per site) pays best: short \
@@ -66,6 +68,17 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
             |r| r.num("threads"),
             |r| r.num("vs_lock"),
         );
+        if workload == "while" {
+            findings.verdict = largest_x(&versus, "dynamic").and_then(|x| {
+                let ratio = median(&versus, "dynamic", x)?;
+                Some(speed(
+                    "The elided lock (length adapted per site)",
+                    "the lock alone",
+                    ratio,
+                    &format!("on While at {}", threads(x)),
+                ))
+            });
+        }
         findings.grids.push(spread_grid(
             &format!("{title}: throughput ÷ the lock alone in the same round"),
             "contender",

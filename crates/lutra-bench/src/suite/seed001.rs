@@ -9,12 +9,14 @@ use super::experiment::{Experiment, Findings, Grid, Inputs, bars, gather, missin
 use super::jobs::Job;
 use super::spread::{Samples, Spread};
 use super::table::{Record, Table};
+use super::verdict::{best_at, speed};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     id: "seed001",
-    title: "Lua processes on transactions: luaproc's experiments (seed 001)",
-    paper: "seed 001 — luaproc's run queue and channels on transactional memory",
+    title: "Lua processes on transactions: luaproc's experiments",
+    paper: "\"From Locks to Transactional Memory: Lessons Learned from Porting a \
+            Real-world Application\" (Skyrme, Rodriguez): luaproc on GCC's STM",
     shows: "The cost of lutra's processes and channels on work the stock interpreter does \
             alone, whether more workers shorten it, and whether the run queue on \
             transactions (tm) keeps up with the one on locks; the processor time shows \
@@ -62,6 +64,9 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
             &wall,
         ));
         findings.grids.push(grid(rounds, exp, what, &groups));
+        if exp == "exp2" {
+            findings.verdict = verdict(rounds, &groups);
+        }
     }
     let failed: usize = rounds
         .iter()
@@ -78,6 +83,31 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
         rounds.len()
     ));
     findings
+}
+
+/// Experiment 2's verdict: the fastest lutra variant against lua5.4, on the last
+/// group (the most channels), from each run's time ÷ lua5.4's in its round.
+fn verdict(rounds: &[Table], groups: &[String]) -> Option<String> {
+    let last = groups.len().checked_sub(1)?;
+    let speedups = gather(
+        rounds,
+        |r| r.get("experiment") == "exp2" && r.get("ok") == "true",
+        |r| r.get("variant").to_owned(),
+        |r| {
+            groups
+                .iter()
+                .position(|g| g == r.get("group"))
+                .map(|i| i as f64)
+        },
+        |r| r.num("vs_lua").filter(|&v| v > 0.0).map(|v| 1.0 / v),
+    );
+    let (variant, ratio) = best_at(&speedups, last as f64)?;
+    Some(speed(
+        &variant,
+        "lua5.4",
+        ratio,
+        &format!("on experiment 2 (rendezvous messages, {})", groups[last]),
+    ))
 }
 
 /// The experiment's groups in first-seen order.

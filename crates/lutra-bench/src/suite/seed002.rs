@@ -11,13 +11,15 @@ use super::jobs::Job;
 use super::ruby;
 use super::spread::Samples;
 use super::table::Table;
+use super::verdict::{median, speed};
 use std::collections::BTreeMap;
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     id: "seed002",
-    title: "Isolated processes: fib hub and word count against Ruby Ractors (seed 002)",
-    paper: "seed 002 — Guild (Ruby Ractors): isolated parallel units passing messages",
+    title: "Isolated processes: fib hub and word count against Ruby Ractors",
+    paper: "Koichi Sasada's Guild design for Ruby (shipped as Ractors): isolated parallel \
+            units passing messages",
     shows: "Whether lutra's isolated processes turn the cores into speed-up on the \
             Ractor paper's two programs, and how that speed-up compares with Ruby's \
             Ractors on the same work.",
@@ -143,6 +145,12 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
         categories.clone(),
         &speedup,
     ));
+    findings.verdict = verdict(
+        &wall,
+        &speedup,
+        &format!("lutra, {workers:.0} workers"),
+        index("fib"),
+    );
     findings.grids.push(spread_grid(
         "Speed-up over the system's own serial run, in the same round",
         "system",
@@ -165,6 +173,23 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
         lua_rounds.len()
     ));
     findings
+}
+
+/// The fib hub's verdict: `lutra` (the series of the parallel runs) against lua5.4's
+/// serial loop, and each system's speed-up over its own serial run when Ruby ran.
+fn verdict(wall: &Samples, speedup: &Samples, lutra: &str, fib: Option<f64>) -> Option<String> {
+    let fib = fib?;
+    let ratio = median(wall, "lua5.4 serial", fib)? / median(wall, lutra, fib)?;
+    let mut line = speed(lutra, "lua5.4's serial loop", ratio, "on the fib hub");
+    if let (Some(ours), Some(ruby)) = (
+        median(speedup, lutra, fib),
+        median(speedup, "ruby ractors", fib),
+    ) {
+        line.push_str(&format!(
+            "; over its own serial run, lutra speeds up {ours:.2}x, Ruby's Ractors {ruby:.2}x"
+        ));
+    }
+    Some(line)
 }
 
 /// Notes a difference between luabench's sizes and the Ruby programs'.

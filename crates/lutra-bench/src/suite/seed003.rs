@@ -7,15 +7,17 @@ use super::experiment::{
     Experiment, Findings, Inputs, bars, gather, missing, spread_grid, thread_lines, threads, times,
 };
 use super::jobs::Job;
+use super::spread::Samples;
 use super::table::{Record, Table};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     id: "seed003",
-    title: "Priorities, cooperative locks and the pipeline (seed 003, TxLinux)",
-    paper: "seed 003 — TxLinux: transactions in an operating system, os_prio and cxspinlocks",
+    title: "Priorities, cooperative locks and the pipeline",
+    paper: "\"TxLinux: Using and Managing Hardware Transactional Memory in an Operating \
+            System\" (Rossbach et al.): transaction priorities and cooperative locks",
     shows: "How often a high-priority transaction loses to a low-priority one under \
-            MetaTM's default manager and under the priority manager (with escalation and \
+            the simulated hardware TM's default manager (SizeMatters) and under the priority manager (with escalation and \
             per-task memory); whether an optimistic cooperative lock, which restarts a \
             section exclusively when it reaches I/O, keeps up with a mutex; and what \
             restart-profile scheduling does to the pipeline.",
@@ -32,6 +34,24 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
     coop(inputs, &mut findings);
     pipeline(inputs, &mut findings);
     findings
+}
+
+/// The inversions' verdict, on the first design measured: the priority variant with
+/// the fewest inversions against the first variant (SizeMatters, no priorities).
+fn inversion_verdict(rate: &Samples, variants: &[String]) -> Option<String> {
+    let (design, points) = rate.spreads().into_iter().next()?;
+    let reference = points.iter().find(|&&(x, _)| x == 0.0)?.1.median;
+    let (x, best) = points
+        .iter()
+        .filter(|&&(x, _)| x > 0.0)
+        .map(|&(x, spread)| (x, spread.median))
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some(format!(
+        "The priority manager ({}) lets a high-priority transaction lose {best:.1}% of its \
+         conflicts to lower priority, against {reference:.1}% under {} ({design})",
+        variants.get(x as usize)?,
+        variants.first()?,
+    ))
 }
 
 fn inversions(inputs: &Inputs<'_>, findings: &mut Findings) {
@@ -61,6 +81,7 @@ fn inversions(inputs: &Inputs<'_>, findings: &mut Findings) {
         variants.clone(),
         &rate,
     ));
+    findings.verdict = inversion_verdict(&rate, &variants);
     let name = |x: f64| variants.get(x as usize).cloned().unwrap_or_default();
     findings.grids.push(spread_grid(
         "All inversions (manager-decided and validation), % of conflicts the high-priority task met",

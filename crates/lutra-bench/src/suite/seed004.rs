@@ -8,16 +8,19 @@ use super::experiment::{
 };
 use super::jobs::Job;
 use super::seed003::{aborts_per_commit, mode};
+use super::verdict::{best_at, largest_x, speed};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
     id: "seed004",
-    title: "Oversubscription: threads against scheduled tasks (seed 004, LUTS)",
-    paper: "seed 004 — LUTS: a light-weight user-level transaction scheduler",
+    title: "Oversubscription: threads against scheduled tasks",
+    paper: "\"LUTS: A Lightweight User-Level Transactional Scheduler\" (Nicacio, Baldassin, \
+            Araujo)",
     shows: "What happens to throughput and to aborts when there are many more threads \
             than cores: plain OS threads against the same work as tasks on one worker \
-            per core, under round-robin and the conflict-aware policies (ATS, CI-LUTS, \
-            CT-LUTS, restart-profile).",
+            per core, under round-robin and the conflict-aware policies (ATS: adaptive \
+            transaction scheduling; CI-LUTS and CT-LUTS: switching to another task by \
+            contention intensity or by a table of past conflicts; restart-profile).",
     reference: "plain OS threads at the same count, in the same round.",
     jobs: &[Job::Oversub],
     analyze,
@@ -67,6 +70,18 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
             |r| r.num("threads"),
             |r| r.num("vs_threads"),
         );
+        if workload == "bank" {
+            findings.verdict = versus.spreads().into_iter().next().and_then(|(first, _)| {
+                let x = largest_x(&versus, &first)?;
+                let (policy, ratio) = best_at(&versus, x)?;
+                Some(speed(
+                    &format!("Tasks under {policy}"),
+                    "plain threads",
+                    ratio,
+                    &format!("on the bank at {}", threads_or_tasks(x)),
+                ))
+            });
+        }
         findings.grids.push(spread_grid(
             &format!("{title}: tasks' throughput ÷ plain threads at the same count, same round"),
             "policy",
@@ -81,4 +96,9 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
         rounds.len()
     ));
     findings
+}
+
+/// `64 threads or tasks`.
+fn threads_or_tasks(x: f64) -> String {
+    format!("{x:.0} threads or tasks")
 }

@@ -39,8 +39,10 @@ impl Spread {
         })
     }
 
-    /// `median (min–max)`, each formatted by `format` (the median alone for one round).
+    /// `median (min–max)`, each formatted by `format` (the median alone for one round);
+    /// a value that rounds to zero never shows a minus sign ([`unsigned_zero`]).
     pub fn describe(&self, format: impl Fn(f64) -> String) -> String {
+        let format = |value: f64| unsigned_zero(&format(value));
         if self.rounds < 2 {
             format(self.median)
         } else {
@@ -52,6 +54,34 @@ impl Spread {
             )
         }
     }
+}
+
+/// `text` with the minus sign of every number that reads as zero removed: a tiny
+/// negative value formatted with few decimals (`-0.0`, `-0.00×`) is printed as the
+/// zero it rounds to. Minus signs of other numbers, and hyphens inside words, stay.
+pub fn unsigned_zero(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '-'
+            && !chars
+                .get(i.wrapping_sub(1))
+                .is_some_and(|p| p.is_alphanumeric())
+        {
+            let number: Vec<char> = chars[i + 1..]
+                .iter()
+                .copied()
+                .take_while(|d| d.is_ascii_digit() || *d == '.')
+                .collect();
+            if number.iter().any(char::is_ascii_digit)
+                && number.iter().all(|&d| d == '0' || d == '.')
+            {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Values gathered per (series, x) over the rounds of a run, in first-seen order of
@@ -117,6 +147,18 @@ impl Samples {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_that_rounds_to_zero_has_no_sign() {
+        let spread = Spread::of(&[-0.001, -0.002, 0.5]).unwrap();
+        assert_eq!(spread.describe(|v| format!("{v:.1}")), "0.0 (0.0–0.5)");
+        assert_eq!(unsigned_zero("-0.00×"), "0.00×");
+        assert_eq!(unsigned_zero("-0"), "0");
+        assert_eq!(unsigned_zero("-1.5 (-0.0–-2.0)"), "-1.5 (0.0–-2.0)");
+        assert_eq!(unsigned_zero("lutra -w2"), "lutra -w2");
+        assert_eq!(unsigned_zero("wb-0"), "wb-0");
+        assert_eq!(unsigned_zero("-0.01"), "-0.01");
+    }
 
     #[test]
     fn spread_of_odd_and_even_counts() {
