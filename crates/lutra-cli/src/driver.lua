@@ -254,6 +254,10 @@ for i = 3 + argc, params.n, 3 do
   steps[#steps + 1] = { params[i], params[i + 1], params[i + 2] }
 end
 
+-- The script, when it is the last step: called after the loop (a generic `for`
+-- holds a to-be-closed value, so a call inside it is never a tail call), so that
+-- its frames are the bottom of its tracebacks.
+local script
 for index, step in ipairs(steps) do
   local kind, a, b = step[1], step[2], step[3]
   local last = index == #steps
@@ -275,8 +279,8 @@ for index, step in ipairs(steps) do
   elseif kind == "file" or kind == "stdin" then
     local chunk = run_file(kind == "file" and a or nil)
     if last then
-      -- A tail call: the script's frames are the bottom of its tracebacks.
-      return chunk(unpack(script_args))
+      script = chunk
+      break
     end
     call(chunk, unpack(script_args))
   elseif kind == "dofile" then
@@ -292,4 +296,7 @@ for index, step in ipairs(steps) do
   elseif kind == "repl" then
     repl()
   end
+end
+if script then
+  return script(unpack(script_args))
 end
