@@ -84,14 +84,13 @@ local function make_log(index, lines_wanted)
   return table.concat(lines, "\n") .. "\n"
 end
 
--- The server: a process answering `GET /log/N` with log N, until `GET /quit`.
+-- The server: a process answering `GET /log/N` (1 <= N <= files) with log N, until
+-- `GET /quit`.
 -- Its port goes back on `ready`. One connection at a time.
 local function serve(ready, files, lines)
   local listener = assert(socket.bind("127.0.0.1", 0))
   listener:settimeout(0)
   local _, port = listener:getsockname()
-  local logs = {}
-  for i = 1, files do logs[i] = make_log(i, lines) end
   ready:send(port)
   while true do
     local client = listener:accept()
@@ -103,7 +102,8 @@ local function serve(ready, files, lines)
       repeat local header = conn:receive("*l") until header == nil or header == ""
       local path = request:match("^GET (%S+)")
       local index = path and tonumber(path:match("^/log/(%d+)$"))
-      local body, status = logs[index], "200 OK"
+      -- Made on request: while a fetcher parses one log, the next one is made.
+      local body, status = index and index >= 1 and index <= files and make_log(index, lines), "200 OK"
       if path == "/quit" then body = "bye\n" elseif not body then body, status = "no such log\n", "404 Not Found" end
       conn:send(("HTTP/1.0 %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n"):format(status, #body))
       conn:send(body)
