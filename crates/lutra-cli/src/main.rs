@@ -106,8 +106,16 @@ fn main() -> ExitCode {
         }
     };
     let runtime = LuaRuntime::new(invocation.options.clone());
-    let main = runtime.spawn_script(
+    // Reports name the main process by its script ("stdin", or the program's name
+    // with no script), not by the driver.
+    let origin = match invocation.script_name() {
+        Some(_) if invocation.script_is_stdin() => "stdin".to_owned(),
+        Some(script) => script.to_owned(),
+        None => invocation.argv[0].clone(),
+    };
+    let main = runtime.spawn_main(
         driver::CHUNK_NAME,
+        origin,
         driver::SOURCE.as_bytes().to_vec(),
         driver::arguments(&invocation),
     );
