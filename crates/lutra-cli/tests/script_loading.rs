@@ -1,7 +1,8 @@
 //! A script is read as the parser takes it (a reader, block by block), never whole
 //! first: a file without end (/dev/zero) or that is not Lua text (a program binary)
 //! fails at its first bad token with the parser's message and exit status 1, as
-//! under lua5.4, after reading one block.
+//! under lua5.4, after reading one block. Endless valid text is parsed as it comes,
+//! as lua5.4 parses it, and stops at the process's memory limit.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -60,4 +61,26 @@ fn a_directory_cannot_be_read() {
     let (status, stderr) = run_guarded(&["/"], Duration::from_secs(60)).expect("lutra finishes");
     assert_eq!(status, 1, "{stderr}");
     assert!(stderr.contains("cannot read /: Is a directory"), "{stderr}");
+}
+
+#[test]
+fn endless_valid_text_stops_at_the_memory_limit() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lutra"))
+        .args(["--memory-limit", "8M", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lutra starts");
+    let mut stdin = child.stdin.take().unwrap();
+    // Writes statements until lutra stops reading (the pipe breaks).
+    let writer = std::thread::spawn(move || {
+        let block = "x = 1\n".repeat(4096);
+        while std::io::Write::write_all(&mut stdin, block.as_bytes()).is_ok() {}
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("not enough memory"), "{stderr}");
 }
