@@ -126,7 +126,9 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Request, UsageError> {
             }
             _ if arg.starts_with("-w") => {
                 let value = short_value(&invocation.argv, &mut i, "-w")?;
-                set_option(&mut invocation.options, "--workers", &value)?;
+                set_option(&mut invocation.options, "--workers", &value).map_err(
+                    |UsageError(message)| UsageError(message.replacen("'--workers'", "'-w'", 1)),
+                )?;
             }
             _ if arg.starts_with("--") => {
                 let (name, attached) = match arg.split_once('=') {
@@ -330,7 +332,11 @@ mod tests {
         assert_eq!(error(&["--workers"]), "'--workers' needs argument");
         let too_many = (lutra_lua::MAX_WORKERS + 1).to_string();
         for bad in ["0", "-3", "abc", too_many.as_str()] {
-            assert!(error(&["-w", bad, "s.lua"]).contains("--workers"), "{bad}");
+            assert!(error(&["-w", bad, "s.lua"]).contains("for '-w'"), "{bad}");
+            assert!(
+                error(&["--workers", bad, "s.lua"]).contains("for '--workers'"),
+                "{bad}"
+            );
         }
         assert!(error(&["--policy", "fifo"]).contains("fifo"));
         assert!(error(&["--cm", "polite"]).contains("polite"));
