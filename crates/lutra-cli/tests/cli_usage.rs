@@ -19,7 +19,8 @@ fn stderr(output: &Output) -> String {
 fn usage_errors_exit_with_64() {
     for args in [
         &["--no-such-option", "s.lua"][..],
-        &[][..],
+        &["-e"][..],
+        &["-x", "s.lua"][..],
         &["--policy", "fifo", "s.lua"][..],
         &["--memory-limit", "lots", "s.lua"][..],
         &["--preempt", "-1", "s.lua"][..],
@@ -70,5 +71,5 @@ fn help_documents_the_exit_statuses() {
 fn a_missing_script_is_not_a_usage_error() {
     let output = lutra(&["/nonexistent/script.lua"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    assert!(stderr(&output).contains("cannot read"));
+    assert!(stderr(&output).contains("cannot open /nonexistent/script.lua"));
 }

@@ -368,6 +368,20 @@ impl LuaRuntime {
     /// stock `lua` program sets it (`arg[0]` the script, `arg[1..]` `args`) and `...`
     /// bound to `args`.
     pub fn spawn_script(&self, name: &str, source: Vec<u8>, args: Vec<String>) -> Arc<ProcessCore> {
+        let origin = name.trim_start_matches(['@', '=']).to_owned();
+        self.spawn_main(name, origin, source, args)
+    }
+
+    /// [`spawn_script`](Self::spawn_script) with the process's origin (what reports
+    /// name it by: `process#1 (origin)`) given apart from the chunk's name: the
+    /// `lutra` program runs the script through a driver chunk of its own.
+    pub fn spawn_main(
+        &self,
+        name: &str,
+        origin: String,
+        source: Vec<u8>,
+        args: Vec<String>,
+    ) -> Arc<ProcessCore> {
         let code = Code::Script {
             name: name.to_owned(),
             text: source,
@@ -377,7 +391,6 @@ impl LuaRuntime {
             .into_iter()
             .map(|a| crate::transfer::Value::String(Arc::from(a.into_bytes())))
             .collect();
-        let origin = name.trim_start_matches(['@', '=']).to_owned();
         let main = self.shared.spawn(code, Message::of(values), origin);
         self.shared.main_pid.store(main.id(), Ordering::SeqCst);
         main

@@ -9,7 +9,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Experiment names, as `--only` takes them.
-pub(crate) const EXPERIMENTS: [&str; 7] = ["exp1", "exp2", "exp3", "fib", "wc", "micro", "wake"];
+pub(crate) const EXPERIMENTS: [&str; 8] = [
+    "exp1", "exp2", "exp3", "fib", "wc", "micro", "wake", "weblog",
+];
 
 /// Who runs the script.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,6 +117,8 @@ struct Sizes {
     iterator_n: u64,
     /// Receivers waiting on one channel (issue 10, item 4).
     wake_n: Vec<usize>,
+    /// examples/weblog.lua's logs and lines per log.
+    weblog: (usize, usize),
 }
 
 /// The mode of word count's ceiling run: two `lua5.4` processes at once, each on
@@ -170,6 +174,7 @@ impl Sizes {
                 while_n: 20_000_000,
                 iterator_n: 5_000_000,
                 wake_n: vec![1_000],
+                weblog: (8, 4_000),
             }
         } else {
             let mut exp1_workers = workers_to_4.clone();
@@ -192,6 +197,7 @@ impl Sizes {
                 while_n: 60_000_000,
                 iterator_n: 15_000_000,
                 wake_n: vec![1_000, 5_000],
+                weblog: (8, 25_000),
             }
         }
     }
@@ -354,6 +360,7 @@ fn expect_of(exp: &str) -> &'static str {
         "fib" => "fib_hub: ok",
         "wc" => "word_count: ok",
         "wake" => "wake: ok",
+        "weblog" => "\"unparsed\":0}",
         _ => "micro: ok",
     }
 }
@@ -534,6 +541,17 @@ pub(crate) fn build(
                 b.lutra("wake", &group, "own", cores, sync, own.clone());
                 b.lutra("wake", &group, "one", cores, sync, one.clone());
             }
+        }
+    }
+    if wanted("weblog") {
+        // The example program (from bench/lua, the runs' directory): its processes
+        // as coroutines under lua5.4, on 1 and 2 workers under lutra.
+        let (files, lines) = sizes.weblog;
+        let group = format!("{files}x{lines} lines");
+        let s = script("../../examples/weblog.lua", &strings(&[&files, &lines]));
+        b.lua("weblog", &group, "", true, s.clone());
+        for w in [1, 2] {
+            b.lutra("weblog", &group, "", w, None, s.clone());
         }
     }
     Ok(b.specs)

@@ -22,7 +22,7 @@ pub(crate) struct Row {
 /// The CSV columns.
 pub(crate) const CSV_HEADER: &str = "experiment,group,variant,program,workers,sync,wall_s,cpu_s,cores_busy,vs_lua,vs_1_worker,tm_vs_locks,module_vs_binary,ok,problem,beyond_work_s,beyond_work_cpu_s";
 
-const TITLES: [(&str, &str); 7] = [
+const TITLES: [(&str, &str); 8] = [
     (
         "exp1",
         "seed 001 exp. 1 — one long-running process, W workers: time and CPU use",
@@ -50,6 +50,10 @@ const TITLES: [(&str, &str); 7] = [
     (
         "wake",
         "issue 10 item 4 — N receivers on one channel then N sends (one) vs a channel each (own)",
+    ),
+    (
+        "weblog",
+        "examples/weblog.lua — web-log analyser (lpeg, cjson, luasocket, its own HTTP server)",
     ),
 ];
 
@@ -364,6 +368,17 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
             let _ = write!(out, "; ≤ 1 s at N=5000: {}", verdict(*wall <= 1.0));
         }
         out.push('\n');
+    }
+    // 6. The example program: faster on 2 workers than in one lua5.4 process.
+    let weblog_lua = wall_of(rows, |s| s.exp == "weblog" && s.runner == Runner::Lua);
+    let weblog_w2 = wall_of(rows, |s| s.exp == "weblog" && s.workers() == Some(2));
+    if let (Some(lua), Some(w2)) = (weblog_lua, weblog_w2) {
+        let _ = writeln!(
+            out,
+            "weblog: lutra -w2 is {:.2}× as fast as one lua5.4 ({w2:.3} s vs {lua:.3} s); > 1: {}",
+            lua / w2,
+            two_core_verdict(cores, lua / w2 > 1.0)
+        );
     }
     let failed = rows.iter().filter(|row| !row.measured.ok).count();
     if failed > 0 {
