@@ -26,16 +26,21 @@ pub(crate) const WORKLOADS: [&str; 9] = [
     "vacation",
 ];
 
-/// The systems, in table order: the sequential build, Lutra through `stm.h`,
-/// Lutra through GCC's TM ABI (the `-fgnu-tm` build run on Lutra's `libitm.so.1`),
+/// The systems, in table order: the sequential build, Lutra through `stm.h`
+/// (`liblutra.a` with `LUTRA_INLINE`, the fastest way to link it), Lutra linked the
+/// other ways (`liblutra.a` without `LUTRA_INLINE`, `liblutra.so` without and with
+/// it), Lutra through GCC's TM ABI (the `-fgnu-tm` build run on Lutra's `libitm.so.1`),
 /// libitm as a user gets it (on one thread libitm runs transactions serially,
 /// uninstrumented), libitm with its multi-lock STM forced
 /// (`ITM_DEFAULT_METHOD=ml_wt`), and the floor (one thread only: the sequential
 /// code with every access behind `stm.h`'s inline test and no transaction begin or
 /// commit, `bench/c/tm.h`).
-pub(crate) const SYSTEMS: [&str; 6] = [
+pub(crate) const SYSTEMS: [&str; 9] = [
     "seq",
     "lutra",
+    "lutra-static",
+    "lutra-shared",
+    "lutra-shared-inline",
     "lutra-itm",
     "libitm",
     "libitm-ml_wt",
@@ -45,10 +50,13 @@ pub(crate) const SYSTEMS: [&str; 6] = [
 /// The index of each system in [`SYSTEMS`].
 pub(crate) const SEQ: usize = 0;
 pub(crate) const LUTRA: usize = 1;
-pub(crate) const LUTRA_ITM: usize = 2;
-pub(crate) const LIBITM: usize = 3;
-pub(crate) const LIBITM_ML_WT: usize = 4;
-pub(crate) const FLOOR: usize = 5;
+pub(crate) const LUTRA_STATIC: usize = 2;
+pub(crate) const LUTRA_SHARED: usize = 3;
+pub(crate) const LUTRA_SHARED_INLINE: usize = 4;
+pub(crate) const LUTRA_ITM: usize = 5;
+pub(crate) const LIBITM: usize = 6;
+pub(crate) const LIBITM_ML_WT: usize = 7;
+pub(crate) const FLOOR: usize = 8;
 
 /// The program of `system` and the environment it runs with.
 fn program(programs: &Programs, system: &str) -> (std::path::PathBuf, Vec<(&'static str, String)>) {
@@ -288,12 +296,12 @@ mod tests {
             millis: 1,
             rounds: 2,
         };
-        assert_eq!(plan.systems(1, 0), vec![0, 1, 2, 3, 4, FLOOR]);
-        assert_eq!(plan.systems(1, 1), vec![1, 2, 3, 4, FLOOR, 0]);
-        assert_eq!(plan.systems(1, 5), vec![FLOOR, 0, 1, 2, 3, 4]);
-        assert_eq!(plan.systems(8, 0), vec![0, 1, 2, 3, 4]);
-        assert_eq!(plan.systems(64, 0), vec![1, 2, 3, 4]);
-        assert_eq!(plan.systems(64, 1), vec![2, 3, 4, 1]);
-        assert_eq!(plan.runs(), (6 + 5 + 4) * 2);
+        assert_eq!(plan.systems(1, 0), vec![0, 1, 2, 3, 4, 5, 6, 7, FLOOR]);
+        assert_eq!(plan.systems(1, 1), vec![1, 2, 3, 4, 5, 6, 7, FLOOR, 0]);
+        assert_eq!(plan.systems(1, 8), vec![FLOOR, 0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(plan.systems(8, 0), vec![0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(plan.systems(64, 0), vec![1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(plan.systems(64, 1), vec![2, 3, 4, 5, 6, 7, 1]);
+        assert_eq!(plan.runs(), (9 + 8 + 7) * 2);
     }
 }
