@@ -62,13 +62,13 @@ const COLUMNS: [Column; 12] = [
     },
     Column {
         name: "lutra.so",
-        system: "lutra-shared",
+        system: "lutra-so",
         env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "0")],
         on_lutra_itm: false,
     },
     Column {
         name: "lutra.so solo",
-        system: "lutra-shared",
+        system: "lutra-so",
         env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "1")],
         on_lutra_itm: false,
     },

@@ -38,9 +38,9 @@ pub(crate) const WORKLOADS: [&str; 9] = [
 pub(crate) const SYSTEMS: [&str; 9] = [
     "seq",
     "lutra",
-    "lutra-static",
-    "lutra-shared",
-    "lutra-shared-inline",
+    "lutra-a",
+    "lutra-so",
+    "lutra-so-inline",
     "lutra-itm",
     "libitm",
     "libitm-ml_wt",

@@ -10,8 +10,8 @@
 //! | `aborts` | aborted attempts (Lutra's per-thread counters; empty when unknown) |
 //!
 //! Each table also compares the ways of linking Lutra, at the same thread count:
-//! `lutra-shared ÷ lutra-static` (`liblutra.so` against `liblutra.a`, both without
-//! `LUTRA_INLINE`) and `shared-inline ÷ lutra` (both with it).
+//! `lutra-so ÷ lutra-a` (`liblutra.so` against `liblutra.a`, both without
+//! `LUTRA_INLINE`) and `so-inline ÷ lutra` (both with it).
 //!
 //! The targets' line for time against the sequential build gives the floor's time
 //! too (the sequential code with every access behind `stm.h`'s inline test, and no
@@ -61,8 +61,8 @@ fn vs(
 /// The pairs of link modes compared in each table and in the targets: the shared
 /// library against the static one, without and with `LUTRA_INLINE`.
 const LINK_PAIRS: [(usize, usize, &str); 2] = [
-    (LUTRA_SHARED, LUTRA_STATIC, "lutra-shared ÷ lutra-static"),
-    (LUTRA_SHARED_INLINE, LUTRA, "shared-inline ÷ lutra"),
+    (LUTRA_SHARED, LUTRA_STATIC, "lutra-so ÷ lutra-a"),
+    (LUTRA_SHARED_INLINE, LUTRA, "so-inline ÷ lutra"),
 ];
 
 fn workload_table(results: &Results, workload: usize, threads: &[usize]) -> String {
