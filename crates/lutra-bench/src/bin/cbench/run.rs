@@ -9,7 +9,8 @@
 //!    one thread).
 //! 2. Parse the child's `result …` line; a child that fails its own consistency
 //!    check, exits non-zero or outlives its time limit fails the benchmark.
-//! 3. Keep, per workload × system × threads, the run with the highest throughput.
+//! 3. Keep, per workload × system × threads, the run with the highest throughput,
+//!    and every round's throughput (for ratios taken round by round).
 
 use crate::Args;
 use crate::compile::Programs;
@@ -95,6 +96,11 @@ impl Measurement {
 
 /// The best run of each workload × system × threads.
 pub(crate) type Results = BTreeMap<(usize, usize, usize), Measurement>;
+
+/// Every round's throughput of each workload × system × threads, in round order:
+/// the link modes are compared round by round (a ratio within a round holds on a
+/// loaded machine better than a ratio of two bests).
+pub(crate) type Rounds = BTreeMap<(usize, usize, usize), Vec<f64>>;
 
 /// Parses `key=value` fields of the child's result line.
 fn parse(line: &str) -> Option<Measurement> {
@@ -224,6 +230,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     let log_lines = !std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut results = Results::new();
+    let mut rounds = Rounds::new();
     for round in 0..plan.rounds {
         for &workload in &plan.workloads {
             if log_lines {
@@ -250,6 +257,10 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
                         threads,
                         plan.millis,
                     )?;
+                    rounds
+                        .entry((workload, system, threads))
+                        .or_default()
+                        .push(measured.throughput());
                     let best = results
                         .entry((workload, system, threads))
                         .or_insert(measured);
@@ -266,7 +277,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
         .csv
         .clone()
         .unwrap_or_else(|| lutra_bench::csv::default_csv_path("cbench"));
-    table::report(&results, &plan.workloads, &plan.threads, &path)
+    table::report(&results, &rounds, &plan.workloads, &plan.threads, &path)
         .map_err(|error| format!("{}: {error}", path.display()))
 }
 
