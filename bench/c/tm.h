@@ -4,7 +4,8 @@
  *
  *   -DTM_SEQ    sequential: no instrumentation, no locks (run at 1 thread only);
  *   -DTM_LUTRA  Lutra, through tinySTM's stm.h (stm_start + sigsetjmp, stm_load,
- *               stm_store, stm_commit), linked against liblutra.a;
+ *               stm_store, stm_commit), linked against liblutra.a or
+ *               liblutra.so, with or without LUTRA_INLINE;
  *   -DTM_ITM    GCC's own STM: gcc -fgnu-tm, __transaction_atomic, libitm;
  *   -DTM_FLOOR  the floor (one thread only): the sequential code with every
  *               access behind the inline test that stm.h's LUTRA_INLINE

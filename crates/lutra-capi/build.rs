@@ -11,6 +11,11 @@
 //! relative, so it resolves once cargo has linked `liblutra.so` (after this script
 //! runs) and stays valid if the target directory moves. If the layout is not the
 //! expected one, no link is made and a warning says so.
+//!
+//! # Calls inside the shared library
+//! `-Bsymbolic-functions`: a call from the library to one of its own exported
+//! functions (the shim calling into Rust) is bound at link time, without a PLT
+//! hop; a program cannot interpose them.
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +37,9 @@ fn main() {
     let vendor = std::env::var("CARGO_CFG_TARGET_VENDOR").unwrap_or_default();
     if os != "windows" && vendor != "apple" {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,liblutra.so.0");
+        // Calls inside the shared library bind to its own functions at link time:
+        // no PLT hop (the shim's calls into Rust), and no interposition of them.
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic-functions");
         link_soname();
     }
 }

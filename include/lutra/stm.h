@@ -472,29 +472,64 @@ int lutra_stm_store(volatile stm_word_t *addr, stm_word_t value);
 int lutra_stm_store2(volatile stm_word_t *addr, stm_word_t value, stm_word_t mask);
 
 /*
- * INLINE ACCESSES (opt-in, for programs linked with liblutra.a). A transaction of
- * a thread that is alone with the engine runs solo (see LUTRA_STM_SOLO): its reads
- * are plain loads and its writes go to memory, their old words in an undo log.
- * With LUTRA_INLINE defined before this header is included, stm_load and stm_store
- * do that inline when a solo transaction runs on the calling thread, and call the
- * library otherwise. The test is a read of the thread's undo window, an
- * initial-exec thread-local variable of liblutra.a that holds the window itself:
- * on x86-64 (gcc -O2, linked with liblutra.a) the inline load is
- *     mov    $OFFSET,%rdx       (a constant the linker fills in; hoisted out of
- *                                loops, and shared by the accesses of a function)
- *     cmpq   $0x0,%fs:(%rdx)    (lutra_thread_undo_window.next != NULL)
+ * CALLS WITHOUT PLT. The accesses and transaction bounds are declared again,
+ * called without a PLT stub where the compiler allows it (GCC on x86-64: `call
+ * *stm_load@GOTPCREL(%rip)`, one indirect call instead of a call and a jump).
+ * Linked with liblutra.a, the linker turns it into a direct call; with
+ * liblutra.so, the functions are bound at start-up instead of at their first
+ * call. Define LUTRA_NO_NOPLT before including this header to keep the PLT.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(LUTRA_NO_NOPLT)
+sigjmp_buf *stm_start(stm_tx_attr_t attr) __attribute__((noplt));
+int stm_commit(void) __attribute__((noplt));
+stm_word_t stm_load(volatile stm_word_t *addr) __attribute__((noplt));
+void stm_store(volatile stm_word_t *addr, stm_word_t value)
+    __attribute__((noplt));
+void stm_store2(volatile stm_word_t *addr, stm_word_t value, stm_word_t mask)
+    __attribute__((noplt));
+int lutra_stm_load(volatile const stm_word_t *addr, stm_word_t *value)
+    __attribute__((noplt));
+int lutra_stm_store(volatile stm_word_t *addr, stm_word_t value)
+    __attribute__((noplt));
+int lutra_stm_store2(volatile stm_word_t *addr, stm_word_t value,
+                     stm_word_t mask) __attribute__((noplt));
+#endif
+
+/*
+ * INLINE ACCESSES (opt-in). A transaction of a thread that is alone with the
+ * engine runs solo (see LUTRA_STM_SOLO): its reads are plain loads and its writes
+ * go to memory, their old words in an undo log. With LUTRA_INLINE defined before
+ * this header is included, stm_load and stm_store do that inline when a solo
+ * transaction runs on the calling thread, and call the library otherwise.
+ *
+ * The test is a read of the thread's undo window, a thread-local variable of the
+ * library, found at lutra_thread_undo_window_offset (below) from the thread
+ * pointer. It works the same in a program linked with liblutra.a, in one linked
+ * with liblutra.so, and in a shared object loaded with dlopen (the variable is in
+ * the library's static TLS, at one offset on every thread). On x86-64 (gcc -O2,
+ * C) the inline load is
+ *     mov    lutra_thread_undo_window_offset(%rip),%rdx   (hoisted out of loops,
+ *                                                          shared by a function)
+ *     cmpq   $0x0,%fs:(%rdx)    (the window's next != NULL)
  *     je     <call stm_load>
  *     mov    (addr),%rax
- * with no load of the window's address first. A program linked with
- * liblutra.so instead fails to link (the variable is not exported). The window
- * is open (next not NULL) only while a solo transaction of the thread's
- * registered state runs: it is closed on a thread that never registered or has
- * unregistered, on every worker of the scheduler (a task's transactions go
- * through the library), and outside solo transactions. The inline load does
- * not check its address (a NULL address faults, and a misaligned one reads the
+ * Compilers that cannot read the thread pointer (neither GCC's __seg_fs, in C on
+ * x86-64, nor __builtin_thread_pointer) ignore LUTRA_INLINE: every access calls
+ * the library.
+ *
+ * The window is open (next not NULL) only while a solo transaction of the
+ * thread's registered state runs: it is closed on a thread that never registered
+ * or has unregistered, on every worker of the scheduler (a task's transactions go
+ * through the library), and outside solo transactions. The inline load does not
+ * check its address (a NULL address faults, and a misaligned one reads the
  * machine word there, as in plain C: it writes nothing); the inline store leaves
  * misaligned addresses, and a full window, to the library, which refuses the
  * former (LUTRA_EINVAL, nothing written) as stm_store does.
+ *
+ * Which to link: liblutra.so (`pkg-config --cflags --libs lutra`) or liblutra.a
+ * run the same code, and LUTRA_INLINE works with both; see docs/c-linking.md
+ * ("Linking: shared or static") for the figures.
  */
 struct lutra_undo_window {
   stm_word_t *next; /* where the next {address, old word} pair goes; NULL outside
@@ -503,24 +538,40 @@ struct lutra_undo_window {
                        transactions */
 };
 
-extern __thread struct lutra_undo_window lutra_thread_undo_window
-    __attribute__((tls_model("initial-exec")));
+/* The calling thread's undo window's offset from the thread pointer: set when
+ * the library is loaded (before the program's constructors and main run), then
+ * never changed. For the inline accesses only. */
+extern const intptr_t lutra_thread_undo_window_offset;
 
 #if defined(LUTRA_INLINE)
+#if defined(__x86_64__) && defined(__SEG_FS) && !defined(__cplusplus) && \
+    !defined(__STRICT_ANSI__)
+#define LUTRA_UNDO_WINDOW \
+  (*(__seg_fs struct lutra_undo_window *)(uintptr_t)lutra_thread_undo_window_offset)
+#elif defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer)
+#define LUTRA_UNDO_WINDOW                                            \
+  (*(struct lutra_undo_window *)((char *)__builtin_thread_pointer() + \
+                                 lutra_thread_undo_window_offset))
+#endif
+#endif
+#endif /* LUTRA_INLINE */
+
+#if defined(LUTRA_UNDO_WINDOW)
 static inline stm_word_t lutra_inline_load(volatile stm_word_t *addr) {
-  if (__builtin_expect(lutra_thread_undo_window.next != NULL, 1))
+  if (__builtin_expect(LUTRA_UNDO_WINDOW.next != NULL, 1))
     return *addr;
   return (stm_load)(addr);
 }
 
 static inline void lutra_inline_store(volatile stm_word_t *addr,
                                       stm_word_t value) {
-  stm_word_t *entry = lutra_thread_undo_window.next;
-  if (__builtin_expect(entry != lutra_thread_undo_window.end, 1) &&
+  stm_word_t *entry = LUTRA_UNDO_WINDOW.next;
+  if (__builtin_expect(entry != LUTRA_UNDO_WINDOW.end, 1) &&
       ((stm_word_t)addr & (sizeof(stm_word_t) - 1)) == 0) {
     entry[0] = (stm_word_t)addr;
     entry[1] = *addr;
-    lutra_thread_undo_window.next = entry + 2;
+    LUTRA_UNDO_WINDOW.next = entry + 2;
     *addr = value;
     return;
   }
@@ -529,7 +580,7 @@ static inline void lutra_inline_store(volatile stm_word_t *addr,
 
 #define stm_load(addr) lutra_inline_load(addr)
 #define stm_store(addr, value) lutra_inline_store((addr), (value))
-#endif /* LUTRA_INLINE */
+#endif /* LUTRA_UNDO_WINDOW */
 
 #ifdef __cplusplus
 }

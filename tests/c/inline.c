@@ -1,7 +1,8 @@
 /*
- * inline.c -- stm.h's inline accesses (LUTRA_INLINE, liblutra.a): a thread alone
- * with the engine runs its transactions solo, reading and writing memory inline
- * with an undo log in the thread's window; everything else goes to the library.
+ * inline.c -- stm.h's inline accesses (LUTRA_INLINE), built against liblutra.a
+ * (inline) and against liblutra.so (inline-shared): a thread alone with the
+ * engine runs its transactions solo, reading and writing memory inline with an
+ * undo log in the thread's window; everything else goes to the library.
  *
  *  - the window is open exactly inside a solo transaction: closed on an
  *    unregistered thread, outside transactions, and while two threads are
@@ -50,7 +51,11 @@
 static stm_word_t words[WORDS];
 static stm_word_t accounts[ACCOUNTS];
 
-static int window_open(void) { return lutra_thread_undo_window.next != NULL; }
+#ifndef LUTRA_UNDO_WINDOW
+#error "stm.h offers no inline accesses with this compiler"
+#endif
+
+static int window_open(void) { return LUTRA_UNDO_WINDOW.next != NULL; }
 
 static void *window_of_unregistered(void *arg) {
   (void)arg;

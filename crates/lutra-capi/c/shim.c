@@ -41,6 +41,8 @@
  *    lutra_shim_fast_state while there is one (src/fast.rs places it there and
  *    moves it back), and closed (zero) otherwise: on a worker of the scheduler
  *    it stays closed, so that a task's inline accesses always call the library.
+ *  - lutra_thread_undo_window_offset is &lutra_thread_undo_window minus the
+ *    thread pointer from the library's load on (the constructor below).
  */
 
 #include <setjmp.h>
@@ -59,6 +61,31 @@ __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread void
  * linked with liblutra.a. */
 __attribute__((visibility("hidden"), tls_model("initial-exec"))) __thread struct
     lutra_undo_window lutra_thread_undo_window;
+
+/* How a program reaches lutra_thread_undo_window: its offset from the thread
+ * pointer, exported by the library (a Rust static, src/fast.rs: the shared
+ * library exports Rust items only) and stored here when the library is loaded,
+ * before any code of the program runs (in a program linked with liblutra.a, the
+ * constructor's priority puts it before the program's own constructors). The
+ * window is in static TLS (initial-exec), so the offset is the same on every
+ * thread; stm.h (LUTRA_INLINE) adds it to the thread pointer. stm.h declares
+ * it const, as programs see it; the object itself (Rust's) is writable, and this
+ * is its only write. */
+/* The calling thread's thread pointer, as stm.h reads it. */
+static char *lutra_shim_thread_pointer(void) {
+#if defined(__x86_64__)
+  char *pointer;
+  __asm__("mov %%fs:0, %0" : "=r"(pointer));
+  return pointer;
+#else
+  return __builtin_thread_pointer();
+#endif
+}
+
+__attribute__((constructor(101))) static void lutra_shim_place_window_offset(void) {
+  *(volatile intptr_t *)&lutra_thread_undo_window_offset =
+      (char *)&lutra_thread_undo_window - lutra_shim_thread_pointer();
+}
 
 /* A closed read front (a Rust lutra_stm::ReadFront: two pointers and a bool,
  * all zero): where lutra_shim_read_front points while the thread has no

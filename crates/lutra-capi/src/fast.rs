@@ -44,11 +44,31 @@
 //! (both pointers NULL, as on a thread that never registered and on every worker of
 //! the scheduler). C code writes the window only between ABI calls, so never while
 //! Rust code borrows the state.
+//!
+//! Programs reach that variable through [`lutra_thread_undo_window_offset`], its
+//! offset from the thread pointer, which the shim's constructor stores before any
+//! code of the program runs: the shared library cannot export the shim's
+//! thread-local itself (only Rust items are exported from it), and the offset
+//! serves a program linked with `liblutra.a`, one linked with `liblutra.so` and a
+//! library loaded with `dlopen` alike (the variable is in static TLS, at the same
+//! offset on every thread).
 
 use crate::thread::ThreadTx;
 use lutra_stm::{ReadFront, TxDescriptor, UndoWindow};
 use std::ffi::c_void;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicIsize;
+
+/// The offset of the calling thread's undo window (the shim's
+/// `lutra_thread_undo_window`) from the thread pointer, the same on every thread:
+/// what `stm.h`'s inline accesses (`LUTRA_INLINE`) add to the thread pointer.
+///
+/// Written once, by the shim's constructor (`c/shim.c`), when the library is loaded
+/// (before the program's constructors and `main`), and never again; read by C code
+/// only. Until then it holds `isize::MIN`, which makes any inline access fault (a
+/// non-canonical address) instead of touching memory.
+#[unsafe(no_mangle)]
+pub(crate) static lutra_thread_undo_window_offset: AtomicIsize = AtomicIsize::new(isize::MIN);
 
 unsafe extern "C" {
     /// Sets the calling thread's slot.

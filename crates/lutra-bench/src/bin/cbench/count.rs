@@ -7,7 +7,8 @@
 //!    thread takes once a second one is registered) with `LUTRA_STM_STATS=0` and
 //!    `=1`, Lutra solo (one thread alone with the engine runs uninstrumented, as
 //!    libitm's default method does), solo again with `stm.h`'s inline accesses
-//!    (`LUTRA_INLINE`: no call per access), the `-fgnu-tm` build on Lutra's
+//!    (`LUTRA_INLINE`: no call per access), the same program linked with
+//!    `liblutra.so` instead of `liblutra.a` (instrumented and solo), the `-fgnu-tm` build on Lutra's
 //!    `libitm.so.1` (instrumented and solo), libitm with its
 //!    default method and with `ITM_DEFAULT_METHOD=ml_wt` and `gl_wt`, and the
 //!    sequential build (the loop alone). The program switches collection on around
@@ -34,7 +35,7 @@ struct Column {
     on_lutra_itm: bool,
 }
 
-const COLUMNS: [Column; 10] = [
+const COLUMNS: [Column; 12] = [
     Column {
         name: "lutra",
         system: "lutra",
@@ -56,6 +57,18 @@ const COLUMNS: [Column; 10] = [
     Column {
         name: "lutra solo inline",
         system: "lutra-inline",
+        env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "1")],
+        on_lutra_itm: false,
+    },
+    Column {
+        name: "lutra.so",
+        system: "lutra-so",
+        env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "0")],
+        on_lutra_itm: false,
+    },
+    Column {
+        name: "lutra.so solo",
+        system: "lutra-so",
         env: &[("LUTRA_STM_STATS", "0"), ("LUTRA_STM_SOLO", "1")],
         on_lutra_itm: false,
     },

@@ -9,7 +9,8 @@
 //!    one thread).
 //! 2. Parse the child's `result …` line; a child that fails its own consistency
 //!    check, exits non-zero or outlives its time limit fails the benchmark.
-//! 3. Keep, per workload × system × threads, the run with the highest throughput.
+//! 3. Keep, per workload × system × threads, the run with the highest throughput,
+//!    and every round's throughput (for ratios taken round by round).
 
 use crate::Args;
 use crate::compile::Programs;
@@ -26,16 +27,21 @@ pub(crate) const WORKLOADS: [&str; 9] = [
     "vacation",
 ];
 
-/// The systems, in table order: the sequential build, Lutra through `stm.h`,
-/// Lutra through GCC's TM ABI (the `-fgnu-tm` build run on Lutra's `libitm.so.1`),
+/// The systems, in table order: the sequential build, Lutra through `stm.h`
+/// (`liblutra.a` with `LUTRA_INLINE`, the fastest way to link it), Lutra linked the
+/// other ways (`liblutra.a` without `LUTRA_INLINE`, `liblutra.so` without and with
+/// it), Lutra through GCC's TM ABI (the `-fgnu-tm` build run on Lutra's `libitm.so.1`),
 /// libitm as a user gets it (on one thread libitm runs transactions serially,
 /// uninstrumented), libitm with its multi-lock STM forced
 /// (`ITM_DEFAULT_METHOD=ml_wt`), and the floor (one thread only: the sequential
 /// code with every access behind `stm.h`'s inline test and no transaction begin or
 /// commit, `bench/c/tm.h`).
-pub(crate) const SYSTEMS: [&str; 6] = [
+pub(crate) const SYSTEMS: [&str; 9] = [
     "seq",
     "lutra",
+    "lutra-a",
+    "lutra-so",
+    "lutra-so-inline",
     "lutra-itm",
     "libitm",
     "libitm-ml_wt",
@@ -45,10 +51,13 @@ pub(crate) const SYSTEMS: [&str; 6] = [
 /// The index of each system in [`SYSTEMS`].
 pub(crate) const SEQ: usize = 0;
 pub(crate) const LUTRA: usize = 1;
-pub(crate) const LUTRA_ITM: usize = 2;
-pub(crate) const LIBITM: usize = 3;
-pub(crate) const LIBITM_ML_WT: usize = 4;
-pub(crate) const FLOOR: usize = 5;
+pub(crate) const LUTRA_STATIC: usize = 2;
+pub(crate) const LUTRA_SHARED: usize = 3;
+pub(crate) const LUTRA_SHARED_INLINE: usize = 4;
+pub(crate) const LUTRA_ITM: usize = 5;
+pub(crate) const LIBITM: usize = 6;
+pub(crate) const LIBITM_ML_WT: usize = 7;
+pub(crate) const FLOOR: usize = 8;
 
 /// The program of `system` and the environment it runs with.
 fn program(programs: &Programs, system: &str) -> (std::path::PathBuf, Vec<(&'static str, String)>) {
@@ -87,6 +96,11 @@ impl Measurement {
 
 /// The best run of each workload × system × threads.
 pub(crate) type Results = BTreeMap<(usize, usize, usize), Measurement>;
+
+/// Every round's throughput of each workload × system × threads, in round order:
+/// the link modes are compared round by round (a ratio within a round holds on a
+/// loaded machine better than a ratio of two bests).
+pub(crate) type Rounds = BTreeMap<(usize, usize, usize), Vec<f64>>;
 
 /// Parses `key=value` fields of the child's result line.
 fn parse(line: &str) -> Option<Measurement> {
@@ -216,6 +230,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     let log_lines = !std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut results = Results::new();
+    let mut rounds = Rounds::new();
     for round in 0..plan.rounds {
         for &workload in &plan.workloads {
             if log_lines {
@@ -242,6 +257,10 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
                         threads,
                         plan.millis,
                     )?;
+                    rounds
+                        .entry((workload, system, threads))
+                        .or_default()
+                        .push(measured.throughput());
                     let best = results
                         .entry((workload, system, threads))
                         .or_insert(measured);
@@ -258,7 +277,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
         .csv
         .clone()
         .unwrap_or_else(|| lutra_bench::csv::default_csv_path("cbench"));
-    table::report(&results, &plan.workloads, &plan.threads, &path)
+    table::report(&results, &rounds, &plan.workloads, &plan.threads, &path)
         .map_err(|error| format!("{}: {error}", path.display()))
 }
 
@@ -288,12 +307,12 @@ mod tests {
             millis: 1,
             rounds: 2,
         };
-        assert_eq!(plan.systems(1, 0), vec![0, 1, 2, 3, 4, FLOOR]);
-        assert_eq!(plan.systems(1, 1), vec![1, 2, 3, 4, FLOOR, 0]);
-        assert_eq!(plan.systems(1, 5), vec![FLOOR, 0, 1, 2, 3, 4]);
-        assert_eq!(plan.systems(8, 0), vec![0, 1, 2, 3, 4]);
-        assert_eq!(plan.systems(64, 0), vec![1, 2, 3, 4]);
-        assert_eq!(plan.systems(64, 1), vec![2, 3, 4, 1]);
-        assert_eq!(plan.runs(), (6 + 5 + 4) * 2);
+        assert_eq!(plan.systems(1, 0), vec![0, 1, 2, 3, 4, 5, 6, 7, FLOOR]);
+        assert_eq!(plan.systems(1, 1), vec![1, 2, 3, 4, 5, 6, 7, FLOOR, 0]);
+        assert_eq!(plan.systems(1, 8), vec![FLOOR, 0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(plan.systems(8, 0), vec![0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(plan.systems(64, 0), vec![1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(plan.systems(64, 1), vec![2, 3, 4, 5, 6, 7, 1]);
+        assert_eq!(plan.runs(), (9 + 8 + 7) * 2);
     }
 }

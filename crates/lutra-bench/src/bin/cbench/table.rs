@@ -9,13 +9,20 @@
 //! | `vs_libitm` | `ops_per_sec` ÷ libitm's (default method) at the same thread count |
 //! | `aborts` | aborted attempts (Lutra's per-thread counters; empty when unknown) |
 //!
+//! Each table also compares the ways of linking Lutra, at the same thread count:
+//! `lutra-so ÷ lutra-a` (`liblutra.so` against `liblutra.a`, both without
+//! `LUTRA_INLINE`) and `so-inline ÷ lutra` (both with it): the median of the
+//! ratios taken within each round (the two runs alternate in a round), and the
+//! targets give the least one too.
+//!
 //! The targets' line for time against the sequential build gives the floor's time
 //! too (the sequential code with every access behind `stm.h`'s inline test, and no
 //! transaction begin or commit): what no one-thread STM with inline accesses can
 //! beat, so a target below it cannot be met by a faster begin or commit.
 
 use crate::run::{
-    FLOOR, LIBITM, LIBITM_ML_WT, LUTRA, LUTRA_ITM, Measurement, Results, SEQ, SYSTEMS, WORKLOADS,
+    FLOOR, LIBITM, LIBITM_ML_WT, LUTRA, LUTRA_ITM, LUTRA_SHARED, LUTRA_SHARED_INLINE, LUTRA_STATIC,
+    Measurement, Results, Rounds, SEQ, SYSTEMS, WORKLOADS,
 };
 use lutra_bench::csv::Csv;
 use lutra_bench::report::{GridLine, ratio, si, thread_headers, write_grid};
@@ -41,7 +48,53 @@ fn vs_libitm(results: &Results, workload: usize, threads: usize, run: Measuremen
     get(results, workload, LIBITM, threads).map(|itm| run.throughput() / itm.throughput())
 }
 
-fn workload_table(results: &Results, workload: usize, threads: &[usize]) -> String {
+/// `system`'s throughput ÷ `base`'s in each round, same workload and thread count,
+/// sorted; empty if either did not run.
+fn round_ratios(
+    rounds: &Rounds,
+    workload: usize,
+    threads: usize,
+    system: usize,
+    base: usize,
+) -> Vec<f64> {
+    let (Some(runs), Some(bases)) = (
+        rounds.get(&(workload, system, threads)),
+        rounds.get(&(workload, base, threads)),
+    ) else {
+        return Vec::new();
+    };
+    let mut ratios: Vec<f64> = runs
+        .iter()
+        .zip(bases)
+        .map(|(run, base)| run / base)
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios
+}
+
+/// The median of sorted `values`, if any.
+fn median(values: &[f64]) -> Option<f64> {
+    let middle = values.len() / 2;
+    match values.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(values[middle]),
+        _ => Some((values[middle - 1] + values[middle]) / 2.0),
+    }
+}
+
+/// The pairs of link modes compared in each table and in the targets: the shared
+/// library against the static one, without and with `LUTRA_INLINE`.
+const LINK_PAIRS: [(usize, usize, &str); 2] = [
+    (LUTRA_SHARED, LUTRA_STATIC, "lutra-so ÷ lutra-a"),
+    (LUTRA_SHARED_INLINE, LUTRA, "so-inline ÷ lutra"),
+];
+
+fn workload_table(
+    results: &Results,
+    rounds: &Rounds,
+    workload: usize,
+    threads: &[usize],
+) -> String {
     let mut out = String::new();
     let cells = |system: usize, cell: &dyn Fn(Measurement) -> String| -> Vec<String> {
         threads
@@ -97,6 +150,13 @@ fn workload_table(results: &Results, workload: usize, threads: &[usize]) -> Stri
         })
         .collect();
     lines.push(("lutra ÷ seq copies".to_owned(), lutra_vs_ceiling));
+    for (system, base, label) in LINK_PAIRS {
+        let cells = threads
+            .iter()
+            .map(|&count| ratio(median(&round_ratios(rounds, workload, count, system, base))))
+            .collect();
+        lines.push((label.to_owned(), cells));
+    }
     lines.push((
         "lutra aborts".to_owned(),
         cells(LUTRA, &|run| {
@@ -113,8 +173,8 @@ fn workload_table(results: &Results, workload: usize, threads: &[usize]) -> Stri
 }
 
 /// The issue's targets for the C benchmark, each with what this run measured.
-fn targets(results: &Results, workloads: &[usize]) -> String {
-    let mut out = String::from("targets (issue 9; a quiet machine decides):\n");
+fn targets(results: &Results, rounds: &Rounds, workloads: &[usize]) -> String {
+    let mut out = String::from("targets (a quiet machine decides):\n");
     let index = |name: &str| WORKLOADS.iter().position(|w| *w == name);
     let mut line = |text: String, met: Option<bool>| {
         let mark = match met {
@@ -122,7 +182,7 @@ fn targets(results: &Results, workloads: &[usize]) -> String {
             Some(false) => "NOT MET",
             None => "not run",
         };
-        out.push_str(&format!("  {text:<62} {mark}\n"));
+        out.push_str(&format!("  {text:<76} {mark}\n"));
     };
     for (name, floor) in [("bank64", 15e6), ("bank4096", 1.1e6)] {
         let run = index(name).and_then(|w| get(results, w, LUTRA, 1));
@@ -134,6 +194,23 @@ fn targets(results: &Results, workloads: &[usize]) -> String {
             ),
             run.map(|r| r.throughput() >= floor),
         );
+    }
+    if let Some(bank) = index("bank4096") {
+        for threads in [1, 2] {
+            for ((system, base, label), least) in LINK_PAIRS.into_iter().zip([0.95, 0.9]) {
+                let ratios = round_ratios(rounds, bank, threads, system, base);
+                let measured = median(&ratios);
+                line(
+                    format!(
+                        "bank4096, {threads} thread(s): {label} {} ≥ {least} (min {}, {} rounds)",
+                        ratio(measured),
+                        ratio(ratios.first().copied()),
+                        ratios.len()
+                    ),
+                    measured.map(|r| r >= least),
+                );
+            }
+        }
     }
     for &workload in workloads {
         for threads in [1, 2] {
@@ -197,14 +274,15 @@ fn csv_lines(results: &Results) -> Vec<String> {
 /// Any I/O error writing the file.
 pub(crate) fn report(
     results: &Results,
+    rounds: &Rounds,
     workloads: &[usize],
     threads: &[usize],
     path: &Path,
 ) -> io::Result<()> {
     for &workload in workloads {
-        println!("{}", workload_table(results, workload, threads));
+        println!("{}", workload_table(results, rounds, workload, threads));
     }
-    println!("{}", targets(results, workloads));
+    println!("{}", targets(results, rounds, workloads));
     let mut csv = Csv::with_header(
         path,
         "workload,system,threads,ops,seconds,ops_per_sec,vs_seq,vs_libitm,vs_ceiling,aborts",
@@ -213,4 +291,22 @@ pub(crate) fn report(
     drop(csv);
     println!("CSV: {}", path.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_modes_are_compared_round_by_round() {
+        let mut rounds = Rounds::new();
+        rounds.insert((1, LUTRA_SHARED, 2), vec![50.0, 90.0, 30.0]);
+        rounds.insert((1, LUTRA_STATIC, 2), vec![100.0, 100.0, 20.0]);
+        let ratios = round_ratios(&rounds, 1, 2, LUTRA_SHARED, LUTRA_STATIC);
+        assert_eq!(ratios, vec![0.5, 0.9, 1.5]);
+        assert_eq!(median(&ratios), Some(0.9));
+        assert_eq!(median(&[0.5, 0.7]), Some(0.6));
+        assert_eq!(median(&[]), None);
+        assert!(round_ratios(&rounds, 1, 1, LUTRA_SHARED, LUTRA_STATIC).is_empty());
+    }
 }
