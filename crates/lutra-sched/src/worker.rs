@@ -36,7 +36,9 @@
 //! to another worker as `rotate` does). So a task woken from outside runs at the end
 //! of the slice running on the first worker to end one, or, behind `k` tasks queued
 //! in the global queue before it, within `2k + 1` slice ends of one worker; a slice
-//! lasts at most two preemption ticks (`lutra-lua`'s `preempt.rs`).
+//! lasts at most two preemption ticks (`lutra-lua`'s `preempt.rs`), and the push
+//! calls `Builder::on_outside_wake`'s hook, with which a client may end long slices
+//! sooner.
 //!
 //! # Invariants
 //! - The slot is empty between slices: a woken task waits in it (seen by no thief)

@@ -25,6 +25,13 @@
 //!    [`YIELDED`]); otherwise it clears itself, the process goes on and the next tick
 //!    signals again.
 //!
+//! 5. A task woken from outside the workers (a timer, a host) may wait for a busy
+//!    worker's slice to end: the scheduler then calls [`Hurry::hurry`], which ticks
+//!    at once (step 2), but never sooner than half a slice after the previous tick.
+//!    A slice the early tick sees for the first time is signalled at the next tick
+//!    if it is still running: a woken task waits at most about a slice and a half
+//!    for a worker, rather than two.
+//!
 //! # Invariants
 //! - `running` is null outside a slice; within one it names a live Lua thread: the
 //!   one being resumed, which its resumer keeps alive while it is named.
@@ -123,6 +130,8 @@ struct Inner {
     slots: Mutex<Vec<Arc<Slot>>>,
     /// The ticker waits for a slice to start (no worker is in one).
     asleep: AtomicBool,
+    /// A task woken from outside waits for a worker: the next tick comes early.
+    hurried: AtomicBool,
     stop: AtomicBool,
     lock: Mutex<()>,
     changed: Condvar,
@@ -143,6 +152,7 @@ impl Preemptor {
                 slice,
                 slots: Mutex::new(Vec::new()),
                 asleep: AtomicBool::new(true),
+                hurried: AtomicBool::new(false),
                 stop: AtomicBool::new(false),
                 lock: Mutex::new(()),
                 changed: Condvar::new(),
@@ -152,6 +162,12 @@ impl Preemptor {
             inner,
             ticker: Mutex::new(None),
         }
+    }
+
+    /// What the scheduler calls when a task woken from outside the workers waits for
+    /// one (step 5); `None` when preemption is off.
+    pub(crate) fn hurry(&self) -> Option<Hurry> {
+        self.inner.clone().map(Hurry)
     }
 
     /// This worker's slot (registered, and the ticker started, on first use), as
@@ -238,19 +254,25 @@ impl Inner {
         }
     }
 
-    /// Waits one slice length, unless the runtime stops first; answers whether it
-    /// goes on (the ticker ticks again).
+    /// Waits one slice length (half of one when hurried, step 5), unless the
+    /// runtime stops first; answers whether it goes on (the ticker ticks again).
     fn wait_one_slice(&self) -> bool {
-        let deadline = Instant::now() + self.slice;
+        let start = Instant::now();
+        let deadline = start + self.slice;
+        let early = start + self.slice / 2;
         let mut guard = lock(&self.lock);
         loop {
             if self.stop.load(Ordering::SeqCst) {
                 return false;
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            let now = Instant::now();
+            // ORDERING: pairs with `Hurry::hurry`'s store, made before it takes `lock`.
+            let hurried = self.hurried.load(Ordering::SeqCst);
+            if now >= deadline || (hurried && now >= early) {
+                self.hurried.store(false, Ordering::SeqCst);
                 return true;
             }
+            let left = if hurried { early - now } else { deadline - now };
             guard = self
                 .changed
                 .wait_timeout(guard, left)
@@ -283,6 +305,26 @@ impl Inner {
         let _guard = lock(&self.lock);
         self.asleep.store(false, Ordering::SeqCst);
         self.changed.notify_one();
+    }
+}
+
+/// A handle on a preemptor's ticker for the scheduler's outside wake-ups (step 5).
+#[derive(Clone)]
+pub(crate) struct Hurry(Arc<Inner>);
+
+impl Hurry {
+    /// Asks for an early tick: a task woken from outside waits for a worker. Cheap
+    /// when one is asked for already, or when no worker is in a slice (an idle worker
+    /// takes the task).
+    pub(crate) fn hurry(&self) {
+        let inner = &self.0;
+        // ORDERING: `asleep` is a hint (a worker entering a slice wakes the ticker);
+        // `hurried` pairs with `wait_one_slice`'s load, under `lock`.
+        if inner.asleep.load(Ordering::Relaxed) || inner.hurried.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let _guard = lock(&inner.lock);
+        inner.changed.notify_one();
     }
 }
 

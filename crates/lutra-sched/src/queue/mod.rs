@@ -84,6 +84,7 @@ mod explore {
 }
 
 use crate::rest::{RestEnd, Resting};
+use crate::runtime::OutsideWake;
 use crate::sync_mode::{SyncDomain, SyncMode};
 use crate::task::TaskCore;
 use std::collections::VecDeque;
@@ -227,6 +228,8 @@ pub(crate) struct RunQueue {
     /// grows, read by the workers at every slice's end (see `worker.rs`, prompt
     /// wake-ups). A hint: the queue itself says what is there.
     injected: AtomicU64,
+    /// Called after each push counted in `injected` (`Builder::on_outside_wake`).
+    on_injected: Option<OutsideWake>,
 }
 
 impl RunQueue {
@@ -241,7 +244,14 @@ impl RunQueue {
             queue,
             resting: Resting::default(),
             injected: AtomicU64::new(0),
+            on_injected: None,
         }
+    }
+
+    /// The same queues, calling `hook` after each push counted in `injected`.
+    pub(crate) fn on_injected(mut self, hook: Option<OutsideWake>) -> Self {
+        self.on_injected = hook;
+        self
     }
 
     /// How many unpinned tasks threads outside the workers have pushed so far (see
@@ -269,6 +279,9 @@ impl RunQueue {
             // ORDERING: see `injected`; the task is in the global queue already.
             (None, None) => {
                 self.injected.fetch_add(1, Ordering::Relaxed);
+                if let Some(OutsideWake(hook)) = &self.on_injected {
+                    hook();
+                }
             }
             (None, Some(_)) => {}
         }
