@@ -28,9 +28,11 @@
 //! 5. A task woken from outside the workers (a timer, a host) may wait for a busy
 //!    worker's slice to end: the scheduler then calls [`Hurry::hurry`], which ticks
 //!    at once (step 2), but never sooner than half a slice after the previous tick.
-//!    A slice the early tick sees for the first time is signalled at the next tick
-//!    if it is still running: a woken task waits at most about a slice and a half
-//!    for a worker, rather than two.
+//!    A slice that an early tick sees for the first time makes the next tick early
+//!    too (once: that tick asks for no other), so it is signalled half a slice later
+//!    if still running: a woken task
+//!    waits for a busy worker about one slice at most (rather than two), and a
+//!    slice cut short by early ticks has run at least half a slice.
 //!
 //! # Invariants
 //! - `running` is null outside a slice; within one it names a live Lua thread: the
@@ -226,8 +228,11 @@ impl Inner {
         // Per slot: the sequence seen at the previous tick, and for how many ticks
         // since then it has not moved.
         let mut seen: Vec<(u64, u32)> = Vec::new();
-        while self.wait_one_slice() {
-            let mut busy = false;
+        // Whether this tick is early because the previous one asked for it (step 5):
+        // it asks for no other, so a hurry makes at most two early ticks.
+        let mut followed_up = false;
+        while let Some(early) = self.wait_one_slice() {
+            let (mut busy, mut fresh) = (false, false);
             {
                 let slots = lock(&self.slots);
                 seen.resize(slots.len(), (0, 0));
@@ -243,10 +248,17 @@ impl Inner {
                         }
                     } else {
                         *overrun = 0;
+                        fresh |= in_slice(sequence);
                     }
                     busy |= in_slice(sequence);
                     *last = sequence;
                 }
+            }
+            followed_up = early && fresh && !followed_up;
+            if followed_up {
+                // A slice seen for the first time by an early tick is signalled by
+                // the next one, early too (step 5).
+                self.hurried.store(true, Ordering::SeqCst);
             }
             if !busy {
                 self.sleep_until_busy();
@@ -255,22 +267,22 @@ impl Inner {
     }
 
     /// Waits one slice length (half of one when hurried, step 5), unless the
-    /// runtime stops first; answers whether it goes on (the ticker ticks again).
-    fn wait_one_slice(&self) -> bool {
+    /// runtime stops first (`None`); answers whether the tick is an early one.
+    fn wait_one_slice(&self) -> Option<bool> {
         let start = Instant::now();
         let deadline = start + self.slice;
         let early = start + self.slice / 2;
         let mut guard = lock(&self.lock);
         loop {
             if self.stop.load(Ordering::SeqCst) {
-                return false;
+                return None;
             }
             let now = Instant::now();
             // ORDERING: pairs with `Hurry::hurry`'s store, made before it takes `lock`.
             let hurried = self.hurried.load(Ordering::SeqCst);
             if now >= deadline || (hurried && now >= early) {
                 self.hurried.store(false, Ordering::SeqCst);
-                return true;
+                return Some(hurried && now < deadline);
             }
             let left = if hurried { early - now } else { deadline - now };
             guard = self
