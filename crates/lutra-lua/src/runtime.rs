@@ -313,6 +313,15 @@ impl LuaRuntime {
         if let Some(workers) = options.workers {
             builder = builder.workers(workers.clamp(1, crate::options::MAX_WORKERS));
         }
+        let preemptor = crate::process::preempt::Preemptor::new(Duration::from_millis(u64::from(
+            options.preempt_slice_ms,
+        )));
+        // A task woken by a timer or a host waits at most about a slice and a half
+        // for a busy worker (`preempt.rs`, step 5).
+        if let Some(hurry) = preemptor.hurry() {
+            builder =
+                builder.on_outside_wake(lutra_sched::OutsideWake(Arc::new(move || hurry.hurry())));
+        }
         let recycle_limit = AtomicUsize::new(options.recycle_limit);
         let liveness = Arc::new(Liveness::default());
         let sched = builder
@@ -323,9 +332,6 @@ impl LuaRuntime {
             .build();
         let named_channels = crate::channel::Registry::new(sched.sync_domain());
         let tm = Arc::new(crate::atomic::Engine::new(&options, sched.workers()));
-        let preemptor = crate::process::preempt::Preemptor::new(Duration::from_millis(u64::from(
-            options.preempt_slice_ms,
-        )));
         let shared = Arc::new(RuntimeShared {
             preemptor,
             sched,

@@ -75,7 +75,9 @@ pub use barrier::Barrier;
 pub use context::{current_task, worker_index};
 pub use local::task_local;
 pub use native::{JoinHandle, TaskPanic};
-pub use runtime::{Builder, DEFAULT_STACK_SIZE, Runtime, TaskBuilder, TaskOptions, spawn};
+pub use runtime::{
+    Builder, DEFAULT_STACK_SIZE, OutsideWake, Runtime, TaskBuilder, TaskOptions, spawn,
+};
 pub use stm_parking::TaskParking;
 pub use suspend::{
     current_waker, park, set_priority, set_tx_id, switch, switch_to_priority, yield_now,

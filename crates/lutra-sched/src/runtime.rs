@@ -30,6 +30,17 @@ use std::thread;
 /// Default stack size of a native task.
 pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
 
+/// Called after a thread that is no worker (a timer, a host) made a task runnable
+/// and queued it for any worker: see [`Builder::on_outside_wake`].
+#[derive(Clone)]
+pub struct OutsideWake(pub Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for OutsideWake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutsideWake(..)")
+    }
+}
+
 /// Configures a [`Runtime`].
 #[derive(Debug, Clone)]
 pub struct Builder {
@@ -38,6 +49,7 @@ pub struct Builder {
     pin: bool,
     stack_size: usize,
     sync: SyncMode,
+    outside_wake: Option<OutsideWake>,
 }
 
 impl Builder {
@@ -84,6 +96,16 @@ impl Builder {
         self
     }
 
+    /// Calls `hook` after every push of an unpinned task made runnable by a thread
+    /// that is no worker of this runtime (a timer's, a host's wake-up; a spawn from
+    /// outside), once the task is queued: a client that preempts long slices can end
+    /// one sooner, so that a busy worker takes the task. `hook` must be cheap and
+    /// must not block (it runs on the waking thread).
+    pub fn on_outside_wake(mut self, hook: OutsideWake) -> Self {
+        self.outside_wake = Some(hook);
+        self
+    }
+
     /// Starts the workers.
     pub fn build(self) -> Runtime {
         overflow::install();
@@ -92,7 +114,7 @@ impl Builder {
         let workers = self.clamp(self.workers.unwrap_or(available), available);
         let sync = SyncDomain::new(self.sync);
         let shared = Arc::new(Shared {
-            queue: RunQueue::new(&sync),
+            queue: RunQueue::new(&sync).on_injected(self.outside_wake.clone()),
             live: LiveTasks::new(&sync),
             sync,
             next_id: AtomicU64::new(1),
@@ -218,6 +240,7 @@ impl Runtime {
             pin: true,
             stack_size: DEFAULT_STACK_SIZE,
             sync: SyncMode::default(),
+            outside_wake: None,
         }
     }
 

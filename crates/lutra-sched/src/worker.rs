@@ -26,6 +26,20 @@
 //! parks); otherwise (yield, switch) it is pushed to the run queue as any wake-up
 //! would have been, before the slice's own requeue, so the queue's order is kept.
 //!
+//! # Prompt wake-ups (a task woken from outside the workers)
+//! A timer's or a host's wake-up pushes the task to the global queue and counts it
+//! (`RunQueue::injected`). Each worker reads that count at every slice's end; when it
+//! moved, the worker's next choices look at the global queue first, at every other
+//! slice end (the others keep their own queue's order), until such a look finds the
+//! global queue empty. A yield then takes the global queue's front and the yielding
+//! task goes to the back of the worker's own queue (`yield_to_global`: it is not sent
+//! to another worker as `rotate` does). So a task woken from outside runs at the end
+//! of the slice running on the first worker to end one, or, behind `k` tasks queued
+//! in the global queue before it, within `2k + 1` slice ends of one worker; a slice
+//! lasts at most two preemption ticks (`lutra-lua`'s `preempt.rs`), and the push
+//! calls `Builder::on_outside_wake`'s hook, with which a client may end long slices
+//! sooner.
+//!
 //! # Invariants
 //! - The slot is empty between slices: a woken task waits in it (seen by no thief)
 //!   at most until the end of the slice that woke it, and a worker never looks for
@@ -85,6 +99,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
     let mut private = Private::new();
     let slices = &shared.queue.resting().slices;
     let mut crossings = (index > 0).then(|| Crossings::new(Instant::now(), slices.total()));
+    let mut prompt = PromptWake::new();
     loop {
         tick = tick.wrapping_add(1);
         let global_first = tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL);
@@ -99,7 +114,8 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
             }
             None => {
                 handoffs = 0;
-                match shared.queue.next(index, &mut private, global_first, stop) {
+                let first = global_first || prompt.due(shared.queue.injected());
+                match shared.queue.next(index, &mut private, first, stop) {
                     Some(task) => task,
                     None => break,
                 }
@@ -108,7 +124,11 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
         let may_hand_off =
             handoffs < MAX_HANDOFFS && !tick.wrapping_add(1).is_multiple_of(GLOBAL_QUEUE_INTERVAL);
         let crossed = crossed_to(&task, index);
-        next = run_slice(&worker, &mut private, task, global_first, may_hand_off);
+        let turn = Turn {
+            global_first,
+            may_hand_off,
+        };
+        next = run_slice(&worker, &mut private, task, turn, &mut prompt);
         slices.publish(index, tick);
         if let Some(crossings) = crossings.as_mut()
             && let Some(rest) = crossings.count(crossed, || slices.total())
@@ -134,15 +154,77 @@ fn crossed_to(task: &TaskCore, index: usize) -> bool {
     last != NO_WORKER
 }
 
+/// Where a worker in a run of yields looks first for tasks woken from outside (see
+/// the module's "Prompt wake-ups").
+///
+/// # Invariants
+/// - `seen` is the last `RunQueue::injected` count read (0 before the first);
+///   `pending` holds from a read
+///   that found it moved until a look at the global queue found it empty.
+/// - `skip` alternates while `pending` holds: one slice end in two looks there first.
+struct PromptWake {
+    seen: u64,
+    pending: bool,
+    skip: bool,
+}
+
+impl PromptWake {
+    /// A worker's at its start: any task pushed from outside before it started (the
+    /// first processes of a host, spawned before its thread runs) counts as new.
+    fn new() -> Self {
+        Self {
+            seen: 0,
+            pending: false,
+            skip: false,
+        }
+    }
+
+    /// Whether this slice end looks at the global queue first, `injected` being the
+    /// count read now.
+    #[inline]
+    fn due(&mut self, injected: u64) -> bool {
+        if injected != self.seen {
+            self.seen = injected;
+            self.pending = true;
+        }
+        if !self.pending {
+            return false;
+        }
+        self.skip = !self.skip;
+        self.skip
+    }
+
+    /// A look at the global queue first found a task there (or not: the wake-ups
+    /// counted so far have all been taken).
+    fn found(&mut self, found: bool) {
+        if !found {
+            self.pending = false;
+            self.skip = false;
+        }
+    }
+}
+
+/// What a slice's end may do besides its own queue: the global queue's regular turn,
+/// and the direct switch.
+#[derive(Clone, Copy)]
+struct Turn {
+    global_first: bool,
+    may_hand_off: bool,
+}
+
 /// Runs one slice of `task`; returns the task to run next, if the slice's end chose
-/// one (and whether the direct switch did: only if `may_hand_off`).
+/// one (and whether the direct switch did: only if `turn.may_hand_off`).
 fn run_slice(
     worker: &Worker,
     private: &mut Private,
     task: Arc<TaskCore>,
-    global_first: bool,
-    may_hand_off: bool,
+    turn: Turn,
+    prompt: &mut PromptWake,
 ) -> Chosen {
+    let Turn {
+        global_first,
+        may_hand_off,
+    } = turn;
     let (shared, index) = (worker.shared(), worker.index());
     task.state.store(RUNNING, Ordering::SeqCst);
     worker.set_task(Some(&task));
@@ -170,6 +252,10 @@ fn run_slice(
             task.state.store(RUNNABLE, Ordering::SeqCst);
             chosen(if global_first && task.home.is_none() {
                 shared.queue.rotate(index, private, task)
+            } else if prompt.due(shared.queue.injected()) {
+                let (next, found) = shared.queue.yield_to_global(index, private, task);
+                prompt.found(found);
+                next
             } else {
                 shared.queue.yield_task(index, private, task)
             })

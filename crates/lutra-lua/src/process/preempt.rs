@@ -25,6 +25,15 @@
 //!    [`YIELDED`]); otherwise it clears itself, the process goes on and the next tick
 //!    signals again.
 //!
+//! 5. A task woken from outside the workers (a timer, a host) may wait for a busy
+//!    worker's slice to end: the scheduler then calls [`Hurry::hurry`], which ticks
+//!    at once (step 2), but never sooner than half a slice after the previous tick.
+//!    A slice that an early tick sees for the first time makes the next tick early
+//!    too (once: that tick asks for no other), so it is signalled half a slice later
+//!    if still running: a woken task
+//!    waits for a busy worker about one slice at most (rather than two), and a
+//!    slice cut short by early ticks has run at least half a slice.
+//!
 //! # Invariants
 //! - `running` is null outside a slice; within one it names a live Lua thread: the
 //!   one being resumed, which its resumer keeps alive while it is named.
@@ -127,6 +136,8 @@ struct Inner {
     slots: Mutex<Vec<Arc<Slot>>>,
     /// The ticker waits for a slice to start (no worker is in one).
     asleep: AtomicBool,
+    /// A task woken from outside waits for a worker: the next tick comes early.
+    hurried: AtomicBool,
     stop: AtomicBool,
     lock: Mutex<()>,
     changed: Condvar,
@@ -147,6 +158,7 @@ impl Preemptor {
                 slice,
                 slots: Mutex::new(Vec::new()),
                 asleep: AtomicBool::new(true),
+                hurried: AtomicBool::new(false),
                 stop: AtomicBool::new(false),
                 lock: Mutex::new(()),
                 changed: Condvar::new(),
@@ -156,6 +168,12 @@ impl Preemptor {
             inner,
             ticker: Mutex::new(None),
         }
+    }
+
+    /// What the scheduler calls when a task woken from outside the workers waits for
+    /// one (step 5); `None` when preemption is off.
+    pub(crate) fn hurry(&self) -> Option<Hurry> {
+        self.inner.clone().map(Hurry)
     }
 
     /// This worker's slot (registered, and the ticker started, on first use), as
@@ -214,8 +232,11 @@ impl Inner {
         // Per slot: the sequence seen at the previous tick, and for how many ticks
         // since then it has not moved.
         let mut seen: Vec<(u64, u32)> = Vec::new();
-        while self.wait_one_slice() {
-            let mut busy = false;
+        // Whether this tick is early because the previous one asked for it (step 5):
+        // it asks for no other, so a hurry makes at most two early ticks.
+        let mut followed_up = false;
+        while let Some(early) = self.wait_one_slice() {
+            let (mut busy, mut fresh) = (false, false);
             {
                 let slots = lock(&self.slots);
                 seen.resize(slots.len(), (0, 0));
@@ -231,10 +252,17 @@ impl Inner {
                         }
                     } else {
                         *overrun = 0;
+                        fresh |= in_slice(sequence);
                     }
                     busy |= in_slice(sequence);
                     *last = sequence;
                 }
+            }
+            followed_up = early && fresh && !followed_up;
+            if followed_up {
+                // A slice seen for the first time by an early tick is signalled by
+                // the next one, early too (step 5).
+                self.hurried.store(true, Ordering::SeqCst);
             }
             if !busy {
                 self.sleep_until_busy();
@@ -242,19 +270,25 @@ impl Inner {
         }
     }
 
-    /// Waits one slice length, unless the runtime stops first; answers whether it
-    /// goes on (the ticker ticks again).
-    fn wait_one_slice(&self) -> bool {
-        let deadline = Instant::now() + self.slice;
+    /// Waits one slice length (half of one when hurried, step 5), unless the
+    /// runtime stops first (`None`); answers whether the tick is an early one.
+    fn wait_one_slice(&self) -> Option<bool> {
+        let start = Instant::now();
+        let deadline = start + self.slice;
+        let early = start + self.slice / 2;
         let mut guard = lock(&self.lock);
         loop {
             if self.stop.load(Ordering::SeqCst) {
-                return false;
+                return None;
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return true;
+            let now = Instant::now();
+            // ORDERING: pairs with `Hurry::hurry`'s store, made before it takes `lock`.
+            let hurried = self.hurried.load(Ordering::SeqCst);
+            if now >= deadline || (hurried && now >= early) {
+                self.hurried.store(false, Ordering::SeqCst);
+                return Some(hurried && now < deadline);
             }
+            let left = if hurried { early - now } else { deadline - now };
             guard = self
                 .changed
                 .wait_timeout(guard, left)
@@ -287,6 +321,26 @@ impl Inner {
         let _guard = lock(&self.lock);
         self.asleep.store(false, Ordering::SeqCst);
         self.changed.notify_one();
+    }
+}
+
+/// A handle on a preemptor's ticker for the scheduler's outside wake-ups (step 5).
+#[derive(Clone)]
+pub(crate) struct Hurry(Arc<Inner>);
+
+impl Hurry {
+    /// Asks for an early tick: a task woken from outside waits for a worker. Cheap
+    /// when one is asked for already, or when no worker is in a slice (an idle worker
+    /// takes the task).
+    pub(crate) fn hurry(&self) {
+        let inner = &self.0;
+        // ORDERING: `asleep` is a hint (a worker entering a slice wakes the ticker);
+        // `hurried` pairs with `wait_one_slice`'s load, under `lock`.
+        if inner.asleep.load(Ordering::Relaxed) || inner.hurried.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let _guard = lock(&inner.lock);
+        inner.changed.notify_one();
     }
 }
 

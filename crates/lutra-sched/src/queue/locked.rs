@@ -109,6 +109,19 @@ impl TaskQueue for LockedQueue {
         next
     }
 
+    fn yield_to_global(
+        &self,
+        worker: usize,
+        _private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> (Arc<TaskCore>, bool) {
+        let Some(next) = lock(&self.global).pop_front() else {
+            return (take_turn(&mut self.local(worker), current), false);
+        };
+        self.local(worker).push_back(current);
+        (next, true)
+    }
+
     fn requeue(&self, worker: usize, current: Arc<TaskCore>) {
         self.local(worker).push_back(current);
     }

@@ -46,6 +46,11 @@
 //!    `rotate`s, trading the yielding task for the global queue's front, or handing it
 //!    to the global queue when its own queue has another task, so tasks also move
 //!    between busy workers. Otherwise the own queue first, then the global queue.
+//!    A task pushed to the global queue from outside the workers (a timer's or a
+//!    host's wake-up) also makes every worker look at the global queue first at its
+//!    slices' ends, every other slice end until it finds it empty (`worker.rs`,
+//!    prompt wake-ups); a yield then trades the yielding task for the global queue's
+//!    front (`yield_to_global`), the yielding task staying on its worker.
 //! 2. Then steal the first unpinned task of another worker's queue.
 //! 3. Nothing: register as a sleeper, look again (1, 2), sleep if still nothing.
 
@@ -79,10 +84,12 @@ mod explore {
 }
 
 use crate::rest::{RestEnd, Resting};
+use crate::runtime::OutsideWake;
 use crate::sync_mode::{SyncDomain, SyncMode};
 use crate::task::TaskCore;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// A worker's private buffer of runnable tasks: held by the worker's run loop (so
@@ -147,6 +154,17 @@ pub(crate) trait TaskQueue: Send + Sync {
     fn rotate(&self, worker: usize, private: &mut Private, current: Arc<TaskCore>)
     -> Arc<TaskCore>;
 
+    /// A yield while a task woken from outside the workers may wait in the global
+    /// queue (see `worker.rs`, prompt wake-ups): the global queue's front runs next
+    /// and `current` goes to the back of `worker`'s own queue (`true`); with the
+    /// global queue empty, as [`yield_task`](TaskQueue::yield_task) (`false`).
+    fn yield_to_global(
+        &self,
+        worker: usize,
+        private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> (Arc<TaskCore>, bool);
+
     /// Puts `current` at the back of `worker`'s queue, waking nobody.
     fn requeue(&self, worker: usize, current: Arc<TaskCore>);
 
@@ -205,6 +223,13 @@ pub(crate) trait TaskQueue: Send + Sync {
 pub(crate) struct RunQueue {
     queue: Box<dyn TaskQueue>,
     resting: Resting,
+    /// Unpinned tasks pushed to the global queue by a thread that is no worker of
+    /// this runtime (a timer, a host, the thread that spawns): a count that only
+    /// grows, read by the workers at every slice's end (see `worker.rs`, prompt
+    /// wake-ups). A hint: the queue itself says what is there.
+    injected: AtomicU64,
+    /// Called after each push counted in `injected` (`Builder::on_outside_wake`).
+    on_injected: Option<OutsideWake>,
 }
 
 impl RunQueue {
@@ -218,7 +243,24 @@ impl RunQueue {
         Self {
             queue,
             resting: Resting::default(),
+            injected: AtomicU64::new(0),
+            on_injected: None,
         }
+    }
+
+    /// The same queues, calling `hook` after each push counted in `injected`.
+    pub(crate) fn on_injected(mut self, hook: Option<OutsideWake>) -> Self {
+        self.on_injected = hook;
+        self
+    }
+
+    /// How many unpinned tasks threads outside the workers have pushed so far (see
+    /// [`RunQueue::injected`]'s field).
+    #[inline]
+    pub(crate) fn injected(&self) -> u64 {
+        // ORDERING: a hint only (a stale count delays the look at the global queue by
+        // one slice; the look itself is synchronised by the queue).
+        self.injected.load(Ordering::Relaxed)
     }
 
     /// The resting workers (`rest.rs`).
@@ -227,12 +269,32 @@ impl RunQueue {
     }
 
     /// See [`TaskQueue::push`]; a task pinned to a resting worker also ends its rest.
+    /// A push from outside the workers (`local` is `None`) of an unpinned task also
+    /// counts in [`RunQueue::injected`], after the task is queued.
     pub(crate) fn push(&self, task: Arc<TaskCore>, local: Option<usize>) {
         let home = task.home;
         self.queue.push(task, local);
-        if let Some(home) = home {
-            self.resting.wake(home);
+        match (home, local) {
+            (Some(home), _) => self.resting.wake(home),
+            // ORDERING: see `injected`; the task is in the global queue already.
+            (None, None) => {
+                self.injected.fetch_add(1, Ordering::Relaxed);
+                if let Some(OutsideWake(hook)) = &self.on_injected {
+                    hook();
+                }
+            }
+            (None, Some(_)) => {}
         }
+    }
+
+    /// See [`TaskQueue::yield_to_global`].
+    pub(crate) fn yield_to_global(
+        &self,
+        worker: usize,
+        private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> (Arc<TaskCore>, bool) {
+        self.queue.yield_to_global(worker, private, current)
     }
 
     /// See [`TaskQueue::yield_task`].

@@ -432,6 +432,25 @@ impl TaskQueue for TransactionalQueue {
         }
     }
 
+    fn yield_to_global(
+        &self,
+        worker: usize,
+        private: &mut Private,
+        current: Arc<TaskCore>,
+    ) -> (Arc<TaskCore>, bool) {
+        self.catch_up(worker, private);
+        let global = self
+            .engine
+            .run(SITE_RUN_QUEUE, |tx| take(tx, &self.global, |_| true));
+        match global {
+            Some(next) => {
+                private.push_back(current);
+                (next, true)
+            }
+            None => (take_turn(private, current), false),
+        }
+    }
+
     fn requeue(&self, worker: usize, current: Arc<TaskCore>) {
         let tasks = &self.locals.get(worker).tasks;
         let node = node(current);

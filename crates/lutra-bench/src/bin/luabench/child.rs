@@ -26,6 +26,11 @@ pub(crate) struct Measured {
     pub(crate) ok: bool,
     /// Why it failed (first lines of its standard error), if it did.
     pub(crate) problem: String,
+    /// The figures the script measured itself (`figure NAME VALUE` lines, see
+    /// `figures.rs`).
+    // `sharedbench` shares this file and reads no figure.
+    #[allow(dead_code)]
+    pub(crate) figures: Vec<(String, f64)>,
 }
 
 impl Measured {
@@ -110,7 +115,22 @@ pub(crate) fn run(
         cpu,
         ok: problem.is_empty(),
         problem,
+        figures: parse_figures(&stdout),
     }
+}
+
+/// The `figure NAME VALUE` lines of a run's standard output, in order (lines that do
+/// not parse are left out).
+fn parse_figures(stdout: &str) -> Vec<(String, f64)> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.strip_prefix("figure ")?.split_whitespace();
+            let name = words.next()?;
+            let value = words.next()?.parse::<f64>().ok()?;
+            Some((name.to_owned(), value))
+        })
+        .collect()
 }
 
 fn failed(problem: String) -> Measured {
@@ -154,4 +174,18 @@ fn wait_at_most(child: &mut Child, start: Instant, limit: Duration) -> Option<Ex
         return None;
     }
     status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_figures;
+
+    #[test]
+    fn figure_lines_are_parsed_and_others_left_out() {
+        let out = "figure p99 0.0612\nprompt: ok 40\nfigure rate x\nfigure median 0.055\n";
+        assert_eq!(
+            parse_figures(out),
+            [("p99".to_owned(), 0.0612), ("median".to_owned(), 0.055)]
+        );
+    }
 }

@@ -24,6 +24,7 @@
 
 mod child;
 mod data;
+mod figures;
 mod plan;
 mod report;
 

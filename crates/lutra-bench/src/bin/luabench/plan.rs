@@ -9,8 +9,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Experiment names, as `--only` takes them.
-pub(crate) const EXPERIMENTS: [&str; 8] = [
-    "exp1", "exp2", "exp3", "fib", "wc", "micro", "wake", "weblog",
+pub(crate) const EXPERIMENTS: [&str; 10] = [
+    "exp1", "exp2", "exp3", "fib", "wc", "micro", "wake", "weblog", "prompt", "blocking",
 ];
 
 /// Who runs the script.
@@ -119,6 +119,10 @@ struct Sizes {
     wake_n: Vec<usize>,
     /// examples/weblog.lua's logs and lines per log.
     weblog: (usize, usize),
+    /// Sleeps (or host round trips) measured per `prompt` run.
+    prompt_n: u32,
+    /// Loop iterations of each CPU-bound process of `blocking`'s pipe runs.
+    pipe_work: u64,
 }
 
 /// The mode of word count's ceiling run: two `lua5.4` processes at once, each on
@@ -175,6 +179,8 @@ impl Sizes {
                 iterator_n: 5_000_000,
                 wake_n: vec![1_000],
                 weblog: (8, 4_000),
+                prompt_n: 40,
+                pipe_work: 100_000_000,
             }
         } else {
             let mut exp1_workers = workers_to_4.clone();
@@ -198,6 +204,8 @@ impl Sizes {
                 iterator_n: 15_000_000,
                 wake_n: vec![1_000, 5_000],
                 weblog: (8, 25_000),
+                prompt_n: 100,
+                pipe_work: 200_000_000,
             }
         }
     }
@@ -361,6 +369,8 @@ fn expect_of(exp: &str) -> &'static str {
         "wc" => "word_count: ok",
         "wake" => "wake: ok",
         "weblog" => "\"unparsed\":0}",
+        "prompt" => "prompt: ok",
+        "blocking" => "blocking: ok",
         _ => "micro: ok",
     }
 }
@@ -554,5 +564,50 @@ pub(crate) fn build(
             b.lutra("weblog", &group, "", w, None, s.clone());
         }
     }
+    if wanted("prompt") {
+        let sleep = script("prompt.lua", &strings(&[&"sleep", &sizes.prompt_n]));
+        let host = script("prompt.lua", &strings(&[&"host", &sizes.prompt_n]));
+        for w in [1, 2] {
+            for sync in b.syncs() {
+                b.lutra("prompt", PROMPT_SLEEP, "", w, sync, sleep.clone());
+            }
+            b.module("prompt", PROMPT_SLEEP, "", w, sleep.clone());
+            b.module("prompt", PROMPT_HOST, "", w, host.clone());
+        }
+    }
+    if wanted("blocking") {
+        let execute = script("blocking.lua", &strings(&[&"execute", &8]));
+        let pipe = |readers: u32| {
+            script(
+                "blocking.lua",
+                &strings(&[&"pipe", &readers, &sizes.pipe_work]),
+            )
+        };
+        for sync in b.syncs() {
+            b.lutra("blocking", BLOCKING_EXECUTE, "", 2, sync, execute.clone());
+            b.lutra("blocking", BLOCKING_PIPE, PIPE_ALONE, cores, sync, pipe(0));
+            b.lutra(
+                "blocking",
+                BLOCKING_PIPE,
+                PIPE_BLOCKED,
+                cores,
+                sync,
+                pipe(64),
+            );
+        }
+        b.module("blocking", BLOCKING_EXECUTE, "", 2, execute);
+        b.module("blocking", BLOCKING_PIPE, PIPE_ALONE, cores, pipe(0));
+        b.module("blocking", BLOCKING_PIPE, PIPE_BLOCKED, cores, pipe(64));
+    }
     Ok(b.specs)
 }
+
+/// `prompt`'s groups: a process's `lutra.sleep(0.05)`, the host's round trip.
+pub(crate) const PROMPT_SLEEP: &str = "sleep 0.05";
+pub(crate) const PROMPT_HOST: &str = "host round trip";
+/// `blocking`'s groups: 8 processes × `os.execute("sleep 0.5")`; CPU-bound work beside
+/// (or without) 64 processes blocked reading a pipe.
+pub(crate) const BLOCKING_EXECUTE: &str = "8 x sleep 0.5";
+pub(crate) const BLOCKING_PIPE: &str = "cpu + pipes";
+pub(crate) const PIPE_ALONE: &str = "alone";
+pub(crate) const PIPE_BLOCKED: &str = "64 blocked";

@@ -22,7 +22,7 @@ pub(crate) struct Row {
 /// The CSV columns.
 pub(crate) const CSV_HEADER: &str = "experiment,group,variant,program,workers,sync,wall_s,cpu_s,cores_busy,vs_lua,vs_1_worker,tm_vs_locks,module_vs_binary,ok,problem,beyond_work_s,beyond_work_cpu_s";
 
-const TITLES: [(&str, &str); 8] = [
+const TITLES: [(&str, &str); 10] = [
     (
         "exp1",
         "seed 001 exp. 1 — one long-running process, W workers: time and CPU use",
@@ -54,6 +54,14 @@ const TITLES: [(&str, &str); 8] = [
     (
         "weblog",
         "examples/weblog.lua — web-log analyser (lpeg, cjson, luasocket, its own HTTP server)",
+    ),
+    (
+        "prompt",
+        "wake-ups beside a CPU-bound process on every worker (figures in seconds)",
+    ),
+    (
+        "blocking",
+        "blocking C calls: os.execute(\"sleep 0.5\") ×8; CPU-bound work (figure: iterations/s) beside processes blocked on pipes",
     ),
 ];
 
@@ -187,6 +195,7 @@ pub(crate) fn tables(rows: &[Row]) -> String {
             if let Some((wall, cpu)) = beyond_work(row, rows) {
                 let _ = write!(out, "  beyond the work: {wall:+.3} s ({cpu:+.3} s CPU)");
             }
+            out.push_str(&crate::figures::cell(row));
             if !m.ok {
                 let _ = write!(out, "  FAILED: {}", m.problem);
             }
@@ -267,6 +276,7 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
         );
     }
     exp1_speed(&mut out, rows);
+    crate::figures::aims(&mut out, rows);
     exp2_times(&mut out, rows, cores);
     // 3. Fib hub: at least 1.8× the single-core run on 2 cores; issue 10's
     // configuration at least 1.85× lua5.4's serial loop.
@@ -506,6 +516,7 @@ mod tests {
                 cpu: wall,
                 ok: true,
                 problem: String::new(),
+                figures: Vec::new(),
             },
         }
     }

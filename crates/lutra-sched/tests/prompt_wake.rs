@@ -1,0 +1,106 @@
+//! A task woken from outside the workers (a timer's thread, a host) runs within a
+//! few slice ends of its wake-up, whatever the tasks already running do: two tasks
+//! that only yield keep the one worker busy, and every slice of theirs is counted.
+//! The bound is in slices, not in time (see `worker.rs`, prompt wake-ups).
+//!
+//! # Protocol (one round)
+//! 1. The woken task hands the test its waker and parks; the yielding tasks count
+//!    their slices (which, on one worker, run only once it has parked).
+//! 2. The test holds the count (the yielding tasks go on yielding, uncounted), wakes
+//!    the task, reads the count and releases it: the slices counted from then on all
+//!    end after the wake-up was complete, however long the OS kept the test's thread
+//!    from running in between.
+//! 3. The woken task reads the count when it runs.
+
+mod common;
+
+use lutra_sched::sync_mode::SyncMode;
+use lutra_sched::{Runtime, current_waker, park, yield_now};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::task::Waker;
+use std::time::Duration;
+
+/// Wake-ups measured per sync mode.
+const ROUNDS: usize = 20;
+
+/// Slice ends of the yielding tasks between the wake-up and the woken task's run:
+/// the running one may count once more before its slice ends, and the slice end
+/// after the wake-up runs the woken task.
+const BOUND: u64 = 3;
+
+/// Slices the yielding tasks run before each wake-up: proof that the woken task has
+/// parked (on one worker they run only once its slice has ended).
+const BEFORE_WAKE: u64 = 200;
+
+#[test]
+fn a_task_woken_from_outside_runs_within_a_few_slices_of_its_wake_up() {
+    for mode in SyncMode::ALL {
+        let late = common::within(Duration::from_secs(120), "the wake-ups", move || {
+            slices_to_run(mode)
+        });
+        assert!(
+            late.iter().all(|&slices| slices <= BOUND),
+            "{mode}: slice ends between each wake-up and the woken task's run: {late:?} \
+             (at most {BOUND} each)"
+        );
+    }
+}
+
+/// For each round, the slice ends of the yielding tasks between the wake-up and
+/// the woken task's run.
+fn slices_to_run(mode: SyncMode) -> Vec<u64> {
+    let runtime = Runtime::builder().workers(1).sync(mode).build();
+    let slices = Arc::new(AtomicU64::new(0));
+    let (stop, hold) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let spinners: Vec<_> = (0..2)
+        .map(|_| {
+            let (slices, stop, hold) = (slices.clone(), stop.clone(), hold.clone());
+            runtime.spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    if !hold.load(Ordering::SeqCst) {
+                        slices.fetch_add(1, Ordering::SeqCst);
+                    }
+                    yield_now();
+                }
+            })
+        })
+        .collect();
+    let (wakers, waker) = mpsc::channel::<(Waker, Arc<AtomicBool>)>();
+    let (ran, ran_at) = mpsc::channel::<u64>();
+    let sleeper = {
+        let slices = slices.clone();
+        runtime.spawn(move || {
+            for _ in 0..ROUNDS {
+                let woken = Arc::new(AtomicBool::new(false));
+                wakers.send((current_waker(), woken.clone())).unwrap();
+                while !woken.load(Ordering::SeqCst) {
+                    park();
+                }
+                ran.send(slices.load(Ordering::SeqCst)).unwrap();
+            }
+        })
+    };
+    let mut late = Vec::new();
+    for _ in 0..ROUNDS {
+        let (waker, woken) = waker.recv().unwrap();
+        let parked_at = slices.load(Ordering::SeqCst);
+        while slices.load(Ordering::SeqCst) < parked_at + BEFORE_WAKE {
+            std::thread::yield_now();
+        }
+        hold.store(true, Ordering::SeqCst);
+        woken.store(true, Ordering::SeqCst);
+        waker.wake();
+        let woken_at = slices.load(Ordering::SeqCst);
+        hold.store(false, Ordering::SeqCst);
+        late.push(ran_at.recv().unwrap() - woken_at);
+    }
+    sleeper.join().unwrap();
+    stop.store(true, Ordering::SeqCst);
+    spinners.into_iter().for_each(|task| task.join().unwrap());
+    late
+}
