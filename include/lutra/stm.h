@@ -45,6 +45,15 @@
  * NESTING is flat: stm_start inside a transaction returns NULL (do not sigsetjmp),
  * stm_commit closes the level, an abort restarts the outermost transaction.
  *
+ * LEAVING BY A JUMP. A longjmp or siglongjmp (also _longjmp, and __longjmp_chk
+ * under _FORTIFY_SOURCE) out of a running transaction -- to a point outside the
+ * function that called sigsetjmp after stm_start, or outside stm_atomically --
+ * abandons it: the library (which interposes these functions; x86-64 with the GNU
+ * C library) rolls it back before the jump, as an abort that is not retried:
+ * nothing it wrote stays, stm_active() is 0 and stm_aborted() 1, and other threads
+ * and later transactions of the thread go on as if it had never begun. A jump
+ * that stays inside the transaction leaves it running.
+ *
  * MISUSE never has undefined behaviour that could have been checked: a function
  * called when it may not be (on a thread without stm_init_thread, outside a
  * transaction, with a NULL argument) does nothing, returns 0 / NULL / a negative

@@ -39,17 +39,20 @@
 //! | `access.rs` | word and byte-range loads and stores, both abort styles |
 //! | `wrappers.rs` | `wrappers.h`: typed loads and stores |
 //! | `memory.rs` | `mod_mem.h`: `stm_malloc`, `stm_free` |
+//! | `pending_free.rs` | what `stm_free` checks: double frees, stack and global pointers |
 //! | `stats.rs`, `params.rs` | statistics and parameters by tinySTM name |
 //! | `atomically.rs` | `stm_atomically`, the jump-free entry point |
 //! | `retry.rs` | `stm_retry`: block until something read changes |
 //! | `itm/` | GCC's libitm ABI (`-fgnu-tm`) on the same per-thread state |
 //! | `attempt.rs` | begin, and the abort path: roll back, wait, restart or end |
+//! | `abandon.rs` | a `longjmp` out of a running transaction rolls it back |
 //! | `thread.rs`, `engine.rs` | per-thread state; the process-wide engine |
 //! | `fast.rs` | the fast path's initial-exec slot for a plain thread's state |
 //! | `locals.rs` | where per-thread state lives: the thread's, or the task's |
 //! | `sched.rs`, `scheduler.rs` | `sched.h`; the process-wide scheduler |
 //! | `status.rs`, `last_error.rs`, `boundary.rs` | codes, last error, panic guard |
 //! | `shim.rs` | the C shim seen from Rust |
+//! | `signals.rs` | a signal handler cannot reach the transaction it interrupted |
 //! | `task_exit.rs` | `pthread_exit` in a task of the scheduler ends the task |
 //!
 //! # Protocol: an abort (jump style, tinySTM's)
@@ -85,6 +88,7 @@
 //!   discards the thread's transaction state (rolling back), and returns
 //!   `LUTRA_EPANIC`; on the fast path the process aborts with the panic's message.
 
+pub mod abandon;
 pub mod access;
 pub mod atomically;
 mod attempt;
@@ -99,10 +103,12 @@ pub mod lifecycle;
 mod locals;
 pub mod memory;
 pub mod params;
+mod pending_free;
 pub mod retry;
 pub mod sched;
 mod scheduler;
 mod shim;
+pub mod signals;
 pub mod stats;
 pub mod status;
 pub mod task_exit;
