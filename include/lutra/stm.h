@@ -45,6 +45,15 @@
  * NESTING is flat: stm_start inside a transaction returns NULL (do not sigsetjmp),
  * stm_commit closes the level, an abort restarts the outermost transaction.
  *
+ * FORK. After fork(), the child has a fresh engine of the same configuration:
+ * the forking thread is registered in it if it was (with no transaction, even
+ * if fork() was called inside one), the parent's other threads are not, and
+ * transactions, new threads, stm_exit work as in a new process. The parent goes
+ * on unchanged. Memory is the parent's as it was: transactions of other threads
+ * that were running are not in it (their writes were buffered), except one caught
+ * writing back its commit, or running solo, whose writes the child sees as they
+ * were. The scheduler of sched.h is not carried over (its workers are threads).
+ *
  * LEAVING BY A JUMP. A longjmp or siglongjmp (also _longjmp, and __longjmp_chk
  * under _FORTIFY_SOURCE) out of a running transaction -- to a point outside the
  * function that called sigsetjmp after stm_start, or outside stm_atomically --

@@ -48,6 +48,7 @@
 //! | `abandon.rs` | a `longjmp` out of a running transaction rolls it back |
 //! | `thread.rs`, `engine.rs` | per-thread state; the process-wide engine |
 //! | `fast.rs` | the fast path's initial-exec slot for a plain thread's state |
+//! | `fork.rs` | `pthread_atfork` handlers: a `fork()`ed child gets a fresh engine |
 //! | `locals.rs` | where per-thread state lives: the thread's, or the task's |
 //! | `sched.rs`, `scheduler.rs` | `sched.h`; the process-wide scheduler |
 //! | `status.rs`, `last_error.rs`, `boundary.rs` | codes, last error, panic guard |
@@ -96,6 +97,7 @@ mod boundary;
 pub mod cxlock;
 mod engine;
 mod fast;
+mod fork;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 pub mod itm;
 pub mod last_error;

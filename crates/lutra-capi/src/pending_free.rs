@@ -28,8 +28,11 @@ use std::sync::{Mutex, PoisonError};
 /// Shards of the pending frees, by address.
 const SHARDS: usize = 64;
 
-/// The pending frees: address → token of the claim.
-static PENDING: [Mutex<Option<HashMap<usize, u64>>>; SHARDS] = [const { Mutex::new(None) }; SHARDS];
+/// One shard of the pending frees: address → token of the claim.
+pub(crate) type Shard = Option<HashMap<usize, u64>>;
+
+/// The pending frees.
+static PENDING: [Mutex<Shard>; SHARDS] = [const { Mutex::new(None) }; SHARDS];
 /// The last token handed out.
 static TOKENS: AtomicU64 = AtomicU64::new(0);
 
@@ -59,7 +62,7 @@ struct DlInfo {
 #[repr(C, align(8))]
 struct PthreadAttr([u8; 128]);
 
-fn shard(addr: usize) -> std::sync::MutexGuard<'static, Option<HashMap<usize, u64>>> {
+fn shard(addr: usize) -> std::sync::MutexGuard<'static, Shard> {
     PENDING[(addr >> 4) % SHARDS]
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -114,6 +117,22 @@ fn not_a_heap_block(addr: usize, in_task: bool) -> Option<&'static str> {
         return Some("it lies in the program or a loaded library (a global or static variable)");
     }
     None
+}
+
+/// Every shard's lock, held across a `fork` (`fork.rs`).
+pub(crate) fn hold_for_fork() -> Vec<std::sync::MutexGuard<'static, Shard>> {
+    PENDING
+        .iter()
+        .map(|shard| shard.lock().unwrap_or_else(PoisonError::into_inner))
+        .collect()
+}
+
+/// In the child of a `fork`, under the locks of [`hold_for_fork`]: forgets every
+/// pending free (the transactions that made them are gone from this process).
+pub(crate) fn forget_after_fork(shards: &mut [std::sync::MutexGuard<'static, Shard>]) {
+    for shard in shards {
+        **shard = None;
+    }
 }
 
 /// Step 1 of a free: checks `addr` and records its claim; returns the token.
