@@ -23,7 +23,7 @@ use crate::status::{CapiError, CapiResult};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// Shards of the pending frees, by address.
 const SHARDS: usize = 64;
@@ -39,6 +39,7 @@ static TOKENS: AtomicU64 = AtomicU64::new(0);
 unsafe extern "C" {
     fn free(block: *mut c_void);
     fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
+    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
     fn pthread_self() -> usize;
     fn pthread_getattr_np(thread: usize, attr: *mut PthreadAttr) -> c_int;
     fn pthread_attr_getstack(
@@ -106,6 +107,34 @@ fn not_a_heap_block(addr: usize, in_task: bool) -> Option<&'static str> {
     if !in_task && thread_stack().is_some_and(|(low, high)| (low..high).contains(&addr)) {
         return Some("it is on the calling thread's stack");
     }
+    in_loaded_object(addr)
+        .then_some("it lies in the program or a loaded library (a global or static variable)")
+}
+
+/// glibc's `_dl_find_object` (2.35 and later): lock-free, unlike `dladdr`, which
+/// takes the loader's lock.
+type FindObject = unsafe extern "C" fn(addr: *mut c_void, result: *mut c_void) -> c_int;
+
+/// `_dl_find_object` if the C library has it.
+fn find_object() -> Option<FindObject> {
+    static FOUND: OnceLock<usize> = OnceLock::new();
+    let address = *FOUND.get_or_init(|| {
+        // SAFETY: looks a function up by its NUL-terminated name (RTLD_DEFAULT).
+        unsafe { dlsym(std::ptr::null_mut(), c"_dl_find_object".as_ptr()) as usize }
+    });
+    // SAFETY: a non-zero address is `_dl_find_object`, of this signature.
+    (address != 0).then(|| unsafe { std::mem::transmute::<usize, FindObject>(address) })
+}
+
+/// Whether `addr` lies in the mapping of the program or of a loaded library.
+fn in_loaded_object(addr: usize) -> bool {
+    if let Some(find) = find_object() {
+        // `struct dl_find_object` (96 bytes on x86-64 and aarch64): room to spare.
+        let mut result = [0u64; 32];
+        // SAFETY: `result` has room for the structure; the call only reads the
+        // loader's tables.
+        return unsafe { find(addr as *mut c_void, result.as_mut_ptr().cast()) } == 0;
+    }
     let mut info = DlInfo {
         fname: std::ptr::null(),
         fbase: std::ptr::null_mut(),
@@ -113,10 +142,7 @@ fn not_a_heap_block(addr: usize, in_task: bool) -> Option<&'static str> {
         saddr: std::ptr::null_mut(),
     };
     // SAFETY: `dladdr` only looks the address up among the loaded objects.
-    if unsafe { dladdr(addr as *const c_void, &mut info) } != 0 {
-        return Some("it lies in the program or a loaded library (a global or static variable)");
-    }
-    None
+    unsafe { dladdr(addr as *const c_void, &mut info) != 0 }
 }
 
 /// Every shard's lock, held across a `fork` (`fork.rs`).
