@@ -31,15 +31,8 @@
 pub mod imp {
     use crate::fast;
     use crate::thread::{self, ThreadTx, with_thread};
-    use std::ffi::{c_char, c_int, c_void};
+    use std::ffi::{c_int, c_void};
 
-    unsafe extern "C" {
-        fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
-        fn abort() -> !;
-    }
-
-    /// `dlsym`'s `RTLD_NEXT`.
-    const RTLD_NEXT: *mut c_void = usize::MAX as *mut c_void;
     /// The index of the stack pointer in glibc's x86-64 `__jmp_buf`.
     const JB_RSP: usize = 6;
 
@@ -116,21 +109,6 @@ pub mod imp {
         }
     }
 
-    /// The C library's function `name` (NUL-terminated), or the process stops.
-    fn next(name: &'static [u8]) -> *mut c_void {
-        // SAFETY: looks up the next definition of a C library function by name.
-        let function = unsafe { dlsym(RTLD_NEXT, name.as_ptr().cast()) };
-        if function.is_null() {
-            eprintln!(
-                "lutra: {}: the C library's function was not found",
-                String::from_utf8_lossy(&name[..name.len() - 1])
-            );
-            // SAFETY: ends the process.
-            unsafe { abort() }
-        }
-        function
-    }
-
     /// Defines an interposed jump function: the check, then the C library's.
     macro_rules! interpose {
         ($($name:ident),*) => {$(
@@ -142,7 +120,10 @@ pub mod imp {
             pub unsafe extern "C" fn $name(env: *mut c_void, value: c_int) -> ! {
                 // SAFETY: `env` was filled by `setjmp` (the C library's contract).
                 unsafe { before_jump(env) };
-                let function = next(concat!(stringify!($name), "\0").as_bytes());
+                let name = concat!(stringify!($name), "\0");
+                let function = crate::interpose::next(
+                    std::ffi::CStr::from_bytes_with_nul(name.as_bytes()).unwrap_or(c"longjmp"),
+                );
                 let function: unsafe extern "C" fn(*mut c_void, c_int) -> ! =
                     // SAFETY: the C library's function of this very signature.
                     unsafe { std::mem::transmute(function) };

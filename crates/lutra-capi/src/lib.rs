@@ -54,6 +54,7 @@
 //! | `status.rs`, `last_error.rs`, `boundary.rs` | codes, last error, panic guard |
 //! | `shim.rs` | the C shim seen from Rust |
 //! | `signals.rs` | a signal handler cannot reach the transaction it interrupted |
+//! | `interpose.rs` | the C library's definitions of the functions interposed |
 //! | `task_exit.rs` | `pthread_exit` in a task of the scheduler ends the task |
 //!
 //! # Protocol: an abort (jump style, tinySTM's)
@@ -98,6 +99,7 @@ pub mod cxlock;
 mod engine;
 mod fast;
 mod fork;
+mod interpose;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 pub mod itm;
 pub mod last_error;

@@ -84,12 +84,7 @@ extern "C" fn trampoline(signal: c_int, info: *mut libc::siginfo_t, context: *mu
 /// The C library's `sigaction`.
 fn next_sigaction()
 -> unsafe extern "C" fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int {
-    // SAFETY: looks up the next definition of `sigaction` by its NUL-terminated name.
-    let function = unsafe { libc::dlsym(libc::RTLD_NEXT, c"sigaction".as_ptr()) };
-    if function.is_null() {
-        eprintln!("lutra: sigaction: the C library's sigaction was not found");
-        std::process::abort();
-    }
+    let function = crate::interpose::next(c"sigaction");
     // SAFETY: the C library's `sigaction`, of this very signature.
     unsafe { std::mem::transmute(function) }
 }
