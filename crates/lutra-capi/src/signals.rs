@@ -15,6 +15,10 @@
 //! unchanged. `sigaction`'s old action reports the program's handler, never the
 //! trampoline.
 //!
+//! `liblutra.so` (and a program linked with `liblutra.a`) interposes them; Lutra's
+//! `libitm.so.1` does not export them (see `itm.map`), so `-fgnu-tm` programs keep
+//! the C library's.
+//!
 //! # Invariants
 //! - `HANDLERS[signal]` is the program's handler for `signal` while the trampoline
 //!   is installed for it (0 otherwise); `SIGINFO[signal]` says whether it takes
