@@ -21,10 +21,13 @@
 //! # Invariants
 //! - The check runs before the jump and owns nothing when it hands over to the C
 //!   library's function.
-//! - A frame is compared only once found on the calling thread's current stack
-//!   (between the caller's stack pointer and the top of the stack's mapping is not
-//!   known, so: at or above the current stack pointer); a stale or unfilled buffer
-//!   is never taken for a live frame below the target.
+//! - The transaction's frame counts as left only if its saved stack pointer lies
+//!   at or above the current one (a frame that can still be live) and below the
+//!   jump's target. (A jump buffer the program did not fill after `stm_start`, as
+//!   stm.h requires, holds a stale or meaningless stack pointer, which is taken for
+//!   a left frame only if it happens to fall in that range.)
+//! - The library's own restart jumps target the transaction's frame itself: never
+//!   above it.
 
 /// The interposed functions (x86-64 Linux with the GNU C library).
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
