@@ -189,6 +189,9 @@ int sched_worker(void);
  * follow). Returns LUTRA_OK, or LUTRA_EINTASK (called from a task, which would
  * wait for itself), LUTRA_EINTX, LUTRA_ENOINIT.
  *
+ * A task that ended by overflowing its stack (reported on standard error when it
+ * happened) counts as finished: sched_wait returns once the others have.
+ *
  * A deadlock is reported, not waited for: when every unfinished task waits at
  * the barrier of sched_barrier_wait in a round that needs more parties than are
  * waiting (sched_barrier_init was given more parties than there are tasks to
