@@ -189,6 +189,10 @@ int sched_worker(void);
  * follow). Returns LUTRA_OK, or LUTRA_EINTASK (called from a task, which would
  * wait for itself), LUTRA_EINTX, LUTRA_ENOINIT.
  *
+ * In the child of a fork() made while the scheduler ran, its workers do not
+ * exist: sched_start, sched_wait, the barrier, sched_shutdown and sched_init
+ * return LUTRA_ENOINIT there ("... fork()ed from one whose scheduler ran ...").
+ *
  * A task that ended by overflowing its stack (reported on standard error when it
  * happened) counts as finished: sched_wait returns once the others have.
  *

@@ -52,7 +52,10 @@
  * on unchanged. Memory is the parent's as it was: transactions of other threads
  * that were running are not in it (their writes were buffered), except one caught
  * writing back its commit, or running solo, whose writes the child sees as they
- * were. The scheduler of sched.h is not carried over (its workers are threads).
+ * were. The scheduler of sched.h is not carried over (its workers are threads
+ * of the parent): in the child, the sched.h calls that need it (sched_start,
+ * sched_wait, sched_barrier_*, sched_shutdown, and sched_init again) return
+ * LUTRA_ENOINIT with a message saying so.
  *
  * LEAVING BY A JUMP. A longjmp or siglongjmp (also _longjmp, and __longjmp_chk
  * under _FORTIFY_SOURCE) out of a running transaction -- to a point outside the

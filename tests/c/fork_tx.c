@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <lutra/sched.h>
 #include <lutra/stm.h>
 
 #include "check.h"
@@ -49,6 +50,8 @@ static int add(void *arg) {
   return 0;
 }
 
+static void *task(void *arg) { return arg; }
+
 static void *child_thread(void *arg) {
   (void)arg;
   int ok = stm_init_thread() != NULL;
@@ -70,6 +73,13 @@ static int in_child(void) {
   ok &= other_ok != NULL;
   ok &= x == 2000 && y == 2000;
   if (!ok) fprintf(stderr, "child: x %lu, y %lu\n", (unsigned long)x, (unsigned long)y);
+  int64_t started = sched_start(task, NULL);
+  int waited = sched_wait(), again = sched_init(1);
+  if (started != LUTRA_ENOINIT || waited != LUTRA_ENOINIT || again != LUTRA_ENOINIT) {
+    fprintf(stderr, "child: sched_start %ld, sched_wait %d, sched_init %d (%s)\n", (long)started,
+            waited, again, lutra_last_error());
+    ok = 0;
+  }
   stm_exit_thread();
   lutra_clear_error();
   stm_exit();
@@ -80,6 +90,7 @@ static int in_child(void) {
 int main(void) {
   stm_init();
   stm_init_thread();
+  CHECK(sched_init(1) >= 1, "the parent's scheduler");
   for (int round = 0; round < 3; round++) {
     inside = forked = 0;
     x = y = 0;
@@ -103,6 +114,8 @@ int main(void) {
     CHECK(x == 100 && y == 100, "round %d: the parent's transaction committed: %lu, %lu", round,
           (unsigned long)x, (unsigned long)y);
   }
+  CHECK(sched_start(task, NULL) > 0 && sched_wait() == LUTRA_OK, "the parent's scheduler runs");
+  CHECK(sched_shutdown() == LUTRA_OK, "sched_shutdown");
   stm_exit_thread();
   stm_exit();
   return check_summary();

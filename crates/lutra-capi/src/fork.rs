@@ -11,9 +11,11 @@
 //!    locks — the engine's, the threads' counts, the pending frees' shards — so
 //!    that none is held by another thread when the process is copied.
 //! 2. In the parent: release them.
-//! 3. In the child: replace the engine (the old one is leaked), forget the pending
-//!    frees, drop the forking thread's state without touching the old engine (also
-//!    leaked), release the locks, and register the thread again if it was.
+//! 3. In the child: replace the engine (the old one is leaked), mark a scheduler
+//!    that ran as lost (its workers are threads of the parent: `sched.h` calls
+//!    then report `LUTRA_ENOINIT`), forget the pending frees, drop the forking
+//!    thread's state without touching the old engine (also leaked), release the
+//!    locks, and register the thread again if it was.
 //!
 //! # Invariants
 //! - The locks are taken and released by the forking thread only; no lock of the
@@ -27,6 +29,7 @@ use crate::engine;
 use crate::fast;
 use crate::locals;
 use crate::pending_free;
+use crate::scheduler;
 use crate::stats;
 use crate::thread;
 use std::cell::RefCell;
@@ -90,6 +93,7 @@ extern "C" fn child() {
         return;
     };
     engine::renew_after_fork(&mut held.engine);
+    scheduler::forget_after_fork();
     pending_free::forget_after_fork(&mut held.pending);
     forget_thread_state();
     drop(held);
