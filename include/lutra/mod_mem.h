@@ -33,8 +33,20 @@ void *stm_calloc(size_t nm, size_t size);
  * own values) so that concurrent transactions using them conflict with it. NULL
  * does nothing. Inside a transaction only; may abort like stm_store. Misuse (no
  * transaction, unregistered thread, block not word-aligned) frees nothing and sets
- * the last error. Outside transactions: unlink the block in a transaction, call
- * stm_quiesce(), then free() it.
+ * the last error. So does, with LUTRA_EINVAL and a message naming the address,
+ * what the library can tell is no block to free:
+ *  - a block freed already: twice in one transaction, or again while an earlier
+ *    free (committed, or in a running transaction) waits for the transactions that
+ *    could read the block (once the block is back in the C library, a second free
+ *    can no longer be told from a block malloc returned again);
+ *  - an address on the calling thread's stack (a plain thread; a task's stack is
+ *    not checked);
+ *  - an address in the program or a loaded library (a global or static).
+ * A free whose transaction rolls back is forgotten (the block may be freed by
+ * the next attempt). A pointer into the middle of a block cannot be told from a
+ * block and remains the caller's responsibility (the C library reports it when
+ * the block is given back). Outside transactions: unlink the block in a
+ * transaction, call stm_quiesce(), then free() it.
  */
 void stm_free(void *addr, size_t size);
 

@@ -110,8 +110,9 @@ int sched_init(int workers);
  * any C function it calls) ends the task as if fn had returned: the worker
  * thread goes on, a transaction left open is rolled back, the task counts as
  * finished for sched_wait; cleanup handlers it pushed (pthread_cleanup_push) do
- * not run, and value is discarded as fn's result is (Lutra's liblutra.so and
- * libitm.so.1 interpose pthread_exit for this; elsewhere it is the C library's).
+ * not run, and value is discarded as fn's result is (liblutra.so, and programs
+ * linked with liblutra.a, interpose pthread_exit for this; Lutra's libitm.so.1
+ * does not, and outside tasks it is the C library's).
  * If the task overflows its stack (LUTRA_SCHED_STACK_KB), a line on standard
  * error names it and it ends there; the other tasks go on and sched_wait
  * returns (inside a transaction an overflow aborts the process instead).
@@ -187,6 +188,13 @@ int sched_worker(void);
  * Once it returns, no task is registered with the STM any more (stm_exit may
  * follow). Returns LUTRA_OK, or LUTRA_EINTASK (called from a task, which would
  * wait for itself), LUTRA_EINTX, LUTRA_ENOINIT.
+ *
+ * In the child of a fork() made while the scheduler ran, its workers do not
+ * exist: sched_start, sched_wait, the barrier, sched_shutdown and sched_init
+ * return LUTRA_ENOINIT there ("... fork()ed from one whose scheduler ran ...").
+ *
+ * A task that ended by overflowing its stack (reported on standard error when it
+ * happened) counts as finished: sched_wait returns once the others have.
  *
  * A deadlock is reported, not waited for: when every unfinished task waits at
  * the barrier of sched_barrier_wait in a round that needs more parties than are

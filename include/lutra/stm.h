@@ -45,6 +45,38 @@
  * NESTING is flat: stm_start inside a transaction returns NULL (do not sigsetjmp),
  * stm_commit closes the level, an abort restarts the outermost transaction.
  *
+ * FORK. After fork(), the child has a fresh engine of the same configuration:
+ * the forking thread is registered in it if it was (with no transaction, even
+ * if fork() was called inside one), the parent's other threads are not, and
+ * transactions, new threads, stm_exit work as in a new process. The parent goes
+ * on unchanged. Memory is the parent's as it was: transactions of other threads
+ * that were running are not in it (their writes were buffered), except one caught
+ * writing back its commit, or running solo, whose writes the child sees as they
+ * were. The scheduler of sched.h is not carried over (its workers are threads
+ * of the parent): in the child, the sched.h calls that need it (sched_start,
+ * sched_wait, sched_barrier_*, sched_shutdown, and sched_init again) return
+ * LUTRA_ENOINIT with a message saying so.
+ *
+ * LEAVING BY A JUMP. A longjmp or siglongjmp (also _longjmp, and __longjmp_chk
+ * under _FORTIFY_SOURCE) out of a running transaction -- to a point outside the
+ * function that called sigsetjmp after stm_start, or outside stm_atomically --
+ * abandons it: the library (liblutra.so and liblutra.a interpose these
+ * functions on x86-64 with the GNU C library) rolls it back before the jump, as
+ * an abort that is not retried: nothing it wrote stays, stm_active() is 0 and
+ * stm_aborted() 1, and other threads and later transactions of the thread go on
+ * as if it had never begun. A jump that stays inside the transaction leaves it
+ * running.
+ *
+ * SIGNAL HANDLERS. A handler that interrupted a transaction of its own thread
+ * cannot run or join a transaction (the interrupted one may be in the middle of
+ * a library call): there stm_atomically returns LUTRA_EINTX, stm_start returns
+ * NULL, and every access, stm_commit and stm_malloc / stm_free fail with the
+ * last error LUTRA_EINTX ("called in a signal handler that interrupted a
+ * transaction of this thread ..."); the interrupted transaction goes on
+ * untouched. A handler that interrupted no transaction runs transactions as any
+ * code does. This covers handlers installed with sigaction or signal (the library
+ * interposes both and reports the program's handler back) on plain threads.
+ *
  * MISUSE never has undefined behaviour that could have been checked: a function
  * called when it may not be (on a thread without stm_init_thread, outside a
  * transaction, with a NULL argument) does nothing, returns 0 / NULL / a negative

@@ -294,6 +294,7 @@ static void test_wrappers(void) {
   uint8_t back[19] = {0};
   int spanning = 0;
   stm_word_t misaligned = 0;
+  int misaligned_refused = 0;
   START(21);
   stm_store_int((volatile int *)(buf.bytes + 6), 0x11223344);
   stm_store_bytes(buf.bytes + 13, pattern, sizeof pattern);
@@ -302,7 +303,7 @@ static void test_wrappers(void) {
   stm_load_bytes(buf.bytes + 13, back, sizeof back);
   lutra_clear_error();
   misaligned = stm_load((volatile stm_word_t *)(buf.bytes + 3));
-  int misaligned_refused = code_is(LUTRA_EINVAL);
+  misaligned_refused = code_is(LUTRA_EINVAL);
   COMMIT;
   int expected_int = 0x11223344;
   CHECK(spanning == 0x11223344 && memcmp(buf.bytes + 6, &expected_int, 4) == 0,

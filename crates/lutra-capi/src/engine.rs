@@ -102,6 +102,24 @@ pub(crate) fn register() -> CapiResult<(Stm, Registration)> {
     Ok((stm, Registration(())))
 }
 
+/// The engine's lock, held across a `fork` (`fork.rs`).
+pub(crate) fn hold_for_fork() -> std::sync::RwLockWriteGuard<'static, Option<Stm>> {
+    ENGINE.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// In the child of a `fork`, under the lock of [`hold_for_fork`]: replaces the
+/// engine, whose other threads are gone with their locks and attempts, by a fresh
+/// one of the same configuration (the old one is leaked: its state may name threads
+/// that no longer exist), with no thread registered.
+pub(crate) fn renew_after_fork(engine: &mut Option<Stm>) {
+    if let Some(old) = engine.take() {
+        let config = old.config().clone();
+        std::mem::forget(old);
+        *engine = Some(Stm::new(config));
+    }
+    THREADS.store(0, Ordering::SeqCst);
+}
+
 /// Creates the engine from `config`.
 pub(crate) fn start(config: Config) -> CapiResult<()> {
     let mut engine = ENGINE.write().unwrap_or_else(PoisonError::into_inner);
@@ -114,6 +132,7 @@ pub(crate) fn start(config: Config) -> CapiResult<()> {
     *engine = Some(Stm::new(config));
     crate::stats::reset_global();
     RUNNING.store(true, Ordering::Relaxed);
+    crate::fork::install();
     Ok(())
 }
 

@@ -190,3 +190,63 @@ pub(crate) unsafe fn withdraw(state: *mut ThreadTx) {
         }
     }
 }
+
+/// What [`hide`] took away from the calling thread's variables, for [`unhide`].
+pub(crate) struct Hidden {
+    state: *mut ThreadTx,
+    front: NonNull<ReadFront>,
+    window: UndoWindow,
+}
+
+/// Closes the calling thread's slot, read front and undo window while a signal
+/// handler runs on a thread whose transaction it interrupted (`signals.rs`), so that
+/// no fast path reaches that transaction; `None` (nothing changed) when the slot is
+/// empty or its state runs no transaction.
+///
+/// # Safety
+/// From a signal handler's entry on the calling thread; [`unhide`] must follow on
+/// the same thread before the interrupted code resumes.
+pub(crate) unsafe fn hide() -> Option<Hidden> {
+    let state = slot();
+    if state.is_null() {
+        return None;
+    }
+    // SAFETY: the slot holds the thread's live state (invariants); the interrupted
+    // code that may be using it is suspended until the handler returns, and these
+    // reads change nothing.
+    let busy = unsafe { (*state).nesting != 0 || (*state).desc.is_active() };
+    if !busy {
+        return None;
+    }
+    let window = lutra_shim_undo_window().as_ptr();
+    // SAFETY: the thread's own variables; the window is two pointers, and zero is
+    // the closed window.
+    let saved = unsafe {
+        let saved = window.read();
+        window.write_bytes(0, 1);
+        lutra_shim_set_fast_state(std::ptr::null_mut());
+        saved
+    };
+    let front = read_front();
+    // SAFETY: as above: the closed front while hidden.
+    unsafe { lutra_shim_set_read_front(std::ptr::null_mut()) };
+    Some(Hidden {
+        state,
+        front,
+        window: saved,
+    })
+}
+
+/// Puts back what [`hide`] took away.
+///
+/// # Safety
+/// `hidden` came from [`hide`] on the calling thread, in the signal handler that is
+/// returning.
+pub(crate) unsafe fn unhide(hidden: Hidden) {
+    // SAFETY: restores the thread's own variables exactly as `hide` found them.
+    unsafe {
+        lutra_shim_set_fast_state(hidden.state.cast());
+        lutra_shim_set_read_front(hidden.front.as_ptr().cast());
+        lutra_shim_undo_window().as_ptr().write(hidden.window);
+    }
+}

@@ -39,17 +39,22 @@
 //! | `access.rs` | word and byte-range loads and stores, both abort styles |
 //! | `wrappers.rs` | `wrappers.h`: typed loads and stores |
 //! | `memory.rs` | `mod_mem.h`: `stm_malloc`, `stm_free` |
+//! | `pending_free.rs` | what `stm_free` checks: double frees, stack and global pointers |
 //! | `stats.rs`, `params.rs` | statistics and parameters by tinySTM name |
 //! | `atomically.rs` | `stm_atomically`, the jump-free entry point |
 //! | `retry.rs` | `stm_retry`: block until something read changes |
 //! | `itm/` | GCC's libitm ABI (`-fgnu-tm`) on the same per-thread state |
 //! | `attempt.rs` | begin, and the abort path: roll back, wait, restart or end |
+//! | `abandon.rs` | a `longjmp` out of a running transaction rolls it back |
 //! | `thread.rs`, `engine.rs` | per-thread state; the process-wide engine |
 //! | `fast.rs` | the fast path's initial-exec slot for a plain thread's state |
+//! | `fork.rs` | `pthread_atfork` handlers: a `fork()`ed child gets a fresh engine |
 //! | `locals.rs` | where per-thread state lives: the thread's, or the task's |
 //! | `sched.rs`, `scheduler.rs` | `sched.h`; the process-wide scheduler |
 //! | `status.rs`, `last_error.rs`, `boundary.rs` | codes, last error, panic guard |
 //! | `shim.rs` | the C shim seen from Rust |
+//! | `signals.rs` | a signal handler cannot reach the transaction it interrupted |
+//! | `interpose.rs` | the C library's definitions of the functions interposed |
 //! | `task_exit.rs` | `pthread_exit` in a task of the scheduler ends the task |
 //!
 //! # Protocol: an abort (jump style, tinySTM's)
@@ -85,6 +90,7 @@
 //!   discards the thread's transaction state (rolling back), and returns
 //!   `LUTRA_EPANIC`; on the fast path the process aborts with the panic's message.
 
+pub mod abandon;
 pub mod access;
 pub mod atomically;
 mod attempt;
@@ -92,6 +98,8 @@ mod boundary;
 pub mod cxlock;
 mod engine;
 mod fast;
+mod fork;
+mod interpose;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 pub mod itm;
 pub mod last_error;
@@ -99,10 +107,12 @@ pub mod lifecycle;
 mod locals;
 pub mod memory;
 pub mod params;
+mod pending_free;
 pub mod retry;
 pub mod sched;
 mod scheduler;
 mod shim;
+pub mod signals;
 pub mod stats;
 pub mod status;
 pub mod task_exit;

@@ -11,11 +11,15 @@
 //!   a solo attempt's at its commit, as no other runs: `solo_blocks.rs` of
 //!   lutra-stm); the freed range is written (unchanged) so that transactions using
 //!   it conflict with the freeing one, unless the attempt runs solo.
+//! - A block is claimed (`pending_free.rs`) from its `stm_free` until it is given
+//!   back to the C library or the freeing attempt rolls back: a second `stm_free`
+//!   meanwhile is refused.
 
 use crate::access::WORD;
 use crate::attempt::Style;
 use crate::boundary;
 use crate::fast;
+use crate::pending_free;
 use crate::shim;
 use crate::status::{CapiError, CapiResult, LUTRA_ENOMEM, LUTRA_OK, Site};
 use crate::thread::{self, ThreadTx, with_thread};
@@ -153,22 +157,39 @@ fn words_to_free(addr: usize, idx: usize, size: usize) -> CapiResult<Range<usize
 /// `words` (unless the attempt runs solo) so that transactions using the block
 /// conflict with this one. Returns `LUTRA_OK` or the status of the abort path.
 ///
+/// # Errors
+/// `LUTRA_EINVAL` when `pending_free` can tell that `addr` is no block to free
+/// (freed already, on the stack, a global); nothing is done then.
+///
 /// # Safety
-/// A transaction runs on `state`; `addr` is a live, word-aligned block of the C
-/// allocator, freed only once, and `words` lie in it.
+/// A transaction runs on `state`; `addr` is a word-aligned block of the C
+/// allocator, live unless `pending_free` can tell otherwise, and `words` lie in it.
 #[inline]
-unsafe fn free_in(state: &mut ThreadTx, addr: usize, words: Range<usize>, style: Style) -> c_int {
+unsafe fn free_in(
+    state: &mut ThreadTx,
+    addr: usize,
+    words: Range<usize>,
+    style: Style,
+) -> CapiResult<c_int> {
+    let token = pending_free::claim(addr, state.in_task)?;
+    // The claim is given back if the attempt rolls back (the token rides as size).
+    state
+        .desc
+        .record_allocation(addr, token as usize, pending_free::abandon);
     // SAFETY: the block is valid (contract), `words` lie in it and start on a word
     // (`words_to_free`); a solo attempt writes none of them.
     if let Err(abort) = unsafe { state.desc.write_unchanged(words.start, words.len()) } {
-        return state.after_abort(abort.reason(), Site::Write, style);
+        return Ok(state.after_abort(abort.reason(), Site::Write, style));
     }
     // SAFETY: the block comes from the C allocator (contract), is word-aligned, freed
-    // once, and `release_with_free` is how to free it; size 0 overwrites nothing more.
-    match unsafe { state.desc.free_on_commit(addr, 0, release_with_free) } {
-        Ok(()) => LUTRA_OK,
-        Err(abort) => state.after_abort(abort.reason(), Site::Write, style),
-    }
+    // once (claimed above), and `pending_free::release` is how to free it; size 0
+    // overwrites nothing more.
+    Ok(
+        match unsafe { state.desc.free_on_commit(addr, 0, pending_free::release) } {
+            Ok(()) => LUTRA_OK,
+            Err(abort) => state.after_abort(abort.reason(), Site::Write, style),
+        },
+    )
 }
 
 /// Frees `addr` if the running attempt commits, after writing `[addr + idx, addr +
@@ -182,7 +203,7 @@ fn free_on_commit(addr: usize, idx: usize, size: usize, style: Style) -> CapiRes
         state.require_transaction()?;
         // SAFETY: a transaction runs; the block is valid (C caller's contract),
         // word-aligned (checked) and `words` lie in it.
-        Ok(unsafe { free_in(state, addr, words, style) })
+        unsafe { free_in(state, addr, words, style) }
     })
 }
 
@@ -200,8 +221,9 @@ unsafe fn free_fast(addr: usize, idx: usize, size: usize) -> Option<c_int> {
     }
     let words = words_to_free(addr, idx, size).ok()?;
     // SAFETY: a transaction runs; the block is valid (caller's contract), word-aligned
-    // (checked) and `words` lie in it.
-    Some(unsafe { free_in(state, addr, words, Style::Restart) })
+    // (checked) and `words` lie in it. An error takes the general path, which
+    // checks again (nothing was done) and records it.
+    unsafe { free_in(state, addr, words, Style::Restart) }.ok()
 }
 
 /// tinySTM's `stm_free`: frees the block `addr` (from `stm_malloc`, `stm_calloc` or
@@ -212,12 +234,14 @@ unsafe fn free_fast(addr: usize, idx: usize, size: usize) -> Option<c_int> {
 ///
 /// Must be called inside a transaction; may abort like `stm_store`. Misuse (no
 /// transaction, no registered thread, misaligned block) frees nothing and sets the
-/// thread's last error. To free outside transactions, unlink the block in a
+/// thread's last error; so does a block that is freed already (a free pending in
+/// this or another transaction), on the calling thread's stack, or in the program's
+/// or a library's static data (`LUTRA_EINVAL`: see `pending_free.rs`). To free outside transactions, unlink the block in a
 /// transaction, call `stm_quiesce`, then `free`.
 ///
 /// # Safety
-/// `addr` must be NULL or a live block of the C allocator, freed only once, at least
-/// `size` bytes long. The caller's frames up to the `sigsetjmp` must be C frames.
+/// `addr` must be NULL or a live block of the C allocator (the start of one), at
+/// least `size` bytes long, unless one of the checks above tells otherwise. The caller's frames up to the `sigsetjmp` must be C frames.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_free(addr: *mut c_void, size: usize) {
     // SAFETY: the caller's contract.

@@ -32,7 +32,7 @@ use crate::status::{
 use crate::thread;
 use lutra_sched::{Barrier, JoinHandle, Runtime};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard};
 
 /// Environment variable: the stack size of C tasks, in KiB (read by `sched_init`).
@@ -125,6 +125,37 @@ pub(crate) fn arrive_at_barrier() -> AtBarrier {
 static SCHEDULER: RwLock<Option<Scheduler>> = RwLock::new(None);
 static LIFECYCLE: Mutex<()> = Mutex::new(());
 
+/// Whether `SCHEDULER` is `Some` (written under its write lock, read without it).
+static STARTED: AtomicBool = AtomicBool::new(false);
+/// This process is the `fork()`ed child of one whose scheduler ran: its workers do
+/// not exist here, and the scheduler's locks may be held by threads that do not
+/// either. Every call that needs the scheduler fails (see [`lost_in_fork`]).
+static LOST_IN_FORK: AtomicBool = AtomicBool::new(false);
+
+/// In the child of a `fork` (`fork.rs`): a scheduler that ran in the parent is lost.
+pub(crate) fn forget_after_fork() {
+    if STARTED.load(Ordering::Relaxed) {
+        LOST_IN_FORK.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Fails in a `fork()`ed child whose parent ran the scheduler.
+fn refuse_if_lost() -> CapiResult<()> {
+    if LOST_IN_FORK.load(Ordering::Relaxed) {
+        return Err(lost_in_fork());
+    }
+    Ok(())
+}
+
+#[cold]
+fn lost_in_fork() -> CapiError {
+    CapiError::new(
+        LUTRA_ENOINIT,
+        "this process was fork()ed from one whose scheduler ran: the workers are not \
+         carried over to a child, and the scheduler cannot be used (or started again) here",
+    )
+}
+
 fn no_scheduler() -> CapiError {
     CapiError::new(
         LUTRA_ENOINIT,
@@ -134,6 +165,7 @@ fn no_scheduler() -> CapiError {
 
 /// The running scheduler, under the read lock.
 fn running() -> CapiResult<RwLockReadGuard<'static, Option<Scheduler>>> {
+    refuse_if_lost()?;
     let guard = SCHEDULER.read().unwrap_or_else(PoisonError::into_inner);
     if guard.is_none() {
         return Err(no_scheduler());
@@ -171,6 +203,7 @@ fn stack_size(text: Option<&str>) -> CapiResult<Option<usize>> {
 /// cores. Returns how many run.
 pub(crate) fn init(workers: usize) -> CapiResult<usize> {
     refuse_in_task("sched_init")?;
+    refuse_if_lost()?;
     let _lifecycle = LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner);
     if SCHEDULER
         .read()
@@ -191,7 +224,9 @@ pub(crate) fn init(workers: usize) -> CapiResult<usize> {
     }
     let runtime = builder.build();
     let workers = runtime.workers();
-    *SCHEDULER.write().unwrap_or_else(PoisonError::into_inner) = Some(Scheduler {
+    let mut scheduler = SCHEDULER.write().unwrap_or_else(PoisonError::into_inner);
+    STARTED.store(true, Ordering::Relaxed);
+    *scheduler = Some(Scheduler {
         runtime,
         workers,
         next: AtomicUsize::new(0),
@@ -365,6 +400,7 @@ fn deadlock(scheduler: &Scheduler, counts: &Counts) -> Option<String> {
 /// Waits for every task, then stops the workers (see the shutdown protocol).
 pub(crate) fn shutdown() -> CapiResult<()> {
     refuse_in_task("sched_shutdown")?;
+    refuse_if_lost()?;
     let _lifecycle = LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner);
     wait()?;
     let scheduler = SCHEDULER
@@ -372,6 +408,7 @@ pub(crate) fn shutdown() -> CapiResult<()> {
         .unwrap_or_else(PoisonError::into_inner)
         .take()
         .ok_or_else(no_scheduler)?;
+    STARTED.store(false, Ordering::Relaxed);
     drop(scheduler);
     Ok(())
 }

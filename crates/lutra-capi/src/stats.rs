@@ -75,7 +75,7 @@ impl Totals {
 }
 
 /// Every registered thread's tally, and what exited threads left since `stm_init`.
-struct Tallies {
+pub(crate) struct Tallies {
     live: Vec<Arc<Tally>>,
     exited: Totals,
 }
@@ -108,6 +108,11 @@ static TALLIES: Mutex<Tallies> = Mutex::new(Tallies {
 
 fn tallies() -> std::sync::MutexGuard<'static, Tallies> {
     TALLIES.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The lock of the threads' counts, held across a `fork` (`fork.rs`).
+pub(crate) fn hold_for_fork() -> std::sync::MutexGuard<'static, Tallies> {
+    tallies()
 }
 
 /// Forgets what exited threads left: a new engine starts counting from zero

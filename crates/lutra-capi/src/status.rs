@@ -156,6 +156,16 @@ impl CapiError {
         Self::new(LUTRA_ENOTX, "no transaction is active on this thread")
     }
 
+    /// A call in a signal handler that interrupted a transaction of its thread.
+    pub(crate) fn in_interrupting_handler() -> Self {
+        Self::new(
+            LUTRA_EINTX,
+            "called in a signal handler that interrupted a transaction of this thread: \
+             no transaction can run or be joined there (run it outside the handler, or \
+             block the signal during transactions)",
+        )
+    }
+
     pub(crate) fn in_transaction() -> Self {
         Self::new(LUTRA_EINTX, "not allowed inside a transaction")
     }

@@ -7,8 +7,7 @@
 //! point (`lutra_shim_run_task` in `c/task_exit.c`), kept in the task's own
 //! [`Locals`](crate::locals::Locals); a `pthread_exit` called while one is published
 //! jumps back to it. Anywhere else (a plain thread, a Rust task, a worker outside
-//! tasks) the call goes on to the C library's `pthread_exit` (the next definition,
-//! `dlsym(RTLD_NEXT)`).
+//! tasks) the call goes on to the C library's `pthread_exit` (`interpose.rs`).
 //!
 //! # Invariants
 //! - The jump crosses only the task's C frames and [`pthread_exit`]'s own frame,
@@ -21,7 +20,7 @@
 
 use crate::locals;
 use crate::shim::SigJmpBuf;
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 
 /// The function a C task runs.
 pub(crate) type TaskFn = unsafe extern "C" fn(arg: *mut c_void) -> *mut c_void;
@@ -31,12 +30,7 @@ unsafe extern "C" {
     fn lutra_shim_run_task(function: TaskFn, arg: *mut c_void, exit_slot: *mut *mut SigJmpBuf);
     /// Jumps to `exit_point`.
     fn lutra_shim_task_exit(exit_point: *mut SigJmpBuf) -> !;
-    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
-    fn abort() -> !;
 }
-
-/// `dlsym`'s `RTLD_NEXT` (glibc and musl: `(void *)-1`).
-const RTLD_NEXT: *mut c_void = usize::MAX as *mut c_void;
 
 /// Runs a C task's `function(arg)` under its exit point (see the module).
 ///
@@ -78,14 +72,7 @@ pub unsafe extern "C" fn pthread_exit(value: *mut c_void) -> ! {
         // (`point` is a pointer), lie above it.
         unsafe { lutra_shim_task_exit(point) }
     }
-    // SAFETY: looks up the next definition of a C library function by its
-    // NUL-terminated name.
-    let next = unsafe { dlsym(RTLD_NEXT, c"pthread_exit".as_ptr()) };
-    if next.is_null() {
-        eprintln!("lutra: pthread_exit: the C library's pthread_exit was not found");
-        // SAFETY: ends the process.
-        unsafe { abort() }
-    }
+    let next = crate::interpose::next(c"pthread_exit");
     // SAFETY: `next` is the C library's `pthread_exit`, of this very signature.
     let next: unsafe extern "C" fn(*mut c_void) -> ! = unsafe { std::mem::transmute(next) };
     // SAFETY: the caller's contract.

@@ -213,9 +213,13 @@ impl ThreadTx {
 /// Runs `body` on the calling thread's (or task's) state.
 ///
 /// # Errors
-/// `LUTRA_ENOTHREAD` when the thread is not registered (or is exiting); whatever
-/// `body` returns.
+/// `LUTRA_ENOTHREAD` when the thread is not registered (or is exiting);
+/// `LUTRA_EINTX` in a signal handler that interrupted the thread's transaction
+/// (`signals.rs`); whatever `body` returns.
 pub(crate) fn with_thread<R>(body: impl FnOnce(&mut ThreadTx) -> CapiResult<R>) -> CapiResult<R> {
+    if crate::signals::hidden() {
+        return Err(CapiError::in_interrupting_handler());
+    }
     locals::with(|locals| {
         let mut current = locals
             .tx

@@ -36,6 +36,14 @@ pub(crate) struct Checkpoint {
     rip: usize,
 }
 
+impl Checkpoint {
+    /// The caller's stack pointer once `_ITM_beginTransaction` has returned: inside
+    /// the frame of the transaction's caller.
+    pub(crate) fn stack_pointer(&self) -> usize {
+        self.rsp
+    }
+}
+
 /// libitm's `_ITM_beginTransaction(uint32_t properties, ...)`: begins (or, nested,
 /// joins) a transaction on the calling thread and returns the `_ITM_actions` to
 /// take: run the instrumented (or uninstrumented) path, save live variables. Returns

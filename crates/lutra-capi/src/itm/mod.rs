@@ -111,6 +111,16 @@ impl ItmFrame {
         }
     }
 
+    /// Forgets the running transaction, which the program left by a jump
+    /// (`abandon.rs`): its logged bytes are not restored (the frames holding them
+    /// are gone), its actions are dropped.
+    pub(crate) fn abandon(&mut self) {
+        self.active = false;
+        self.undo_log.clear();
+        self.undo_actions.clear();
+        self.commit_actions.clear();
+    }
+
     /// Forgets the running transaction's log and actions (it committed).
     fn clear(&mut self) {
         self.undo_log.clear();

@@ -44,7 +44,9 @@ pub(super) fn fatal(function: &str, message: &str) -> ! {
 
 /// Runs `body` on the calling thread's registered state: the fast-path slot of a
 /// plain thread, else the general path (a task's state). A thread that is not
-/// registered has no transaction: that is misuse of the ABI, which stops the process.
+/// registered has no transaction, and a signal handler that interrupted the
+/// thread's transaction cannot reach it (`signals.rs`): misuse of the ABI, which
+/// stops the process with a message.
 #[inline(always)]
 pub(super) fn on_thread<R>(function: &str, body: impl FnOnce(&mut ThreadTx) -> R) -> R {
     // SAFETY: entered from C; the reference ends with this call, before any jump.
@@ -57,8 +59,14 @@ pub(super) fn on_thread<R>(function: &str, body: impl FnOnce(&mut ThreadTx) -> R
 #[cold]
 #[inline(never)]
 fn on_thread_slow<R>(function: &str, body: impl FnOnce(&mut ThreadTx) -> R) -> R {
-    with_thread(|state| Ok(body(state)))
-        .unwrap_or_else(|_| fatal(function, "called outside any transaction of this thread"))
+    with_thread(|state| Ok(body(state))).unwrap_or_else(|error| {
+        if crate::signals::hidden() {
+            // A transaction in a signal handler that interrupted one of this thread:
+            // libitm has no error to return.
+            fatal(function, &error.message)
+        }
+        fatal(function, "called outside any transaction of this thread")
+    })
 }
 
 /// Registers the calling thread (starting the engine first, as `stm_init` does, if

@@ -1,0 +1,223 @@
+//! What `stm_free` can check before it accepts a block: that it is not freed already
+//! (a free pending in a running or committed transaction whose block has not been
+//! given back to the C library yet), and that it is not on the calling thread's
+//! stack or in a loaded object's static data (globals). A block from `stm_malloc`,
+//! `stm_calloc` or the program's own `malloc` passes; what cannot be checked (a
+//! pointer into a block, a block already given back to the C library) remains the
+//! caller's responsibility.
+//!
+//! # Invariants
+//! - `PENDING` holds an address from the `stm_free` that claimed it until the block
+//!   is given back to the C library ([`release`], after the freeing transaction
+//!   committed and no transaction can read the block any more) or the claiming
+//!   attempt rolls back ([`abandon`], which removes the entry only if it still holds
+//!   that claim's token: a later claim of the same address is left alone).
+//! - Each claim has its own token, never 0.
+//!
+//! # Protocol: a free
+//! 1. [`claim`] checks the address and records it with a fresh token.
+//! 2. The attempt records `abandon` for the address and token (run if it rolls back)
+//!    and the free itself, with `release` (run once the block may be reused).
+
+use crate::status::{CapiError, CapiResult};
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+/// Shards of the pending frees, by address.
+const SHARDS: usize = 64;
+
+/// One shard of the pending frees: address → token of the claim.
+pub(crate) type Shard = Option<HashMap<usize, u64>>;
+
+/// The pending frees.
+static PENDING: [Mutex<Shard>; SHARDS] = [const { Mutex::new(None) }; SHARDS];
+/// The last token handed out.
+static TOKENS: AtomicU64 = AtomicU64::new(0);
+
+unsafe extern "C" {
+    fn free(block: *mut c_void);
+    fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
+    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+    fn pthread_self() -> usize;
+    fn pthread_getattr_np(thread: usize, attr: *mut PthreadAttr) -> c_int;
+    fn pthread_attr_getstack(
+        attr: *const PthreadAttr,
+        stack: *mut *mut c_void,
+        size: *mut usize,
+    ) -> c_int;
+    fn pthread_attr_destroy(attr: *mut PthreadAttr) -> c_int;
+}
+
+/// `Dl_info`.
+#[repr(C)]
+struct DlInfo {
+    fname: *const c_char,
+    fbase: *mut c_void,
+    sname: *const c_char,
+    saddr: *mut c_void,
+}
+
+/// `pthread_attr_t` (56 bytes on x86-64 and aarch64 Linux; room for more).
+#[repr(C, align(8))]
+struct PthreadAttr([u8; 128]);
+
+fn shard(addr: usize) -> std::sync::MutexGuard<'static, Shard> {
+    PENDING[(addr >> 4) % SHARDS]
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+thread_local! {
+    /// The calling thread's stack, `[low, high)`, once asked (`(0, 0)`: not yet, or
+    /// unknown).
+    static STACK: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// The calling thread's stack, `[low, high)`, if the C library tells it.
+fn thread_stack() -> Option<(usize, usize)> {
+    let known = STACK.try_with(std::cell::Cell::get).ok()?;
+    if known.1 != 0 {
+        return Some(known);
+    }
+    let mut attr = PthreadAttr([0; 128]);
+    let (mut low, mut size) = (std::ptr::null_mut(), 0usize);
+    // SAFETY: `attr` has room for a `pthread_attr_t` and is destroyed after use;
+    // the out parameters are writable.
+    let found = unsafe {
+        pthread_getattr_np(pthread_self(), &mut attr) == 0 && {
+            let got = pthread_attr_getstack(&attr, &mut low, &mut size) == 0;
+            pthread_attr_destroy(&mut attr);
+            got
+        }
+    };
+    if !found || size == 0 {
+        return None;
+    }
+    let stack = (low as usize, low as usize + size);
+    let _ = STACK.try_with(|cell| cell.set(stack));
+    Some(stack)
+}
+
+/// Why `addr` cannot be a block of the C allocator, if that can be told: on the
+/// calling thread's stack (a plain thread: a task's stack is not looked at), or in a
+/// loaded object (the program or a library: its globals).
+fn not_a_heap_block(addr: usize, in_task: bool) -> Option<&'static str> {
+    if !in_task && thread_stack().is_some_and(|(low, high)| (low..high).contains(&addr)) {
+        return Some("it is on the calling thread's stack");
+    }
+    in_loaded_object(addr)
+        .then_some("it lies in the program or a loaded library (a global or static variable)")
+}
+
+/// glibc's `_dl_find_object` (2.35 and later): lock-free, unlike `dladdr`, which
+/// takes the loader's lock.
+type FindObject = unsafe extern "C" fn(addr: *mut c_void, result: *mut c_void) -> c_int;
+
+/// `_dl_find_object` if the C library has it.
+fn find_object() -> Option<FindObject> {
+    static FOUND: OnceLock<usize> = OnceLock::new();
+    let address = *FOUND.get_or_init(|| {
+        // SAFETY: looks a function up by its NUL-terminated name (RTLD_DEFAULT).
+        unsafe { dlsym(std::ptr::null_mut(), c"_dl_find_object".as_ptr()) as usize }
+    });
+    // SAFETY: a non-zero address is `_dl_find_object`, of this signature.
+    (address != 0).then(|| unsafe { std::mem::transmute::<usize, FindObject>(address) })
+}
+
+/// Whether `addr` lies in the mapping of the program or of a loaded library.
+fn in_loaded_object(addr: usize) -> bool {
+    if let Some(find) = find_object() {
+        // `struct dl_find_object` (96 bytes on x86-64 and aarch64): room to spare.
+        let mut result = [0u64; 32];
+        // SAFETY: `result` has room for the structure; the call only reads the
+        // loader's tables.
+        return unsafe { find(addr as *mut c_void, result.as_mut_ptr().cast()) } == 0;
+    }
+    let mut info = DlInfo {
+        fname: std::ptr::null(),
+        fbase: std::ptr::null_mut(),
+        sname: std::ptr::null(),
+        saddr: std::ptr::null_mut(),
+    };
+    // SAFETY: `dladdr` only looks the address up among the loaded objects.
+    unsafe { dladdr(addr as *const c_void, &mut info) != 0 }
+}
+
+/// Every shard's lock, held across a `fork` (`fork.rs`).
+pub(crate) fn hold_for_fork() -> Vec<std::sync::MutexGuard<'static, Shard>> {
+    PENDING
+        .iter()
+        .map(|shard| shard.lock().unwrap_or_else(PoisonError::into_inner))
+        .collect()
+}
+
+/// In the child of a `fork`, under the locks of [`hold_for_fork`]: forgets every
+/// pending free (the transactions that made them are gone from this process).
+pub(crate) fn forget_after_fork(shards: &mut [std::sync::MutexGuard<'static, Shard>]) {
+    for shard in shards {
+        **shard = None;
+    }
+}
+
+/// Step 1 of a free: checks `addr` and records its claim; returns the token.
+///
+/// # Errors
+/// `LUTRA_EINVAL` for a block whose free is pending (freed twice), on the caller's
+/// stack, or in a loaded object.
+pub(crate) fn claim(addr: usize, in_task: bool) -> CapiResult<u64> {
+    if shard(addr)
+        .as_ref()
+        .is_some_and(|map| map.contains_key(&addr))
+    {
+        return Err(double_free(addr));
+    }
+    if let Some(why) = not_a_heap_block(addr, in_task) {
+        return Err(CapiError::invalid(format!(
+            "{addr:#x} is not a block of the C allocator: {why}; nothing is freed"
+        )));
+    }
+    let token = TOKENS.fetch_add(1, Ordering::Relaxed) + 1;
+    let mut shard = shard(addr);
+    let map = shard.get_or_insert_with(HashMap::new);
+    if map.contains_key(&addr) {
+        return Err(double_free(addr));
+    }
+    map.insert(addr, token);
+    Ok(token)
+}
+
+#[cold]
+fn double_free(addr: usize) -> CapiError {
+    CapiError::invalid(format!(
+        "{addr:#x} is freed already (by this transaction or another that has not \
+         released it yet): a double free; nothing is freed"
+    ))
+}
+
+/// Undoes the claim `token` of `addr` (the claiming attempt rolled back): the
+/// engine's release function of an allocation record, whose size carries the token.
+///
+/// # Safety
+/// None beyond the engine's contract for release functions; never frees.
+pub(crate) unsafe fn abandon(addr: usize, token: usize) {
+    let mut shard = shard(addr);
+    if let Some(map) = shard.as_mut()
+        && map.get(&addr) == Some(&(token as u64))
+    {
+        map.remove(&addr);
+    }
+}
+
+/// Gives a freed block back to the C library and forgets its claim.
+///
+/// # Safety
+/// `addr` must come from the C library's allocator and not be freed yet.
+pub(crate) unsafe fn release(addr: usize, _size: usize) {
+    if let Some(map) = shard(addr).as_mut() {
+        map.remove(&addr);
+    }
+    // SAFETY: the caller's contract.
+    unsafe { free(addr as *mut c_void) }
+}
