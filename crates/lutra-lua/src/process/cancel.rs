@@ -120,6 +120,25 @@ impl ProcessCore {
         self.lock().cancelled_slices
     }
 
+    /// Where the process stands: `"running"`, `"waiting"` (blocked, with what it
+    /// waits on), `"returned"`, `"failed"` (with its error) or `"cancelled"` (with
+    /// the cancellation's message).
+    pub fn status(&self) -> (&'static str, Option<String>) {
+        let (outcome, cancelled) = {
+            let state = self.lock();
+            (state.outcome.clone(), state.cancelled)
+        };
+        match outcome {
+            crate::Outcome::Running => match self.waiting_on() {
+                Some(what) => ("waiting", Some(what)),
+                None => ("running", None),
+            },
+            crate::Outcome::Finished(_) => ("returned", None),
+            crate::Outcome::Failed(error) if cancelled => ("cancelled", Some(error)),
+            crate::Outcome::Failed(error) => ("failed", Some(error)),
+        }
+    }
+
     /// Whether the process ended cancelled.
     pub fn was_cancelled(&self) -> bool {
         self.lock().cancelled

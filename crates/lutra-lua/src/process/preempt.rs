@@ -583,7 +583,12 @@ unsafe extern "C-unwind" fn preempt_hook(state: *mut lua_State, debug: *mut ffi:
     unsafe {
         let context = slice_context();
         if (*debug).event != ffi::LUA_HOOKCOUNT {
-            forward(state, debug, context);
+            // After this hook's yield in the same instruction (Lua runs the count and
+            // line hooks together) the thread cannot call the program's hook: that
+            // one event is not handed on.
+            if ffi::lua_status(state) == ffi::LUA_OK {
+                forward(state, debug, context);
+            }
             return;
         }
         // SAFETY (deref): a non-null slice context is the app data of the process in the
