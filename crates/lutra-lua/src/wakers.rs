@@ -7,11 +7,14 @@
 //!
 //! # Invariants
 //! - A process's place is created `ACTIVE` by its first slice; it was counted in the
-//!   liveness at its spawn (`RuntimeShared::spawn`).
+//!   liveness at its spawn (`RuntimeShared::spawn`). Its task-local slot lets go of it
+//!   when the process finishes ([`process_finished`]): the place holds a waker of the
+//!   task, and the task's record holds the slot, so keeping it would keep the record
+//!   (and the place) alive forever.
 //! - A host thread is counted from its first open host state to the close of its last.
 
 use crate::liveness::{Liveness, WakeState};
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -23,8 +26,9 @@ thread_local! {
     static HOST: RefCell<Option<(Arc<WakeState>, usize)>> = const { RefCell::new(None) };
 }
 
-/// A process task's place in the protocol, set by its first slice.
-type ProcessSlot = OnceCell<Arc<WakeState>>;
+/// A process task's place in the protocol, set by its first slice, taken back when it
+/// finishes.
+type ProcessSlot = RefCell<Option<Arc<WakeState>>>;
 
 /// A waker for the caller, counted in its runtime's liveness: the current process's,
 /// or the current host thread's. Outside both (a Rust thread that never opened a host
@@ -39,9 +43,9 @@ pub(crate) fn current_waker() -> Waker {
 
 /// The current process's place, `None` outside process tasks.
 fn process_state() -> Option<Arc<WakeState>> {
-    let slot = lutra_sched::task_local(ProcessSlot::new)?;
+    let slot = lutra_sched::task_local(ProcessSlot::default)?;
     // SAFETY: the current task's own value, used by the task itself within this call.
-    unsafe { slot.as_ref() }.get().cloned()
+    unsafe { slot.as_ref() }.borrow().clone()
 }
 
 /// A process slice starts (`was_parked`: the last one ended in `Park`). `place` is
@@ -58,15 +62,25 @@ pub(crate) fn process_resumed(
         }
         return;
     }
-    let Some(slot) = lutra_sched::task_local(ProcessSlot::new) else {
+    let Some(slot) = lutra_sched::task_local(ProcessSlot::default) else {
         return;
     };
     // SAFETY: the current task's own value, used by the task itself in this call.
     let slot = unsafe { slot.as_ref() };
     let state = slot
-        .get_or_init(|| WakeState::new(liveness.clone(), lutra_sched::current_waker()))
+        .borrow_mut()
+        .get_or_insert_with(|| WakeState::new(liveness.clone(), lutra_sched::current_waker()))
         .clone();
     *place = Some(state);
+}
+
+/// The current process task has finished: its task-local slot lets go of its place
+/// (module invariants).
+pub(crate) fn process_finished() {
+    if let Some(slot) = lutra_sched::task_local(ProcessSlot::default) {
+        // SAFETY: the current task's own value, used by the task itself in this call.
+        unsafe { slot.as_ref() }.borrow_mut().take();
+    }
 }
 
 /// A process slice ended in `Park`, after the process registered its wakers (`place`:

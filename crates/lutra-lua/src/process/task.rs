@@ -195,6 +195,9 @@ impl ProcessTask {
         }
         self.core.finish(outcome);
         self.runtime.note_finished(&self.core);
+        // The task's record must not keep its own waker (a cycle, `wakers.rs`).
+        self.wake = None;
+        crate::wakers::process_finished();
         Step::Done
     }
 
