@@ -268,8 +268,9 @@ function Process.id(p)
   return raw.process_id(p)
 end
 
--- "running", "waiting" (and what it waits on), "returned", "failed" (and the error)
--- or "cancelled" (and the cancellation's message).
+-- "running", "waiting" (and what it waits on), "cancelling" (asked to cancel, not
+-- ended yet), "returned", "failed" (and the error) or "cancelled" (and the
+-- cancellation's message).
 function Process.status(p)
   return raw.process_status(p)
 end

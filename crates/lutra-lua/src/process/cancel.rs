@@ -121,14 +121,16 @@ impl ProcessCore {
     }
 
     /// Where the process stands: `"running"`, `"waiting"` (blocked, with what it
-    /// waits on), `"returned"`, `"failed"` (with its error) or `"cancelled"` (with
+    /// waits on), `"cancelling"` (asked to cancel, not ended yet), `"returned"`, `"failed"` (with its error) or `"cancelled"` (with
     /// the cancellation's message).
     pub fn status(&self) -> (&'static str, Option<String>) {
-        let (outcome, cancelled) = {
+        let (outcome, cancelled, asked) = {
             let state = self.lock();
-            (state.outcome.clone(), state.cancelled)
+            let asked = !matches!(state.cancel, Cancel::None);
+            (state.outcome.clone(), state.cancelled, asked)
         };
         match outcome {
+            crate::Outcome::Running if asked => ("cancelling", None),
             crate::Outcome::Running => match self.waiting_on() {
                 Some(what) => ("waiting", Some(what)),
                 None => ("running", None),
