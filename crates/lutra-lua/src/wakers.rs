@@ -51,6 +51,7 @@ fn process_state() -> Option<Arc<WakeState>> {
 /// A process slice starts (`was_parked`: the last one ended in `Park`). `place` is
 /// the process's place as its task keeps it (no task-local lookup per slice): made
 /// at the first slice, and put in the task-local slot for [`current_waker`] then.
+#[inline]
 pub(crate) fn process_resumed(
     liveness: &Arc<Liveness>,
     was_parked: bool,
@@ -62,6 +63,12 @@ pub(crate) fn process_resumed(
         }
         return;
     }
+    first_resumed(liveness, place);
+}
+
+/// [`process_resumed`] at a process's first slice: makes its place.
+#[cold]
+fn first_resumed(liveness: &Arc<Liveness>, place: &mut Option<Arc<WakeState>>) {
     let Some(slot) = lutra_sched::task_local(ProcessSlot::default) else {
         return;
     };
