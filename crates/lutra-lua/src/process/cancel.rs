@@ -15,7 +15,9 @@
 //! # Protocol (safe points)
 //! 1. `cancel` records the request, sets the flag (Release, under the lock) and wakes
 //!    the process's task with the waker its first slice left (`set_waker`); a
-//!    process not started yet needs none: its first slice sees the flag.
+//!    process not started yet needs none: its first slice sees the flag. A request
+//!    that lands in the first slice between the flag's read and `set_waker` is seen
+//!    by `set_waker`, which wakes the task itself.
 //! 2. A slice that starts with the flag set counts itself (`cancelled_slices`) and
 //!    resumes the process with the light userdata [`CANCEL`]: a blocking call parked
 //!    in the prelude or natively takes it as its answer and raises; a yield of
@@ -99,12 +101,20 @@ impl ProcessCore {
         message
     }
 
-    /// Leaves the process's task waker for a later cancellation (first slice).
+    /// Leaves the process's task waker for a later cancellation (first slice). A
+    /// cancellation asked for since the slice read the flag found no waker: the task
+    /// wakes itself, so that its next park returns at once.
     #[cold]
     pub(crate) fn set_waker(&self, waker: Waker) {
-        let mut state = self.lock();
-        if matches!(state.outcome, crate::Outcome::Running) {
-            state.waker = Some(waker);
+        let asked = {
+            let mut state = self.lock();
+            if matches!(state.outcome, crate::Outcome::Running) {
+                state.waker = Some(waker.clone());
+            }
+            !matches!(state.cancel, Cancel::None)
+        };
+        if asked {
+            waker.wake();
         }
     }
 
