@@ -10,6 +10,10 @@
 -- expect-stdout: 1 matching lines in 1 files (1 searchers)
 -- expect-stdout: all 60 items consumed exactly once (sum 630)
 -- expect-stdout: total 8000 (expected 8000): conserved
+-- expect-stdout: worker failed (bad input 7); restarting it
+-- expect-stdout: 2 restarts; 18 of 20 jobs done, sum of squares 2625
+-- expect-stdout: found 1234567 (worker
+-- expect-stdout: every worker has stopped
 
 local EXAMPLES = "../../examples/"
 
@@ -31,4 +35,6 @@ run("parallel_grep.lua", "--plain", "local function write_log(", EXAMPLES .. "pa
 run("producer_consumer.lua", "20", "3", "5")
 
 run("bank.lua", "8", "3", "300")
+run("supervisor.lua", "20", "7")
+run("first_answer.lua", "3", "2000000", "1234567")
 print("examples ok")

@@ -298,6 +298,19 @@ function Process.id(p)
   return raw.process_id(p)
 end
 
+-- "running", "waiting" (and what it waits on), "cancelling" (asked to cancel, not
+-- ended yet), "returned", "failed" (and the error) or "cancelled" (and the
+-- cancellation's message).
+function Process.status(p)
+  return raw.process_status(p)
+end
+
+-- How many time slices `p` started after its cancellation was asked for (0 without
+-- one): how soon a cancellation took effect, counted rather than timed.
+function Process.cancel_slices(p)
+  return raw.cancel_slices(p)
+end
+
 -- Asks `p` to stop at its next safe point (process/cancel.rs); answers whether this
 -- call asked (false: `p` has ended, or was asked already). A process that cancels
 -- itself raises the cancellation here.

@@ -51,11 +51,20 @@ const HOST_DEADLOCK_CHECK: Duration = Duration::from_millis(100);
 /// Parks the calling OS thread (not a task) until a waker registered by it fires, or
 /// for a while (the caller polls again). Returns a deadlock report when nothing can
 /// ever wake it (proven by the runtime's liveness count, see `runtime.rs`).
+/// A host asked to cancel (linked to a process that failed, or cancelled by one)
+/// gets the cancellation's message instead, at once or when it wakes (within
+/// `HOST_DEADLOCK_CHECK`: a host thread leaves no waker for a cancellation).
 fn park_thread(lua: &Lua, what: String) -> mlua::Result<Option<String>> {
     let context = ProcessContext::of(lua)?;
+    if let Some(message) = crate::process::cancel::pending_message(&context) {
+        return Ok(Some(message.to_string()));
+    }
     context.process.set_waiting_on(Some(what.as_str().into()));
     let report = context.runtime.park_host(HOST_DEADLOCK_CHECK);
     context.process.set_waiting_on(None);
+    if let Some(message) = crate::process::cancel::pending_message(&context) {
+        return Ok(Some(message.to_string()));
+    }
     Ok(report.map(|report| {
         context.runtime.note_host_deadlock(&report);
         format!("deadlock: the host waits on {what} and nothing can wake it\n{report}")

@@ -27,6 +27,16 @@ pub(super) const RAW: &[RawEntry] = &[
         })
     }),
     ("monitor", |lua| function(lua, monitor)),
+    ("process_status", |lua| {
+        function(lua, |_, p: AnyUserData| {
+            Ok(p.borrow::<ProcessHandle>()?.0.status())
+        })
+    }),
+    ("cancel_slices", |lua| {
+        function(lua, |_, p: AnyUserData| {
+            Ok(p.borrow::<ProcessHandle>()?.0.slices_after_cancel())
+        })
+    }),
     ("join_poll", |lua| function(lua, join_poll)),
     ("process_send", |lua| function(lua, process_send)),
     ("process_send_poll", |lua| function(lua, process_send_poll)),
@@ -185,13 +195,18 @@ fn mailbox_poll(lua: &Lua, (deadline, register): (Option<f64>, bool)) -> mlua::R
 /// The process whose handle is `value`, or `luaL_argerror`'s message for argument 1
 /// of `name`.
 fn process_of(value: &mlua::Value, name: &str) -> Result<Arc<ProcessCore>, String> {
-    match value {
-        mlua::Value::UserData(p) => match p.borrow::<ProcessHandle>() {
-            Ok(handle) => Ok(handle.0.clone()),
-            Err(_) => Err(bad_argument(1, name, "process", value)),
-        },
-        other => Err(bad_argument(1, name, "process", other)),
+    if let mlua::Value::UserData(p) = value
+        && let Ok(handle) = p.borrow::<ProcessHandle>()
+    {
+        return Ok(handle.0.clone());
     }
+    let got = match value {
+        mlua::Value::Integer(_) | mlua::Value::Number(_) => "number",
+        other => other.type_name(),
+    };
+    Err(format!(
+        "bad argument #1 to '{name}' (process expected, got {got})"
+    ))
 }
 
 /// `cancel(p, reason)`: `asked, itself` (see `Process.cancel` in `prelude.lua`), or

@@ -15,7 +15,9 @@
 //! # Protocol (safe points)
 //! 1. `cancel` records the request, sets the flag (Release, under the lock) and wakes
 //!    the process's task with the waker its first slice left (`set_waker`); a
-//!    process not started yet needs none: its first slice sees the flag.
+//!    process not started yet needs none: its first slice sees the flag. A request
+//!    that lands in the first slice between the flag's read and `set_waker` is seen
+//!    by `set_waker`, which wakes the task itself.
 //! 2. A slice that starts with the flag set counts itself (`cancelled_slices`) and
 //!    resumes the process with the light userdata [`CANCEL`]: a blocking call parked
 //!    in the prelude or natively takes it as its answer and raises; a yield of
@@ -99,12 +101,20 @@ impl ProcessCore {
         message
     }
 
-    /// Leaves the process's task waker for a later cancellation (first slice).
+    /// Leaves the process's task waker for a later cancellation (first slice). A
+    /// cancellation asked for since the slice read the flag found no waker: the task
+    /// wakes itself, so that its next park returns at once.
     #[cold]
     pub(crate) fn set_waker(&self, waker: Waker) {
-        let mut state = self.lock();
-        if matches!(state.outcome, crate::Outcome::Running) {
-            state.waker = Some(waker);
+        let asked = {
+            let mut state = self.lock();
+            if matches!(state.outcome, crate::Outcome::Running) {
+                state.waker = Some(waker.clone());
+            }
+            !matches!(state.cancel, Cancel::None)
+        };
+        if asked {
+            waker.wake();
         }
     }
 
@@ -118,6 +128,27 @@ impl ProcessCore {
     /// without one): how soon it stopped, counted rather than timed.
     pub fn slices_after_cancel(&self) -> u32 {
         self.lock().cancelled_slices
+    }
+
+    /// Where the process stands: `"running"`, `"waiting"` (blocked, with what it
+    /// waits on), `"cancelling"` (asked to cancel, not ended yet), `"returned"`, `"failed"` (with its error) or `"cancelled"` (with
+    /// the cancellation's message).
+    pub fn status(&self) -> (&'static str, Option<String>) {
+        let (outcome, cancelled, asked) = {
+            let state = self.lock();
+            let asked = !matches!(state.cancel, Cancel::None);
+            (state.outcome.clone(), state.cancelled, asked)
+        };
+        match outcome {
+            crate::Outcome::Running if asked => ("cancelling", None),
+            crate::Outcome::Running => match self.waiting_on() {
+                Some(what) => ("waiting", Some(what)),
+                None => ("running", None),
+            },
+            crate::Outcome::Finished(_) => ("returned", None),
+            crate::Outcome::Failed(error) if cancelled => ("cancelled", Some(error)),
+            crate::Outcome::Failed(error) => ("failed", Some(error)),
+        }
     }
 
     /// Whether the process ended cancelled.

@@ -169,6 +169,8 @@ impl ProcessCore {
             _ => outcome,
         };
         state.cancelled = matches!(state.cancel, Cancel::Delivered(_));
+        // A monitor is told of the failure: it is attended to, as by a join.
+        state.joined |= !state.monitors.is_empty();
         state.failed_unattended = matches!(outcome, Outcome::Failed(_))
             && !state.cancelled
             && state.joiners.is_empty()

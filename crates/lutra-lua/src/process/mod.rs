@@ -11,6 +11,7 @@ pub(crate) mod preempt;
 mod resume;
 pub(crate) mod state;
 mod task;
+mod user_hook;
 mod watch;
 
 pub use core::{Outcome, ProcessCore};

@@ -40,11 +40,11 @@
 //! - A hook is set only on the named thread, and clears itself the first time it runs
 //!   without yielding (at the latest two instructions after the thread resumes),
 //!   putting back the hook the program had set on that thread (`debug.sethook`),
-//!   whose other events it hands on meanwhile ([`arm`]).
+//!   whose other events it hands on meanwhile (`user_hook.rs`). A signal that lands just as
+//!   a resume returns may leave it on a suspended coroutine of the same process: that
+//!   coroutine yields once, early, when resumed.
 //! - A process asked to cancel is stopped by the hook with an error instead of a
-//!   yield (`cancel.rs`). A
-//!   signal that lands just as a resume returns may leave it on a suspended coroutine
-//!   of the same process: that coroutine yields once, early, when resumed.
+//!   yield (`cancel.rs`).
 //! - The ticker sleeps when no worker is in a slice; a worker entering one wakes it
 //!   (sequence store and `asleep` load are SeqCst on both sides: no lost wake-up).
 //! - The ticker is joined before the workers can go away (the runtime drops the
@@ -524,35 +524,20 @@ const ARMED: c_int = 1;
 /// the thread resumes.
 const YIELDED: c_int = 2;
 
-/// Sets the preemption hook on `thread` with `count`, keeping the hook the program
-/// had set there (`debug.sethook`) in the context's `user_hook` (unless the
-/// preemption hook is the one set already), and its events: the preemption hook hands
-/// them on to it ([`forward`]) until it puts it back ([`disarm`]).
+/// Sets the preemption hook on `thread` with `count`, standing in for the program's
+/// own hook there (`user_hook.rs`: kept, its other events handed on, put back by
+/// [`disarm`]).
 ///
 /// # Safety
 /// `thread` is a live Lua thread of the process whose context is `context` (or null);
 /// async-signal-safe (plain loads and stores, `lua_sethook`).
 unsafe fn arm(thread: *mut lua_State, context: *const ProcessContext, count: c_int) {
-    // SAFETY: the caller's contract; the hook fields are plain loads.
+    // SAFETY: the caller's contract.
     unsafe {
         let current = ffi::lua_gethook(thread);
         let ours =
             current.is_some_and(|hook| std::ptr::fn_addr_eq(hook, preempt_hook as ffi::lua_Hook));
-        let mut user_mask = 0;
-        if let Some(context) = context.as_ref() {
-            if !ours {
-                context.user_hook.set(UserHook {
-                    thread,
-                    hook: current,
-                    mask: ffi::lua_gethookmask(thread),
-                    count: ffi::lua_gethookcount(thread),
-                });
-            }
-            let saved = context.user_hook.get();
-            if saved.thread == thread && saved.hook.is_some() {
-                user_mask = saved.mask & !ffi::LUA_MASKCOUNT;
-            }
-        }
+        let user_mask = super::user_hook::keep(thread, context, !ours);
         ffi::lua_sethook(
             thread,
             Some(preempt_hook),
@@ -562,71 +547,13 @@ unsafe fn arm(thread: *mut lua_State, context: *const ProcessContext, count: c_i
     }
 }
 
-/// Takes the preemption hook off `state`, putting back the program's own hook if it
-/// had one there (see [`arm`]).
+/// Takes the preemption hook off `state`, putting back the program's own hook.
 ///
 /// # Safety
 /// `state` is the running thread; `context` its process's context or null.
 unsafe fn disarm(state: *mut lua_State, context: *const ProcessContext) {
     // SAFETY: the caller's contract.
-    unsafe {
-        if let Some(context) = context.as_ref() {
-            let saved = context.user_hook.get();
-            if saved.thread == state {
-                context.user_hook.set(UserHook::NONE);
-                ffi::lua_sethook(state, saved.hook, saved.mask, saved.count);
-                return;
-            }
-        }
-        ffi::lua_sethook(state, None, 0, 0);
-    }
-}
-
-/// Hands an event other than the preemption's count to the program's own hook on
-/// `state`, if it has one.
-///
-/// # Safety
-/// Called from the preemption hook with its arguments.
-unsafe fn forward(
-    state: *mut lua_State,
-    debug: *mut ffi::lua_Debug,
-    context: *const ProcessContext,
-) {
-    // SAFETY: the caller's contract; the saved hook was the program's on `state`.
-    unsafe {
-        if let Some(context) = context.as_ref() {
-            let saved = context.user_hook.get();
-            if saved.thread == state
-                && let Some(hook) = saved.hook
-            {
-                hook(state, debug);
-            }
-        }
-    }
-}
-
-/// The program's own hook on one Lua thread, kept while the preemption hook stands in
-/// for it (in the process's context: the process may move between workers).
-#[derive(Clone, Copy)]
-pub(crate) struct UserHook {
-    thread: *mut lua_State,
-    hook: Option<ffi::lua_Hook>,
-    mask: c_int,
-    count: c_int,
-}
-
-// SAFETY: the thread is only compared with the running thread by the worker running
-// the process (the context moves with its state, and is used by one worker at a time).
-unsafe impl Send for UserHook {}
-
-impl UserHook {
-    /// Nothing kept.
-    pub(crate) const NONE: Self = Self {
-        thread: null_mut(),
-        hook: None,
-        mask: 0,
-        count: 0,
-    };
+    unsafe { super::user_hook::put_back(state, context) }
 }
 
 /// The count hook the handler sets (step 4), which also stops a cancelled process
@@ -637,7 +564,12 @@ unsafe extern "C-unwind" fn preempt_hook(state: *mut lua_State, debug: *mut ffi:
     unsafe {
         let context = slice_context();
         if (*debug).event != ffi::LUA_HOOKCOUNT {
-            forward(state, debug, context);
+            // After this hook's yield in the same instruction (Lua runs the count and
+            // line hooks together) the thread cannot call the program's hook: that
+            // one event is not handed on.
+            if ffi::lua_status(state) == ffi::LUA_OK {
+                super::user_hook::forward(state, debug, context);
+            }
             return;
         }
         // SAFETY (deref): a non-null slice context is the app data of the process in the

@@ -47,9 +47,15 @@ pub(crate) unsafe fn resume(lua: &Lua, thread: &Thread) -> Resumed {
 /// As [`resume`].
 #[cold]
 pub(crate) unsafe fn resume_cancelled(lua: &Lua, thread: &Thread) -> Resumed {
-    // SAFETY: a suspended coroutine has room for one value (LUA_MINSTACK).
+    // SAFETY: room for the value is made first (a coroutine suspended in a hook may
+    // have none in its frame); a coroutine that cannot grow is resumed with nothing
+    // (its next safe point still raises: the hook, or the next park's `CANCEL`).
     unsafe {
-        ffi::lua_pushlightuserdata(thread.state(), crate::process::cancel::CANCEL);
+        let state = thread.state();
+        if ffi::lua_checkstack(state, 1) == 0 {
+            return resume_with(lua, thread, 0);
+        }
+        ffi::lua_pushlightuserdata(state, crate::process::cancel::CANCEL);
         resume_with(lua, thread, 1)
     }
 }

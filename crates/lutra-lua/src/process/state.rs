@@ -39,7 +39,7 @@ pub(crate) struct ProcessContext {
     /// Set while preemption must not happen (inside `atomic`).
     pub(crate) no_preempt: AtomicBool,
     /// The program's own hook that the preemption hook stands in for (`preempt.rs`).
-    pub(crate) user_hook: Cell<super::preempt::UserHook>,
+    pub(crate) user_hook: Cell<super::user_hook::UserHook>,
     /// What the process last waited on, with its text (see `api::host::note_wait`).
     pub(crate) last_wait: RefCell<Option<LastWait>>,
     /// The label of the last wait of a native blocking call (`api/native`), by what
@@ -88,7 +88,7 @@ impl ProcessContext {
             process,
             preempted: AtomicBool::new(false),
             no_preempt: AtomicBool::new(false),
-            user_hook: Cell::new(super::preempt::UserHook::NONE),
+            user_hook: Cell::new(super::user_hook::UserHook::NONE),
             last_wait: RefCell::new(None),
             native_wait: RefCell::new(None),
             parked: RefCell::new(None),

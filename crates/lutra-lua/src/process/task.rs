@@ -84,8 +84,9 @@ impl ProcessTask {
         }
     }
 
-    fn slice(&mut self) -> Step {
-        let cancelled = self.core.cancel_requested();
+    /// One slice; `cancelled`: a cancellation was asked for before it started (one
+    /// asked during it wakes the task, so a park it ends in returns at once).
+    fn slice(&mut self, cancelled: bool) -> Step {
         if cancelled && self.start.is_some() {
             return self.cancel_unstarted();
         }
@@ -121,7 +122,7 @@ impl ProcessTask {
                 if let Some(context) = unsafe { context.as_ref() } {
                     context.preempted.store(false, Ordering::Relaxed);
                 }
-                if park && !self.core.cancel_requested() {
+                if park && !cancelled {
                     Step::Park
                 } else {
                     Step::Yield
@@ -171,6 +172,10 @@ impl ProcessTask {
                     .into_function()?
             }
         };
+        // A cancellation wakes the process through this waker (`cancel.rs`).
+        if let Some(wake) = &self.wake {
+            self.core.set_waker(wake.waker());
+        }
         let runner: Function = lua.named_registry_value(crate::api::RUN_KEY)?;
         let thread = lua.create_thread(runner)?;
         let mut args = transfer::import(&lua, message)?;
@@ -211,18 +216,12 @@ impl Resumable for ProcessTask {
             // What it waited on (noted by `prepare_park`) is over.
             self.core.set_waiting_on(None);
         }
-        if self.wake.is_none() {
-            self.runtime.note_resumed(was_parked, &mut self.wake);
-            if let Some(wake) = &self.wake {
-                self.core.set_waker(wake.waker());
-            }
-        } else {
-            self.runtime.note_resumed(was_parked, &mut self.wake);
-        }
-        if self.core.cancel_requested() {
+        self.runtime.note_resumed(was_parked, &mut self.wake);
+        let cancelled = self.core.cancel_requested();
+        if cancelled {
             self.core.note_cancelled_slice();
         }
-        let step = match catch_unwind(AssertUnwindSafe(|| self.slice())) {
+        let step = match catch_unwind(AssertUnwindSafe(|| self.slice(cancelled))) {
             Ok(step) => step,
             Err(panic) => {
                 let what = panic

@@ -488,11 +488,23 @@ unsafe fn resumed<'a>(state: *mut lua_State) -> Option<(&'a ProcessContext, Arc<
     unsafe {
         let context = context_of(state)?;
         let channel = context.parked.borrow_mut().take()?;
-        // Resumed with `CANCEL` (a cancelled process), the call stops waiting too.
-        let cannot = ffi::lua_gettop(state) >= 1
-            && (ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(CANNOT)) != 0
-                || ffi::lua_touserdata(state, 1) == crate::process::cancel::CANCEL);
+        let cannot = ffi::lua_gettop(state) >= 1 && interrupted(state);
         Some((context, channel, cannot))
+    }
+}
+
+/// Whether the native call resumed on `state` with values was resumed with `CANNOT`,
+/// or with `CANCEL` (a cancelled process, `process/cancel.rs`): either way it stops
+/// waiting.
+///
+/// # Safety
+/// As [`resumed`]; the stack holds at least one value.
+#[cold]
+unsafe fn interrupted(state: *mut lua_State) -> bool {
+    // SAFETY: reads of stack position 1 and of upvalue 2.
+    unsafe {
+        ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(CANNOT)) != 0
+            || ffi::lua_touserdata(state, 1) == crate::process::cancel::CANCEL
     }
 }
 
