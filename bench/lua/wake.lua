@@ -1,4 +1,4 @@
--- Issue 10, item 4 (wake-ups that scale): N processes wait to receive, then the main
+-- Wake-ups that scale: N processes wait to receive, then the main
 -- chunk sends N values, one for each; every receiver does a little work with its
 -- value and reports it on a buffered channel.
 --   lutra -w W wake.lua one N    all N receivers wait on one rendezvous channel

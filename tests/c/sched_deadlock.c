@@ -1,7 +1,7 @@
 /*
  * sched_deadlock.c -- sched_barrier_init with more parties than tasks: sched_wait
  * reports the deadlock (LUTRA_EDEADLK, a message on standard error) instead of
- * hanging (issue 11, item 7). First the control: 64 tasks pass 50 rounds of a
+ * hanging. First the control: 64 tasks pass 50 rounds of a
  * barrier sized for them, and sched_wait returns LUTRA_OK with no report. Then 3
  * tasks wait at a barrier of 4 parties.
  */

@@ -1,5 +1,5 @@
 -- lutra-args: -w 2
--- Wake-ups that scale (issue 10, item 4): many more processes than workers receive
+-- Wake-ups that scale: many more processes than workers receive
 -- on one rendezvous channel `a`, some through select over `a` and `b`, some with a
 -- timeout after which they leave. Every value sent is received exactly once, and
 -- nothing hangs: a wake-up handed to a receiver that leaves without taking passes on

@@ -1,5 +1,5 @@
 -- Misused calls raise `bad argument #n to 'name' (x expected, got y)` at the
--- caller's line (issue 11, items 3 and 13): a timeout that is NaN or not a number,
+-- caller's line: a timeout that is NaN or not a number,
 -- `or_else` without two functions.
 local function raises(pattern, f, ...)
   local ok, err = pcall(f, ...)

@@ -1,4 +1,4 @@
--- Errors name the user's code (issue 11, item 14): a process spawned from a string
+-- Errors name the user's code: a process spawned from a string
 -- is a `[string "..."]` chunk, tracebacks show no frame of the runtime's own Lua
 -- chunks (`lutra`, `lutra.shared`, `base_xpcall`), and errors raised by library
 -- functions point at the line that called them.

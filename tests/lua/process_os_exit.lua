@@ -2,8 +2,8 @@
 -- expect-stdout: printed before the exit
 -- expect-stdout: written by io.write
 -- expect-stderr: failed: process_os_exit.lua:8: unjoined failure
--- `os.exit(n)` in any process ends the program with status n at once (issue 11,
--- item 16), as under luaproc: the other processes stop where they are. Nothing
+-- `os.exit(n)` in any process ends the program with status n at once, as under
+-- luaproc: the other processes stop where they are. Nothing
 -- already written is lost, and processes that failed unjoined are still reported.
 lutra.spawn(function() error("unjoined failure") end)
 lutra.wait()

@@ -1,5 +1,5 @@
 #!/usr/bin/env lutra
--- A script may start with a #! line, as under lua5.4 (issue 11, item 9); line
+-- A script may start with a #! line, as under lua5.4; line
 -- numbers stay those of the file.
 assert(debug.getinfo(1, "l").currentline == 4)
 local p = lutra.spawn(function() return 1 end)

@@ -1,5 +1,5 @@
 -- Timeouts far beyond any clock (1e300 s, math.huge) wait as long as they must and
--- leave the timer working for every other process (issue 11, item 2: a 1e300 s
+-- leave the timer working for every other process (a 1e300 s
 -- timeout killed the timer thread, and every later sleep hung).
 local ch = lutra.channel()
 local waiter = lutra.spawn(function(ch)

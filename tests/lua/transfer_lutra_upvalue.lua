@@ -1,6 +1,6 @@
 -- A process function may capture the `lutra` table as an upvalue (`local lutra =
 -- require "lutra"`, the idiomatic module style): it is rebound to the receiving
--- process's own lutra, as _ENV is (issue 11, item 10). Other captured locals are
+-- process's own lutra, as _ENV is. Other captured locals are
 -- still refused, naming the variable.
 local lutra = require "lutra"
 local p = lutra.spawn(function(n)

@@ -1,6 +1,6 @@
 -- expect-stdout: env ok
--- LUTRA_* environment variables get the `lutra` program's checks (issue 11, items 5
--- and 12): a refused value makes `require "lutra"` fail with the variable's name and
+-- LUTRA_* environment variables get the `lutra` program's checks: a refused value
+-- makes `require "lutra"` fail with the variable's name and
 -- the reason, instead of being ignored; good values are used.
 local lua = arg[-1]
 

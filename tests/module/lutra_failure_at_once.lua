@@ -2,7 +2,7 @@
 -- expect-sequence: after the failure
 -- expect-once: boom at once
 -- A process that fails while nobody joins it has its error printed at once, as
--- luaproc does, not when the interpreter ends (issue 11, item 21).
+-- luaproc does, not when the interpreter ends.
 local lutra = require "lutra"
 lutra.spawn(function() error("boom at once") end)
 lutra.wait()

@@ -1,5 +1,5 @@
 -- expect-stdout: idiomatic ok
--- The usual way to write a module program works (issue 11, items 10 and 11): a
+-- The usual way to write a module program works: a
 -- process function may mention the `lutra` local (it is rebound to the process's own
 -- lutra, as _ENV is), and clearing package.loaded.lutra then requiring again gives
 -- the same table back.

@@ -1,6 +1,6 @@
 -- expect-stdout: preempt ok
--- Under the module, preemption by time slice works as under `lutra` (issue 10,
--- item 1): with one worker and 1 ms slices, a spinning process only sees the ticks
+-- Under the module, preemption by time slice works as under `lutra`: with one
+-- worker and 1 ms slices, a spinning process only sees the ticks
 -- another process sends if it is preempted (it would spin forever otherwise), and
 -- the host program's own SIGURG handler is not disturbed (none here: the host is a
 -- stock lua5.4). Runs in a child lua5.4 so that the environment can choose the

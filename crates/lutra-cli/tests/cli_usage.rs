@@ -1,5 +1,5 @@
 //! The `lutra` program's command line: usage errors exit with 64 (EX_USAGE), never
-//! with a deadlock's 2 (issue 11, item 17); worker counts it cannot start are refused
+//! with a deadlock's 2; worker counts it cannot start are refused
 //! with a message (item 5); `--help` documents the exit statuses.
 
 use std::process::{Command, Output};

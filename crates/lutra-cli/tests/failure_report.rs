@@ -1,5 +1,5 @@
 //! A process whose body fails has its error reported at once, as luaproc does,
-//! not when the program ends (issue 11, item 21): the script below lets a process
+//! not when the program ends: the script below lets a process
 //! fail, waits for it to finish, then blocks reading standard input; the test reads
 //! standard error until the report appears, and only then closes standard input so
 //! that the program can end. With the report printed only at exit, the program

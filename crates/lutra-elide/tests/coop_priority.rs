@@ -54,7 +54,7 @@ fn priority_manager_never_lets_the_higher_priority_lose() {
 /// A transaction of priority `holder` write-locks `word` (encounter-time locking) and
 /// keeps it locked until the manager has decided a conflict with a transaction of
 /// priority `attacker` that writes the same word: a conflict between two priorities
-/// that happens on any machine, however loaded (issue 11, item 8).
+/// that happens on any machine, however loaded.
 fn scripted_conflict(
     stm: &Stm,
     counting: &CountingManager,

@@ -486,7 +486,7 @@ mod tests {
         runtime
     }
 
-    /// Issue 11, item 4: a healthy ping-pong whose woken processes are not run for
+    /// A healthy ping-pong whose woken processes are not run for
     /// 300 ms at a time (three deadlock checks) is not reported as a deadlock.
     #[test]
     fn a_stalled_worker_is_no_deadlock() {

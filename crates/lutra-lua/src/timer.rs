@@ -145,7 +145,7 @@ mod tests {
         assert_eq!(wait_until(2.5, 2.0), Duration::from_millis(500));
     }
 
-    /// A deadline of 1e300 seconds (issue 11, item 2) once killed the timer thread;
+    /// A deadline of 1e300 seconds once killed the timer thread;
     /// the timer must go on firing nearer deadlines afterwards.
     #[test]
     fn a_huge_deadline_leaves_the_timer_working() {

@@ -1,6 +1,6 @@
 //! The last reference to a runtime may be dropped by one of its own tasks (a Lua
 //! program's runtime is shared by its processes): the drop must not join the worker
-//! thread it runs on (issue 11, item 6: "failed to join thread: Resource deadlock
+//! thread it runs on ("failed to join thread: Resource deadlock
 //! avoided"). The order of the drops is fixed by a channel, not left to timing.
 
 use lutra_sched::Runtime;

@@ -1,4 +1,4 @@
-//! The per-worker run queues under load (issue 10, item 3), in both sync modes:
+//! The per-worker run queues under load, in both sync modes:
 //!
 //! - nothing is lost: with many more tasks than workers (spawned from a thread into
 //!   the global queue and from tasks into workers' own queues, some pinned), every

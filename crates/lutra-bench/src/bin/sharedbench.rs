@@ -1,5 +1,5 @@
 //! `sharedbench`: shared tables whose reads write nothing shared and whose big
-//! transactions cost memory in proportion to what they change (issue 10, item 5).
+//! transactions cost memory in proportion to what they change.
 //!
 //! Four measurements, printed as a table and written as CSV
 //! (`target/bench/sharedbench.csv`):

@@ -1,4 +1,4 @@
-//! The cost of `lutra_sched::yield_now` between busy tasks (issue 10, item 3): time
+//! The cost of `lutra_sched::yield_now` between busy tasks: time
 //! per yield, and system calls per yield counted by `strace`, in each synchronisation
 //! mode of the run queue.
 //!

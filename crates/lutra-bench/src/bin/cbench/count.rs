@@ -110,7 +110,7 @@ const COLUMNS: [Column; 12] = [
     },
 ];
 
-/// The operations, in table order, with their targets (issue 9, statistics off).
+/// The operations, in table order, with their targets (statistics off).
 const OPERATIONS: [(&str, &str, Option<f64>); 9] = [
     ("read", "read (tx of n reads)", Some(35.0)),
     ("read_after_write", "read after a write", Some(35.0)),

@@ -107,7 +107,7 @@ struct Sizes {
     exp3_workers: Vec<usize>,
     fib_n: u32,
     fib_requests: u32,
-    /// Issue 10's fib hub: fib(17) requests, as many as this, 2 hub workers on 2
+    /// The fib hub's aim: fib(17) requests, as many as this, 2 hub workers on 2
     /// workers, against lua5.4's serial loop.
     fib17_requests: u32,
     docs: usize,
@@ -115,7 +115,7 @@ struct Sizes {
     micro_procs: Vec<usize>,
     while_n: u64,
     iterator_n: u64,
-    /// Receivers waiting on one channel (issue 10, item 4).
+    /// Receivers waiting on one channel.
     wake_n: Vec<usize>,
     /// examples/weblog.lua's logs and lines per log.
     weblog: (usize, usize),
@@ -132,7 +132,7 @@ pub(crate) const WC_HALVES: &str = "2 halves at once";
 /// The mode of experiment 1's run with preemption off (`--preempt 0`).
 pub(crate) const NO_PREEMPT: &str = "preempt 0";
 
-/// Issue 10's experiment 2 is 500,000 messages (50 senders of 10,000 each).
+/// Experiment 2's full size is 500,000 messages (50 senders of 10,000 each).
 pub(crate) const EXP2_MESSAGES: u64 = 500_000;
 
 /// The messages an experiment 2 run carries: senders × messages each, as its
@@ -149,7 +149,7 @@ pub(crate) fn exp2_messages(spec: &Spec) -> Option<u64> {
     Some(count(2)? * count(3)?)
 }
 
-/// The group name's start of issue 10's fib hub configuration (`fib(17)x20000`).
+/// The group name's start of the fib hub's request-heavy configuration (`fib(17)x20000`).
 pub(crate) const FIB17: &str = "fib(17)x";
 
 impl Sizes {
@@ -486,7 +486,7 @@ pub(crate) fn build(
             b.lutra("fib", &group, "hub", w, None, hub.clone());
         }
         b.module("fib", &group, "hub", 2, hub);
-        // Issue 10's configuration: short requests, where messages weigh.
+        // The request-heavy configuration: short requests, where messages weigh.
         let group = format!("{FIB17}{}", sizes.fib17_requests);
         let hub = script(
             "fib_hub.lua",

@@ -49,7 +49,7 @@ const TITLES: [(&str, &str); 10] = [
     ),
     (
         "wake",
-        "issue 10 item 4 — N receivers on one channel then N sends (one) vs a channel each (own)",
+        "wake-ups that scale — N receivers on one channel then N sends (one) vs a channel each (own)",
     ),
     (
         "weblog",
@@ -278,8 +278,8 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
     exp1_speed(&mut out, rows);
     crate::figures::aims(&mut out, rows);
     exp2_times(&mut out, rows, cores);
-    // 3. Fib hub: at least 1.8× the single-core run on 2 cores; issue 10's
-    // configuration at least 1.85× lua5.4's serial loop.
+    // 3. Fib hub: at least 1.8× the single-core run on 2 cores; the
+    // request-heavy configuration at least 1.85× lua5.4's serial loop.
     let seed_fib = |s: &Spec| s.exp == "fib" && !s.group.starts_with(FIB17);
     let fib = |workers: usize, mode: &str| {
         wall_of(rows, |s| {
