@@ -99,6 +99,7 @@ impl Builder {
             target: AtomicUsize::new(workers),
             shutdown: AtomicBool::new(false),
             switches: AtomicU64::new(0),
+            direct_switches: AtomicU64::new(0),
             pin: self.pin,
             stack_size: self.stack_size,
             cores,
@@ -287,6 +288,14 @@ impl Runtime {
     /// Number of successful LUTS switches so far.
     pub fn switches(&self) -> u64 {
         self.shared.switches.load(Ordering::Relaxed)
+    }
+
+    /// Slices run through the direct switch (a task woken by the running task, which
+    /// then parked or finished, run next on the same worker without the run queue) so
+    /// far. Any time; for tests, which count it to see the direct switch happen.
+    #[doc(hidden)]
+    pub fn direct_switches(&self) -> u64 {
+        self.shared.direct_switches.load(Ordering::Relaxed)
     }
 
     /// How the runtime's shared structures are synchronised.

@@ -28,6 +28,8 @@ pub(crate) struct Shared {
     pub(crate) target: AtomicUsize,
     pub(crate) shutdown: AtomicBool,
     pub(crate) switches: AtomicU64,
+    /// Slices run from the direct switch's slot (`worker.rs`), for tests.
+    pub(crate) direct_switches: AtomicU64,
     pub(crate) pin: bool,
     pub(crate) stack_size: usize,
     pub(crate) cores: Vec<core_affinity::CoreId>,
@@ -45,6 +47,10 @@ impl Shared {
 
     pub(crate) fn count_switch(&self) {
         self.switches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_direct_switch(&self) {
+        self.direct_switches.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn start_worker(self: &Arc<Self>, index: usize) {
