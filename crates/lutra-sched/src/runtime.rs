@@ -100,6 +100,7 @@ impl Builder {
             shutdown: AtomicBool::new(false),
             switches: AtomicU64::new(0),
             direct_switches: AtomicU64::new(0),
+            unparks: AtomicU64::new(0),
             pin: self.pin,
             stack_size: self.stack_size,
             cores,
@@ -296,6 +297,14 @@ impl Runtime {
     #[doc(hidden)]
     pub fn direct_switches(&self) -> u64 {
         self.shared.direct_switches.load(Ordering::Relaxed)
+    }
+
+    /// Parked tasks made runnable by a waker so far (wake-ups that found the task
+    /// already runnable are not counted). Any time; for tests, which count the tasks a
+    /// message woke.
+    #[doc(hidden)]
+    pub fn unparks(&self) -> u64 {
+        self.shared.unparks.load(Ordering::Relaxed)
     }
 
     /// How the runtime's shared structures are synchronised.

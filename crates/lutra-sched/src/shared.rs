@@ -30,6 +30,8 @@ pub(crate) struct Shared {
     pub(crate) switches: AtomicU64,
     /// Slices run from the direct switch's slot (`worker.rs`), for tests.
     pub(crate) direct_switches: AtomicU64,
+    /// Parked tasks made runnable by a waker (`suspend.rs`), for tests.
+    pub(crate) unparks: AtomicU64,
     pub(crate) pin: bool,
     pub(crate) stack_size: usize,
     pub(crate) cores: Vec<core_affinity::CoreId>,
@@ -51,6 +53,10 @@ impl Shared {
 
     pub(crate) fn count_direct_switch(&self) {
         self.direct_switches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_unpark(&self) {
+        self.unparks.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn start_worker(self: &Arc<Self>, index: usize) {
