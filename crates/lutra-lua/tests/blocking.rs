@@ -272,3 +272,103 @@ assert(went == "went" and runs == 2, tostring(went) .. " after " .. runs .. " ru
         ),
     );
 }
+
+#[test]
+fn close_wakes_a_blocked_receiver_with_an_error() {
+    check(
+        "receive",
+        &format!(
+            r#"{HELPER}
+local empty = lutra.channel()
+helper("local c = ... c:close()", empty)
+local ok, err = pcall(empty.receive, empty)
+assert(ok == false and err:find("closed"), tostring(err))
+"#
+        ),
+    );
+}
+
+#[test]
+fn close_fails_a_blocked_rendezvous_send_without_delivering_it() {
+    check(
+        "send",
+        &format!(
+            r#"{HELPER}
+local full = lutra.channel()
+helper("local c = ... c:close()", full)
+local ok, err = pcall(full.send, full, 1)
+assert(ok == false and err:find("closed before the message was received", 1, true), tostring(err))
+local got, why = full:try_receive()
+assert(got == false and why == "closed", tostring(why))
+"#
+        ),
+    );
+}
+
+#[test]
+fn close_fails_a_waiting_buffered_send_and_keeps_the_earlier_one() {
+    check(
+        "send",
+        &format!(
+            r#"{HELPER}
+local b = lutra.channel(1)
+b:send("kept")
+helper("local b = ... b:close()", b)
+local sent, why = pcall(b.send, b, "dropped")
+assert(sent == false and why:find("closed"), tostring(why))
+assert(b:receive() == "kept")
+assert(select(2, b:try_receive()) == "closed")
+"#
+        ),
+    );
+}
+
+#[test]
+fn delchannel_wakes_a_blocked_luaproc_receive() {
+    check(
+        "receive",
+        &format!(
+            r#"{HELPER}
+local luaproc = require "luaproc"
+assert(luaproc.newchannel("doomed"))
+helper("assert(require('luaproc').delchannel('doomed'))")
+local value, why = luaproc.receive("doomed")
+assert(value == nil and why == "channel 'doomed' destroyed while waiting for sender", why)
+"#
+        ),
+    );
+}
+
+#[test]
+fn delchannel_wakes_a_blocked_luaproc_send() {
+    check(
+        "send",
+        &format!(
+            r#"{HELPER}
+local luaproc = require "luaproc"
+assert(luaproc.newchannel("doomed"))
+helper("assert(require('luaproc').delchannel('doomed'))")
+local value, why = luaproc.send("doomed", 1)
+assert(value == nil and why == "channel 'doomed' destroyed while waiting for receiver", why)
+"#
+        ),
+    );
+}
+
+#[test]
+fn an_async_luaproc_receive_takes_a_waiting_sender() {
+    check(
+        "send",
+        &format!(
+            r#"{HELPER}
+local luaproc = require "luaproc"
+assert(luaproc.newchannel("c"))
+helper([[
+  local a, b, c, d = require("luaproc").receive("c", true)
+  assert(a == "x" and b == 2 and c == true and d == nil, tostring(a))
+]])
+assert(luaproc.send("c", "x", 2, true, nil) == true)
+"#
+        ),
+    );
+}
