@@ -18,6 +18,8 @@ fn after_main_blocks(sync: SyncMode, main: &str, waits_on: &str) -> Outcome {
     let runtime = LuaRuntime::new(Options {
         workers: Some(2),
         sync,
+        // Small, so that a third message to a process waits (`lutra --mailbox-cap 2`).
+        mailbox_capacity: MAILBOX_CAPACITY,
         ..Options::default()
     });
     let process = runtime.spawn_source("=main", main);
@@ -55,13 +57,17 @@ fn check(waits_on: &str, main: &str) {
     }
 }
 
-/// The helper: waits for the go-ahead, then runs `then` with the argument `x`.
+/// Mailbox capacity of the runtimes here.
+const MAILBOX_CAPACITY: usize = 2;
+
+/// The helper: waits for the go-ahead, then runs `then` with the argument `x`;
+/// returns the helper process.
 const HELPER: &str = r#"
 require("luaproc").newchannel("go")
 local function helper(then_, x)
-  lutra.spawn(function(then_, x)
+  return lutra.spawn(function(then_, x)
     require("luaproc").receive("go")
-    load(then_)(x)
+    return load(then_)(x)
   end, then_, x)
 end
 "#;
@@ -368,6 +374,43 @@ helper([[
   assert(a == "x" and b == 2 and c == true and d == nil, tostring(a))
 ]])
 assert(luaproc.send("c", "x", 2, true, nil) == true)
+"#
+        ),
+    );
+}
+
+#[test]
+fn a_send_beyond_the_mailbox_capacity_waits_for_the_owner() {
+    check(
+        "send",
+        &format!(
+            r#"{HELPER}
+local sink = helper([[
+  local got = {{}}
+  for i = 1, 3 do got[i] = lutra.receive() end
+  return got[1], got[2], got[3]
+]])
+sink:send(1)
+sink:send(2)
+sink:send(3)
+local a, b, c = sink:join()
+assert(a == 1 and b == 2 and c == 3)
+"#
+        ),
+    );
+}
+
+#[test]
+fn a_send_blocked_on_a_full_mailbox_fails_when_its_owner_finishes() {
+    check(
+        "send",
+        &format!(
+            r#"{HELPER}
+local quitter = helper("")
+quitter:send(1)
+quitter:send(2)
+local ok, err = pcall(quitter.send, quitter, 3)
+assert(ok == false and err:find("finished"), tostring(err))
 "#
         ),
     );
