@@ -55,6 +55,20 @@ fn seen(tid: &str) -> Seen {
     Seen { state, switches }
 }
 
+/// Waits until exactly `count` worker threads exist (a worker may still be starting,
+/// and the previous runtime's may still be leaving); returns them.
+fn all_workers_started(count: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let workers = worker_threads();
+        if workers.len() == count {
+            return workers;
+        }
+        assert!(Instant::now() < deadline, "worker threads {workers:?}");
+        std::thread::yield_now();
+    }
+}
+
 /// Handshake: waits until every worker thread is asleep in the kernel at once;
 /// returns what was seen. Fails after a minute (a spinning worker never sleeps).
 fn all_asleep(workers: &[String]) -> Vec<Seen> {
@@ -81,8 +95,7 @@ fn idle_workers_use_no_cpu() {
             .collect();
         tasks.into_iter().for_each(|task| task.join().unwrap());
         runtime.wait_idle();
-        let workers = worker_threads();
-        assert_eq!(workers.len(), 2, "{mode}: worker threads {workers:?}");
+        let workers = all_workers_started(2);
         // A window passes when the workers were asleep at its start and nothing woke
         // them before its end: the same context switch counts, still asleep.
         let quiet = (0..WINDOWS).any(|_| {
