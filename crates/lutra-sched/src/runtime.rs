@@ -99,8 +99,7 @@ impl Builder {
             target: AtomicUsize::new(workers),
             shutdown: AtomicBool::new(false),
             switches: AtomicU64::new(0),
-            direct_switches: AtomicU64::new(0),
-            unparks: AtomicU64::new(0),
+            counts: Default::default(),
             pin: self.pin,
             stack_size: self.stack_size,
             cores,
@@ -296,7 +295,7 @@ impl Runtime {
     /// far. Any time; for tests, which count it to see the direct switch happen.
     #[doc(hidden)]
     pub fn direct_switches(&self) -> u64 {
-        self.shared.direct_switches.load(Ordering::Relaxed)
+        self.shared.counts.direct_switches.load(Ordering::Relaxed)
     }
 
     /// Parked tasks made runnable by a waker so far (wake-ups that found the task
@@ -304,7 +303,7 @@ impl Runtime {
     /// message woke.
     #[doc(hidden)]
     pub fn unparks(&self) -> u64 {
-        self.shared.unparks.load(Ordering::Relaxed)
+        self.shared.counts.unparks.load(Ordering::Relaxed)
     }
 
     /// How the runtime's shared structures are synchronised.
