@@ -1,4 +1,4 @@
-//! Wake-ups that scale (issue 10, item 4) through the public API: thousands of
+//! Wake-ups that scale through the public API: thousands of
 //! processes receiving on one channel, with selects over two channels and timeouts
 //! that leave, under both `--sync` modes. The script is `tests/lua/channel_wake_stress.lua`
 //! (also run by the `lutra` program's script tests); it asserts that every value is
