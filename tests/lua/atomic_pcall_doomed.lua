@@ -28,16 +28,5 @@ for _, p in ipairs(ps) do p:join() end
 assert(s.a == 8 * 400 and s.b == -8 * 400, s.a .. " " .. s.b)
 assert(s.broken == 0)
 
--- retry inside a user's pcall still retries (the process waits, then goes on).
-local flag = lutra.shared({ go = false })
-local p = lutra.spawn(function(flag)
-  return lutra.atomic(function()
-    local ok, err = pcall(function()
-      if not flag.go then lutra.retry() end
-    end)
-    return "went"
-  end)
-end, flag)
-lutra.sleep(0.05)
-flag.go = true
-assert(p:join() == "went")
+-- retry inside a user's pcall still retries (the process waits, then goes on): in
+-- crates/lutra-lua/tests/blocking.rs, where the flag is set once the process waits.

@@ -8,8 +8,8 @@ local p = lutra.spawn(function(ch, progress)
   ch:send(4)                                -- buffer full: waits
   progress:send("fourth sent")
 end, ch, progress)
-lutra.sleep(0.1)
-assert(select(2, progress:try_receive()) == "empty", "a send beyond the capacity must wait")
+-- That the fourth send waits until a receive is in crates/lutra-lua/tests/blocking.rs,
+-- which sees the sender wait.
 assert(ch:receive() == 1)
 assert(select(2, progress:try_receive(2)) == "fourth sent")
 for i = 2, 4 do assert(ch:receive() == i) end

@@ -10,11 +10,8 @@ local p = lutra.spawn(function(ch, log)
   log:send("sent b")
 end, ch, log)
 
-lutra.sleep(0.1)
--- Nobody received yet: the sender is still blocked in its first send.
-local ok, why = log:try_receive()
-assert(not ok and why == "empty", "a rendezvous send returned before anyone received")
-
+-- That the sender is still blocked in its first send (nobody received yet) is in
+-- crates/lutra-lua/tests/blocking.rs, which sees the sender wait.
 local x, n, none, f = ch:receive()
 assert(x == "a" and n == 1 and none == nil and f == 2.5)
 assert(math.type(n) == "integer" and math.type(f) == "float")

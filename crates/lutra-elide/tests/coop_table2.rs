@@ -2,6 +2,9 @@
 //! lock function called from a non-transactional thread and from a transactional one,
 //! and what the two modes do to each other.
 
+mod common;
+
+use common::{counted_engine, wait_for};
 use lutra_elide::coop::{CoopLock, CoopTx, Mode};
 use lutra_stm::{Stm, TVar};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -84,7 +87,7 @@ fn exclusive_kicks_optimistic_holder_out() {
 /// reading the lock word; the release then does not abort it (the paper's `xtest`).
 #[test]
 fn optimistic_entrant_waits_outside_and_is_not_aborted_by_release() {
-    let (stm, lock) = (Stm::default(), CoopLock::new());
+    let ((stm, waits), lock) = (counted_engine(), CoopLock::new());
     let data = TVar::new(0u32);
     let (release, body_ran, attempts) = (
         AtomicBool::new(false),
@@ -107,7 +110,11 @@ fn optimistic_entrant_waits_outside_and_is_not_aborted_by_release() {
             });
             assert_eq!(seen, 10, "entered after the exclusive section committed");
         });
-        std::thread::sleep(Duration::from_millis(100));
+        // Handshake: the entrant provably waits at the door (its wait loop yields
+        // through the engine's parking), or has wrongly entered.
+        wait_for("the entrant at the door", || {
+            waits.yields() >= 1 || body_ran.load(Ordering::SeqCst)
+        });
         assert!(
             !body_ran.load(Ordering::SeqCst),
             "entered while held exclusively"
@@ -125,7 +132,7 @@ fn optimistic_entrant_waits_outside_and_is_not_aborted_by_release() {
 /// transaction: the release does not abort it either.
 #[test]
 fn nested_waiter_keeps_its_transaction_across_the_release() {
-    let (stm, outer, inner) = (Stm::default(), CoopLock::new(), CoopLock::new());
+    let ((stm, waits), outer, inner) = (counted_engine(), CoopLock::new(), CoopLock::new());
     let (before, guarded) = (TVar::new(1u32), TVar::new(0u32));
     let (release, attempts) = (AtomicBool::new(false), AtomicU32::new(0));
     std::thread::scope(|scope| {
@@ -144,7 +151,8 @@ fn nested_waiter_keeps_its_transaction_across_the_release() {
             });
             assert_eq!(total, 2);
         });
-        std::thread::sleep(Duration::from_millis(50));
+        // Handshake: the nested entry provably waits at the inner lock's door.
+        wait_for("the nested waiter at the door", || waits.yields() >= 1);
         release.store(true, Ordering::SeqCst);
     });
     assert_eq!(attempts.load(Ordering::SeqCst), 1);

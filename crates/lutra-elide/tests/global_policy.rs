@@ -1,6 +1,9 @@
 //! The elided lock's decisions on scripted abort sequences (fake hardware backend):
 //! every rule of seed 000's Fig. 1, counted per site.
 
+mod common;
+
+use common::{counted_engine, wait_for};
 use lutra_elide::global::{
     AbortBeyond, AbortClass, Backend, FallbackCause, GilConfig, GlobalLock, LengthPolicy,
     LiveThread, Replay, SiteStats, Step,
@@ -8,7 +11,6 @@ use lutra_elide::global::{
 use lutra_stm::{Stm, TVar};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
 
 const SITE: u32 = 5;
 const T: Option<AbortClass> = Some(AbortClass::Transient);
@@ -220,7 +222,7 @@ fn hold_lock(gil: &GlobalLock, release: &AtomicBool, holding: mpsc::Sender<()>) 
         section.require_lock()?;
         let _ = holding.send(());
         while !release.load(Ordering::Acquire) {
-            std::thread::sleep(Duration::from_millis(1));
+            std::thread::yield_now();
         }
         Ok(())
     });
@@ -228,8 +230,9 @@ fn hold_lock(gil: &GlobalLock, release: &AtomicBool, holding: mpsc::Sender<()>) 
 
 #[test]
 fn a_lock_that_stays_busy_is_taken() {
+    let (stm, waits) = counted_engine();
     let gil = GlobalLock::with_backend(
-        &Stm::default(),
+        &stm,
         GilConfig::default().with_spin_rounds(10),
         Backend::fake(Replay::default()),
     );
@@ -240,7 +243,11 @@ fn a_lock_that_stays_busy_is_taken() {
         scope.spawn(|| hold_lock(&gil, &release, holding));
         held.recv().unwrap();
         scope.spawn(|| {
-            std::thread::sleep(Duration::from_millis(50));
+            // Handshake: release only once the section gave up spinning and parked
+            // on the lock (or, if it spins without end, once it yields).
+            wait_for("the section parked on the lock", || {
+                waits.parks() >= 1 || waits.yields() >= 1
+            });
             release.store(true, Ordering::Release);
         });
         let mut me = gil.register().unwrap();
@@ -255,8 +262,9 @@ fn a_lock_that_stays_busy_is_taken() {
 
 #[test]
 fn a_lock_released_while_spinning_lets_the_transaction_speculate() {
+    let (stm, waits) = counted_engine();
     let gil = GlobalLock::with_backend(
-        &Stm::default(),
+        &stm,
         GilConfig::default().with_spin_rounds(u32::MAX),
         Backend::fake(Replay::default()),
     );
@@ -267,7 +275,11 @@ fn a_lock_released_while_spinning_lets_the_transaction_speculate() {
         scope.spawn(|| hold_lock(&gil, &release, holding));
         held.recv().unwrap();
         scope.spawn(|| {
-            std::thread::sleep(Duration::from_millis(20));
+            // Handshake: release only once the section provably spins on the held
+            // lock (its spin loop, past the pause rounds, yields through the parking).
+            wait_for("the section spinning on the lock", || {
+                waits.yields() >= 1 || waits.parks() >= 1
+            });
             release.store(true, Ordering::Release);
         });
         let mut me = gil.register().unwrap();

@@ -15,12 +15,14 @@ use lutra_elide::global::{
 };
 use lutra_stm::{Stm, TVar};
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 const ACCOUNTS: usize = 24;
 const INITIAL: i64 = 1_000;
 const THREADS: usize = 32;
 const STEPS: u64 = 4_000;
+/// Steps the early threads have done, all together, before the late ones register.
+const LATE_AFTER_STEPS: u64 = 100;
 
 fn backends() -> Vec<Backend> {
     let mut all = vec![Backend::stm(), Backend::fake(RandomAborts::new(10, 7))];
@@ -52,14 +54,19 @@ fn bank(gil: &GlobalLock, readers: bool) {
     let expected = INITIAL * ACCOUNTS as i64;
     let stop = AtomicBool::new(false);
     let start = Barrier::new(THREADS - THREADS / 4);
+    // Steps done so far: a late thread registers once the others have begun (a
+    // handshake on this count, not a sleep).
+    let progress = AtomicU64::new(0);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..THREADS)
             .map(|index| {
-                let (gil, accounts, start) = (gil, &accounts, &start);
+                let (gil, accounts, start, progress) = (gil, &accounts, &start, &progress);
                 scope.spawn(move || {
                     let late = index % 4 == 3;
                     if late {
-                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        while progress.load(Ordering::Relaxed) < LATE_AFTER_STEPS {
+                            std::thread::yield_now();
+                        }
                     }
                     let mut me = gil.register().unwrap();
                     if !late {
@@ -88,6 +95,7 @@ fn bank(gil: &GlobalLock, readers: bool) {
                             section.modify(&accounts[to], |balance| balance + amount)?;
                         }
                         walk.done += 1;
+                        progress.fetch_add(1, Ordering::Relaxed);
                         Ok(if walk.done == STEPS {
                             Step::Done(())
                         } else if kind % 3 == 0 {

@@ -429,6 +429,13 @@ impl LuaRuntime {
         }
     }
 
+    /// Processes made runnable by a wake-up so far (the scheduler's count of parked
+    /// tasks woken). Any time; for tests, which count the receivers a message woke.
+    #[doc(hidden)]
+    pub fn task_unparks(&self) -> u64 {
+        self.shared.sched.unparks()
+    }
+
     /// Processes spawned and messages sent and received so far (see `lutra --stats`).
     pub fn stats(&self) -> crate::stats::RuntimeStats {
         let mut stats = self.shared.counters.snapshot();

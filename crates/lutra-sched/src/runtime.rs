@@ -121,6 +121,7 @@ impl Builder {
             target: AtomicUsize::new(workers),
             shutdown: AtomicBool::new(false),
             switches: AtomicU64::new(0),
+            counts: Default::default(),
             pin: self.pin,
             stack_size: self.stack_size,
             cores,
@@ -310,6 +311,22 @@ impl Runtime {
     /// Number of successful LUTS switches so far.
     pub fn switches(&self) -> u64 {
         self.shared.switches.load(Ordering::Relaxed)
+    }
+
+    /// Slices run through the direct switch (a task woken by the running task, which
+    /// then parked or finished, run next on the same worker without the run queue) so
+    /// far. Any time; for tests, which count it to see the direct switch happen.
+    #[doc(hidden)]
+    pub fn direct_switches(&self) -> u64 {
+        self.shared.counts.direct_switches.load(Ordering::Relaxed)
+    }
+
+    /// Parked tasks made runnable by a waker so far (wake-ups that found the task
+    /// already runnable are not counted). Any time; for tests, which count the tasks a
+    /// message woke.
+    #[doc(hidden)]
+    pub fn unparks(&self) -> u64 {
+        self.shared.counts.unparks.load(Ordering::Relaxed)
     }
 
     /// How the runtime's shared structures are synchronised.

@@ -20,6 +20,18 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
+/// Counts of scheduler events that tests read to see a feature at work. On a cache
+/// line of their own: workers bump them, and must not invalidate the line of `target`
+/// and `shutdown`, which every worker reads between slices.
+#[derive(Default)]
+#[repr(align(128))]
+pub(crate) struct EventCounts {
+    /// Slices run from the direct switch's slot (`worker.rs`).
+    pub(crate) direct_switches: AtomicU64,
+    /// Parked tasks made runnable by a waker (`suspend.rs`).
+    pub(crate) unparks: AtomicU64,
+}
+
 pub(crate) struct Shared {
     pub(crate) queue: RunQueue,
     pub(crate) sync: SyncDomain,
@@ -28,6 +40,7 @@ pub(crate) struct Shared {
     pub(crate) target: AtomicUsize,
     pub(crate) shutdown: AtomicBool,
     pub(crate) switches: AtomicU64,
+    pub(crate) counts: EventCounts,
     pub(crate) pin: bool,
     pub(crate) stack_size: usize,
     pub(crate) cores: Vec<core_affinity::CoreId>,
@@ -45,6 +58,14 @@ impl Shared {
 
     pub(crate) fn count_switch(&self) {
         self.switches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_direct_switch(&self) {
+        self.counts.direct_switches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_unpark(&self) {
+        self.counts.unparks.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn start_worker(self: &Arc<Self>, index: usize) {

@@ -24,6 +24,7 @@ impl TaskWaker {
             .compare_exchange(PARKED, RUNNABLE, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
+            self.shared.count_unpark();
             let (task, local) = context::with_worker(|worker| {
                 let here = worker.and_then(|worker| Some((worker, worker.index_in(&self.shared)?)));
                 let Some((worker, index)) = here else {

@@ -239,7 +239,10 @@ fn run_slice(
     shared.queue.end_slice(index, private);
     let woken = worker.take_handoff();
     let handed = if may_hand_off && matches!(step, Step::Park | Step::Done) {
-        woken.map(|woken| (woken, true))
+        woken.map(|woken| {
+            shared.count_direct_switch();
+            (woken, true)
+        })
     } else {
         if let Some(woken) = woken {
             shared.queue.push_own(index, private, woken);

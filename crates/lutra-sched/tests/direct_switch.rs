@@ -9,6 +9,8 @@
 //!   other tasks (a yielding task on the same worker and a task arriving through the
 //!   global queue both finish, and only then do the two stop).
 //!
+//! Both count the slices run through the direct switch (`Runtime::direct_switches`),
+//! so that they fail if the switch never happens and the run queue does its work.
 //! Nothing here depends on timing: a lost wake-up or a starved task hangs, and
 //! `within` turns a hang into a failure.
 
@@ -122,6 +124,18 @@ fn hand_overs_deliver_every_value_exactly_once() {
                     "under {mode:?}, pair {pair}: a value lost or received twice"
                 );
             }
+            // Every hand-over wakes a task and parks: most run through the direct
+            // switch (without it the count stays 0).
+            let direct = runtime.direct_switches();
+            eprintln!(
+                "{mode:?}: {direct} direct switches for {} values",
+                PAIRS * VALUES
+            );
+            assert!(
+                direct >= PAIRS * VALUES / 4,
+                "under {mode:?}: {direct} direct switches for {} hand-overs",
+                PAIRS * VALUES
+            );
         });
     }
 }
@@ -165,7 +179,16 @@ fn ping_pong_does_not_starve_the_other_tasks() {
             assert_eq!(late.join().unwrap(), 7);
             assert_eq!(yields.load(Ordering::SeqCst), YIELDS);
             stop.store(true, Ordering::SeqCst);
-            assert!(a.join().unwrap() > 0 && b.join().unwrap() > 0);
+            let turns = a.join().unwrap() + b.join().unwrap();
+            assert!(turns > 0);
+            // On one worker each turn is a wake then a park: the direct switch runs
+            // the woken side next for all but one slice in `MAX_HANDOFFS + 1`.
+            let direct = runtime.direct_switches();
+            eprintln!("{mode:?}: {direct} direct switches for {turns} turns");
+            assert!(
+                direct >= turns / 2,
+                "under {mode:?}: {direct} direct switches for {turns} turns"
+            );
         });
     }
 }

@@ -18,11 +18,11 @@ use lutra_stm::{Stm, TVar};
 use proptest::prelude::*;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 mod common;
-use common::within;
+use common::{current_tid, wait_until_asleep, within};
 
 #[test]
 fn sync_cell_updates_from_threads_and_tasks_lose_nothing() {
@@ -84,20 +84,25 @@ fn sync_cell_wait_until_wakes_on_the_update_that_makes_it_true() {
         within(Duration::from_secs(20), "cell wait", move || {
             let domain = SyncDomain::new(mode);
             let stage = Arc::new(SyncCell::new(&domain, 0u32));
+            let (tids, tid) = mpsc::channel();
             let waiters: Vec<_> = (1..=3u32)
                 .map(|wanted| {
-                    let stage = stage.clone();
+                    let (stage, tids) = (stage.clone(), tids.clone());
                     std::thread::spawn(move || {
+                        tids.send((wanted, current_tid())).unwrap();
                         stage.wait_until(|&now| (now >= wanted).then_some(now))
                     })
                 })
                 .collect();
-            for _ in 0..3 {
-                std::thread::sleep(Duration::from_millis(20));
-                stage.update(|n| *n += 1);
-            }
+            let mut waiting: Vec<(u32, i32)> = (0..3).map(|_| tid.recv().unwrap()).collect();
+            // Each update comes only once every waiter still waiting provably sleeps
+            // (handshake), and the waiter it satisfies must see exactly it.
             for (wanted, waiter) in (1..=3u32).zip(waiters) {
-                assert!(waiter.join().unwrap() >= wanted, "{mode}");
+                let tids: Vec<i32> = waiting.iter().map(|&(_, tid)| tid).collect();
+                wait_until_asleep(&tids);
+                stage.update(|n| *n += 1);
+                assert_eq!(waiter.join().unwrap(), wanted, "{mode}");
+                waiting.retain(|&(of, _)| of != wanted);
             }
             if mode == SyncMode::Transactions {
                 assert!(

@@ -16,13 +16,13 @@
 
 mod common;
 
-use common::within;
+use common::{CountingParking, within};
 use lutra_stm::{AbortReason, Config, DesignKind, Stm, TVar, TxDescriptor, TxOptions};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Block sizes the counting allocator watches, one per test.
 const WATCHED: [usize; 3] = [1_001, 1_002, 1_003];
@@ -255,9 +255,9 @@ fn recorded_allocations_are_released_exactly_when_attempts_abort() {
 
 #[test]
 fn committed_frees_wait_for_running_attempts() {
-    const READER_RUNS: Duration = Duration::from_millis(300);
     within(Duration::from_secs(30), "free_on_commit", || {
-        let stm = Stm::default();
+        let parking = Arc::new(CountingParking::default());
+        let stm = Stm::new(Config::default().with_parking(parking.clone()));
         let mut desc = TxDescriptor::new(&stm).unwrap();
 
         // An aborted attempt frees nothing.
@@ -268,19 +268,22 @@ fn committed_frees_wait_for_running_attempts() {
         desc.rollback(AbortReason::Explicit);
         assert_eq!(times_released(survivor), 0, "an aborted free was released");
 
-        // An attempt that begins before the frees commit, and runs for a while.
+        // An attempt that begins before the frees commit, and runs until told to end.
         let (begun_tx, begun_rx) = mpsc::channel();
+        let (end_tx, end_rx) = mpsc::channel::<()>();
+        let committed = Arc::new(AtomicBool::new(false));
         let reader = {
-            let stm = stm.clone();
+            let (stm, committed) = (stm.clone(), committed.clone());
             std::thread::spawn(move || {
                 let mut other = TxDescriptor::new(&stm).unwrap();
                 other.begin(TxOptions::default());
-                begun_tx.send(Instant::now()).unwrap();
-                std::thread::sleep(READER_RUNS);
+                begun_tx.send(()).unwrap();
+                end_rx.recv().unwrap();
                 other.commit().unwrap();
+                committed.store(true, Ordering::SeqCst);
             })
         };
-        let begun = begun_rx.recv().unwrap();
+        begun_rx.recv().unwrap();
         // Enough committed frees to make the committing descriptor collect.
         let mut blocks = vec![survivor];
         blocks.extend((0..100).map(|_| new_block()));
@@ -295,11 +298,23 @@ fn committed_frees_wait_for_running_attempts() {
             "a block was released while an older attempt was still running"
         );
 
-        stm.quiesce();
-        assert!(
-            begun.elapsed() >= READER_RUNS,
-            "quiesce returned while the older attempt was still running"
-        );
+        // `quiesce` waits for the older attempt: the reader ends it only once the
+        // quiescing thread provably waits (its wait loop yields through the parking).
+        let quiescer = {
+            let (stm, committed) = (stm.clone(), committed.clone());
+            std::thread::spawn(move || {
+                stm.quiesce();
+                assert!(
+                    committed.load(Ordering::SeqCst),
+                    "quiesce returned while the older attempt was still running"
+                );
+            })
+        };
+        while parking.yields() == 0 && !quiescer.is_finished() {
+            std::thread::yield_now();
+        }
+        end_tx.send(()).unwrap();
+        quiescer.join().unwrap();
         reader.join().unwrap();
 
         // The next collection releases everything retired so far.

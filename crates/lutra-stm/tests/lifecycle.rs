@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{engine, panic_message, within};
+use common::{CountingParking, config, engine, panic_message, wait_for, within};
 use lutra_stm::{AbortReason, DesignKind, Stm, TVar, ensure_may_block, in_transaction};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -185,9 +185,7 @@ fn an_ignored_retry_still_waits_and_does_not_commit() {
             let setter = {
                 let (stm, vars) = (stm.clone(), vars.clone());
                 std::thread::spawn(move || {
-                    while stm.stats().total.retry_waits == 0 {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
+                    wait_for(|| stm.stats().total.retry_waits >= 1);
                     stm.atomically(|tx| tx.write(&vars.0, true));
                 })
             };
@@ -206,6 +204,40 @@ fn an_ignored_retry_still_waits_and_does_not_commit() {
     }
 }
 
+/// The updaters' site in `irrevocable_transactions_run_once_and_exclude_updaters`.
+const UPDATER_SITE: u32 = 1;
+
+/// How many updater attempts rolled back at a closed commit gate so far. Call it
+/// once an updater committed since the last irrevocable attempt ended
+/// ([`an_updater_commits`]): until then every updater may still wait for the last
+/// gate to open, and none would meet the next one.
+fn updaters_turned_back(stm: &Stm) -> u64 {
+    an_updater_commits(stm);
+    gate_aborts(stm)
+}
+
+/// The updaters' `Irrevocable` aborts counted so far.
+fn gate_aborts(stm: &Stm) -> u64 {
+    stm.stats()
+        .by_site
+        .get(&UPDATER_SITE)
+        .map_or(0, |site| site.aborts_for(AbortReason::Irrevocable))
+}
+
+/// Waits until the clock moves: some updater committed.
+fn an_updater_commits(stm: &Stm) {
+    let clock = stm.clock();
+    wait_for(|| stm.clock() != clock);
+}
+
+/// Handshake inside an irrevocable attempt: returns once an updater has reached its
+/// commit and rolled back at the closed gate (more than `before` counted, `before`
+/// being taken before the gate closed), or once the clock moved past `clock` (an
+/// updater committed: the caller's checks then fail).
+fn updater_met_the_gate(stm: &Stm, before: u64, clock: u64) {
+    wait_for(|| gate_aborts(stm) > before || stm.clock() != clock);
+}
+
 #[test]
 fn irrevocable_transactions_run_once_and_exclude_updaters() {
     for design in DesignKind::ALL {
@@ -219,7 +251,9 @@ fn irrevocable_transactions_run_once_and_exclude_updaters() {
                     std::thread::spawn(move || {
                         let mut commits = 0u64;
                         while !stop.load(Ordering::Relaxed) {
-                            stm.atomically(|tx| tx.modify(&counter, |v| v + 1));
+                            stm.transaction()
+                                .site(UPDATER_SITE)
+                                .run(|tx| tx.modify(&counter, |v| v + 1));
                             commits += 1;
                         }
                         commits
@@ -233,12 +267,13 @@ fn irrevocable_transactions_run_once_and_exclude_updaters() {
             let runs = AtomicUsize::new(0);
             for round in 0..5 {
                 let before = runs.load(Ordering::SeqCst);
+                let turned_back = updaters_turned_back(&stm);
                 let (first, second, clock_moved) = stm.transaction().irrevocable().run(|tx| {
                     runs.fetch_add(1, Ordering::SeqCst);
                     assert!(tx.is_irrevocable());
                     let clock = stm.clock();
                     let first = tx.read(&counter)?;
-                    std::thread::sleep(Duration::from_millis(20));
+                    updater_met_the_gate(&stm, turned_back, clock);
                     let second = tx.read(&counter)?;
                     let clock_moved = stm.clock() != clock;
                     tx.write(&counter, second + 1_000_000)?;
@@ -260,11 +295,12 @@ fn irrevocable_transactions_run_once_and_exclude_updaters() {
             }
             // Becoming irrevocable in the middle: the part after it runs once.
             let after = AtomicUsize::new(0);
+            let turned_back = updaters_turned_back(&stm);
             stm.atomically(|tx| {
                 let first = tx.read(&counter)?;
                 tx.become_irrevocable()?;
                 after.fetch_add(1, Ordering::SeqCst);
-                std::thread::sleep(Duration::from_millis(20));
+                updater_met_the_gate(&stm, turned_back, stm.clock());
                 assert_eq!(
                     tx.read(&counter)?,
                     first,
@@ -431,11 +467,14 @@ fn the_priority_manager_lets_the_higher_priority_transaction_win() {
         assert_eq!(stm.atomically(|tx| tx.read(&log)), ["high", "low"]);
 
         // 2. The high-priority transaction holds the lock: the low one waits for it.
-        let stm = engine(DesignKind::WriteBackEtl, "priority");
+        let parking = Arc::new(CountingParking::default());
+        let stm =
+            Stm::new(config(DesignKind::WriteBackEtl, "priority").with_parking(parking.clone()));
         let log = Arc::new(TVar::new(Vec::<&'static str>::new()));
         let start = Arc::new(Barrier::new(2));
         let high = {
-            let (stm, log, start) = (stm.clone(), log.clone(), start.clone());
+            let (stm, log, start, parking) =
+                (stm.clone(), log.clone(), start.clone(), parking.clone());
             std::thread::spawn(move || {
                 stm.transaction().priority(9).run(|tx| {
                     tx.modify(&log, |mut l| {
@@ -444,8 +483,9 @@ fn the_priority_manager_lets_the_higher_priority_transaction_win() {
                     })?;
                     if tx.aborts_so_far() == 0 {
                         start.wait();
-                        // Keep the lock while the low-priority transaction arrives.
-                        std::thread::sleep(Duration::from_millis(100));
+                        // Keep the lock until the low-priority transaction provably
+                        // waits on it: its wait loop yields through the parking.
+                        wait_for(|| parking.yields() >= 1);
                     }
                     tx.read(&log)?;
                     Ok(tx.aborts_so_far())

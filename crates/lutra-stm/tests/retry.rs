@@ -1,63 +1,78 @@
 //! Blocking `retry` and `or_else`, for both designs.
 //!
-//! - A consumer blocked on an empty queue uses no CPU while it waits (its thread CPU
-//!   time over a 300 ms wait stays under 10 ms) and wakes promptly after the
-//!   producer's commit; the wait is counted in the statistics.
+//! - A consumer blocked on an empty queue parks once and stays parked (no polling, no
+//!   spurious wake-up) until the producer's commit, which wakes it exactly once; the
+//!   wait is counted in the statistics. The producer commits only once the consumer is
+//!   provably parked (a handshake on a counting `Parking`), so the test does not
+//!   depend on the machine's speed.
 //! - `or_else`: when the first branch retries, its writes are undone and the second
 //!   runs (also nested); when both retry, the transaction waits on everything either
 //!   read and is woken by a write to a location only the first branch read, again
-//!   without using CPU.
+//!   parked once and woken once.
 //! - Stress: 64 threads on 2 cores pass items through bounded queues, blocking with
 //!   `retry` when a queue is empty or full; every item arrives exactly once.
 
 mod common;
 
-use common::{engine, thread_cpu_time, within};
+use common::{CountingParking, config, engine, wait_for, within};
 use lutra_stm::{DesignKind, Stm, TVar};
-use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-const WAIT: Duration = Duration::from_millis(300);
-const CPU_BUDGET: Duration = Duration::from_millis(10);
-const WAKE_LATENCY: Duration = Duration::from_millis(150);
+/// How long the consumer is left parked before the producer commits: a parked
+/// consumer must stay parked however long that is (the test counts its parks, so it
+/// does not depend on the machine's speed).
+const WAIT: Duration = Duration::from_millis(100);
 
-/// Runs `consume` on a thread that measures its own CPU time; the main thread commits
-/// `produce` after `WAIT`. Returns what `consume` returned.
+/// An engine whose waits go through a [`CountingParking`].
+fn counted_engine(design: DesignKind, manager: &str) -> (Stm, Arc<CountingParking>) {
+    let parking = Arc::new(CountingParking::default());
+    let stm = Stm::new(config(design, manager).with_parking(parking.clone()));
+    (stm, parking)
+}
+
+/// Runs `consume` on its own thread; once the consumer is provably parked in `retry`
+/// (its parking counted a `park` and the statistics a retry wait), leaves it parked
+/// for `WAIT`, checks that it neither woke nor polled meanwhile, then commits
+/// `produce` and checks that exactly one wake-up reached it. Returns what `consume`
+/// returned.
 fn block_then_produce<T: Send + 'static>(
     stm: &Stm,
+    parking: &CountingParking,
     consume: impl FnOnce() -> T + Send + 'static,
     produce: impl FnOnce(),
 ) -> T {
-    let ready = Arc::new(Barrier::new(2));
-    let consumer = {
-        let ready = ready.clone();
-        std::thread::spawn(move || {
-            ready.wait();
-            let cpu = thread_cpu_time();
-            let value = consume();
-            (value, thread_cpu_time() - cpu, Instant::now())
-        })
-    };
-    ready.wait();
+    let consumer = std::thread::spawn(consume);
+    wait_for(|| parking.parks() >= 1);
+    assert!(
+        stm.stats().total.retry_waits >= 1,
+        "the consumer parked outside retry"
+    );
+    // The sleep is the thing under test: a parked consumer stays parked.
     std::thread::sleep(WAIT);
-    let waits = stm.stats().total.retry_waits;
-    assert!(waits >= 1, "the consumer did not block in retry");
     assert!(
         !consumer.is_finished(),
         "the consumer finished before the commit"
     );
+    assert_eq!(
+        parking.parks(),
+        1,
+        "the blocked consumer woke and parked again"
+    );
+    assert_eq!(parking.yields(), 0, "the blocked consumer polled");
+    assert_eq!(
+        parking.wakes(),
+        0,
+        "the consumer was woken before the commit"
+    );
     produce();
-    let committed = Instant::now();
-    let (value, cpu, woke) = consumer.join().expect("the consumer failed");
-    assert!(
-        cpu < CPU_BUDGET,
-        "the blocked consumer used {cpu:?} of CPU over a {WAIT:?} wait"
+    let value = consumer.join().expect("the consumer failed");
+    assert_eq!(
+        parking.wakes(),
+        1,
+        "the commit did not wake the consumer once"
     );
-    let latency = woke.saturating_duration_since(committed);
-    assert!(
-        latency < WAKE_LATENCY,
-        "the consumer woke {latency:?} after the commit"
-    );
+    assert_eq!(parking.parks(), 1, "the woken consumer parked again");
     value
 }
 
@@ -65,11 +80,12 @@ fn block_then_produce<T: Send + 'static>(
 fn a_blocked_consumer_uses_no_cpu_and_wakes_on_commit() {
     for design in DesignKind::ALL {
         within(Duration::from_secs(20), "blocked consumer", move || {
-            let stm = engine(design, "backoff");
+            let (stm, parking) = counted_engine(design, "backoff");
             let queue = Arc::new(TVar::new(Vec::<u64>::new()));
             let (stm2, queue2) = (stm.clone(), queue.clone());
             let item = block_then_produce(
                 &stm,
+                &parking,
                 move || {
                     stm2.atomically(|tx| {
                         let mut items = tx.read(&queue2)?;
@@ -163,11 +179,12 @@ fn nested_or_else_undoes_every_retried_branch() {
 fn or_else_waits_on_both_branches_reads() {
     for design in DesignKind::ALL {
         within(Duration::from_secs(20), "or_else wait", move || {
-            let stm = engine(design, "timestamp");
+            let (stm, parking) = counted_engine(design, "timestamp");
             let queues = Arc::new([TVar::new(0u32), TVar::new(0u32), TVar::new(0u32)]);
             let (stm2, queues2) = (stm.clone(), queues.clone());
             let taken = block_then_produce(
                 &stm,
+                &parking,
                 move || {
                     stm2.atomically(|tx| {
                         tx.or_else(

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{panic_message, within};
+use common::{CountingParking, panic_message, wait_for, within};
 use lutra_stm::{AbortReason, Config, Counters, DesignKind, Stats, Stm, TVar};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -118,9 +118,7 @@ fn scripted_outcomes_are_counted_exactly() {
                     .run(|tx| if tx.read(&flag)? { Ok(()) } else { tx.retry() })
             })
         };
-        while stm.stats().total.retry_waits == 0 {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        wait_for(|| stm.stats().total.retry_waits >= 1);
         stm.transaction().site(7).run(|tx| tx.write(&flag, true));
         waiter.join().unwrap();
         let scripted = {
@@ -259,32 +257,41 @@ fn counters_add_up_under_contention() {
 
 #[test]
 fn statistics_off_counts_nothing() {
-    let stm = Stm::new(Config::default().with_stats(false));
-    let flag = Arc::new(TVar::new(false));
-    let waiter = {
-        let (stm, flag) = (stm.clone(), flag.clone());
-        std::thread::spawn(move || {
-            stm.transaction()
-                .site(3)
-                .run(|tx| if tx.read(&flag)? { Ok(()) } else { tx.retry() })
-        })
-    };
-    std::thread::sleep(Duration::from_millis(50));
-    stm.transaction().site(1).run(|tx| {
-        tx.write(&flag, true)?;
-        if tx.aborts_so_far() == 0 {
-            tx.abort()
-        } else {
-            Ok(())
-        }
+    within(Duration::from_secs(30), "statistics off", || {
+        let parking = Arc::new(CountingParking::default());
+        let stm = Stm::new(
+            Config::default()
+                .with_stats(false)
+                .with_parking(parking.clone()),
+        );
+        let flag = Arc::new(TVar::new(false));
+        let waiter = {
+            let (stm, flag) = (stm.clone(), flag.clone());
+            std::thread::spawn(move || {
+                stm.transaction()
+                    .site(3)
+                    .run(|tx| if tx.read(&flag)? { Ok(()) } else { tx.retry() })
+            })
+        };
+        // Handshake: the waiter is parked in `retry` (its wait is one of the outcomes
+        // that must go uncounted) before the flag is set.
+        wait_for(|| parking.parks() >= 1);
+        stm.transaction().site(1).run(|tx| {
+            tx.write(&flag, true)?;
+            if tx.aborts_so_far() == 0 {
+                tx.abort()
+            } else {
+                Ok(())
+            }
+        });
+        stm.transaction()
+            .site(2)
+            .irrevocable()
+            .run(|tx| tx.modify(&flag, |f| f));
+        waiter.join().unwrap();
+        let stats = stm.stats();
+        assert_eq!(stats.total, Counters::default());
+        assert!(stats.by_site.is_empty(), "{:?}", stats.by_site);
+        assert!(stats.by_descriptor.is_empty(), "{:?}", stats.by_descriptor);
     });
-    stm.transaction()
-        .site(2)
-        .irrevocable()
-        .run(|tx| tx.modify(&flag, |f| f));
-    waiter.join().unwrap();
-    let stats = stm.stats();
-    assert_eq!(stats.total, Counters::default());
-    assert!(stats.by_site.is_empty(), "{:?}", stats.by_site);
-    assert!(stats.by_descriptor.is_empty(), "{:?}", stats.by_descriptor);
 }

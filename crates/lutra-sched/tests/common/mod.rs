@@ -25,3 +25,31 @@ pub(crate) fn within<T: Send + 'static>(
         Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what} did not finish in {limit:?}"),
     }
 }
+
+/// The calling thread's kernel thread id, for [`asleep`].
+#[allow(dead_code)]
+pub(crate) fn current_tid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+/// Whether the kernel reports thread `tid` of this process asleep (state `S`): blocked
+/// on a condition variable, a futex or in `park`, not running or runnable. A handshake
+/// polls it to know that another thread provably waits.
+#[allow(dead_code)]
+pub(crate) fn asleep(tid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")) else {
+        return false;
+    };
+    let after_name = stat.rfind(')').map_or("", |end| &stat[end + 1..]);
+    after_name.trim_start().starts_with('S')
+}
+
+/// Yields until every thread of `tids` is [`asleep`] at once (the caller bounds the
+/// wait with [`within`]).
+#[allow(dead_code)]
+pub(crate) fn wait_until_asleep(tids: &[i32]) {
+    while !tids.iter().all(|&tid| asleep(tid)) {
+        std::thread::yield_now();
+    }
+}

@@ -3,8 +3,10 @@
 
 #![allow(dead_code)]
 
-use lutra_stm::{Config, DesignKind, Stm, cm};
-use std::sync::mpsc;
+use lutra_stm::{Config, DesignKind, Parking, Stm, cm};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::task::{Wake, Waker};
 use std::time::Duration;
 
 /// An engine with `design` and the contention manager named `manager`.
@@ -75,5 +77,78 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         text.clone()
     } else {
         "<non-string panic payload>".to_string()
+    }
+}
+
+/// A [`Parking`] that parks the OS thread as [`lutra_stm::ThreadParking`] does and
+/// counts what the engine asked of it: a test waits on these counts (a handshake) to
+/// know that a thread is provably parked or waiting inside the engine, instead of
+/// sleeping and hoping.
+#[derive(Default)]
+pub(crate) struct CountingParking {
+    /// Calls of `park` (counted just before the thread parks).
+    pub(crate) parks: AtomicUsize,
+    /// Calls of `yield_now` and `switch_away` (the engine's wait loops).
+    pub(crate) yields: AtomicUsize,
+    /// Wake-ups delivered through a waker this parking handed out.
+    pub(crate) wakes: Arc<AtomicUsize>,
+}
+
+struct CountingWaker {
+    thread: std::thread::Thread,
+    wakes: Arc<AtomicUsize>,
+}
+
+impl Wake for CountingWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+        self.thread.unpark();
+    }
+}
+
+impl Parking for CountingParking {
+    fn waker(&self) -> Waker {
+        Waker::from(Arc::new(CountingWaker {
+            thread: std::thread::current(),
+            wakes: self.wakes.clone(),
+        }))
+    }
+
+    fn park(&self) {
+        self.parks.fetch_add(1, Ordering::SeqCst);
+        std::thread::park();
+    }
+
+    fn yield_now(&self) {
+        self.yields.fetch_add(1, Ordering::SeqCst);
+        std::thread::yield_now();
+    }
+}
+
+impl CountingParking {
+    /// Calls of `park` so far.
+    pub(crate) fn parks(&self) -> usize {
+        self.parks.load(Ordering::SeqCst)
+    }
+
+    /// Calls of `yield_now` so far.
+    pub(crate) fn yields(&self) -> usize {
+        self.yields.load(Ordering::SeqCst)
+    }
+
+    /// Wake-ups delivered so far.
+    pub(crate) fn wakes(&self) -> usize {
+        self.wakes.load(Ordering::SeqCst)
+    }
+}
+
+/// Yields until `done` holds (a handshake: the caller bounds the wait with [`within`]).
+pub(crate) fn wait_for(mut done: impl FnMut() -> bool) {
+    while !done() {
+        std::thread::yield_now();
     }
 }
