@@ -361,7 +361,7 @@ impl LuaRuntime {
         };
         let values: crate::transfer::Values = args
             .into_iter()
-            .map(|a| crate::transfer::Value::String(Arc::from(a.into_bytes())))
+            .map(|a| crate::transfer::Value::String(a.as_bytes().into()))
             .collect();
         let origin = name.trim_start_matches(['@', '=']).to_owned();
         let main = self.shared.spawn(code, Message::of(values), origin);

@@ -4,11 +4,14 @@
 //! reference, as the exporter does). A handle is pushed only as the userdata the
 //! receiving state already has for it (its interning cache, `intern.rs`); a message
 //! with a handle new to the state is imported by the general path (`take_pending`),
-//! which makes the userdata. Anything else is not handled here.
+//! which makes the userdata. Anything else is not handled here. A string is copied
+//! once into the message (inline when short, `transfer/string.rs`) and once into the
+//! receiving state: a short one without zero bytes as a C string, which Lua finds in
+//! its cache of API strings without hashing it again.
 
 use super::{Handle, handle_at};
 use crate::intern::HANDLES_KEY;
-use crate::transfer::{Message, Value, Values};
+use crate::transfer::{Message, MessageString, Value, Values};
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
 use std::sync::Arc;
@@ -51,7 +54,7 @@ unsafe fn scalar_at(state: *mut lua_State, index: c_int) -> Option<Value> {
             ffi::LUA_TSTRING => {
                 let mut length = 0;
                 let bytes = ffi::lua_tolstring(state, index, &mut length);
-                Value::String(Arc::from(std::slice::from_raw_parts(
+                Value::String(MessageString::new(std::slice::from_raw_parts(
                     bytes.cast::<u8>(),
                     length,
                 )))
@@ -124,8 +127,13 @@ pub(super) unsafe fn push(state: *mut lua_State, message: &Message) -> Option<c_
                     ffi::lua_pushnumber(state, *n);
                     continue;
                 }
-                Value::String(bytes) => {
-                    ffi::lua_pushlstring(state, bytes.as_ptr().cast(), bytes.len());
+                Value::String(string) => {
+                    // A C string is found in Lua's cache of API strings without
+                    // a hash when received at the same place again (`string.rs`).
+                    match string.as_c_str() {
+                        Some(text) => ffi::lua_pushstring(state, text.as_ptr()),
+                        None => ffi::lua_pushlstring(state, string.as_ptr().cast(), string.len()),
+                    };
                     continue;
                 }
                 Value::Channel(channel) => Arc::as_ptr(channel).cast::<std::ffi::c_void>(),
