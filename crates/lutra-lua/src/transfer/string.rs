@@ -10,8 +10,13 @@
 //! shared buffer, which every import of the message reads.
 //!
 //! # Invariants
-//! - `Inline { len, bytes }`: `len <= INLINE_MAX`; the first `len` bytes are the
-//!   string and `bytes[len]` is zero (every byte past the string is).
+//! - A `MessageString` is 16 bytes with no invalid bit pattern (no niche), so a
+//!   [`Value`](super::Value) holding one keeps a plain tag, as cheap to match for an
+//!   integer as before; the last byte says which layout the first fifteen hold:
+//!   - `0..=INLINE_MAX`: inline, that many bytes; every byte past them is zero, so
+//!     a string shorter than `INLINE_MAX` is zero-terminated in place;
+//!   - [`SHARED`]: the first 8 bytes are the data pointer and the next 7 the length
+//!     (little-endian) of an `Arc<[u8]>` this value owns one reference of.
 //! - Equality and hashing are those of the bytes (`[u8]`), whatever the layout, so a
 //!   `MessageString` and a `&[u8]` look each other up in a map (`Borrow<[u8]>`).
 
@@ -21,70 +26,110 @@ use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 use std::sync::Arc;
 
-/// The longest string kept inline (a value stays 24 bytes, as with a shared buffer;
-/// one more byte holds the terminating zero).
-pub const INLINE_MAX: usize = 21;
+/// The longest string kept inline.
+pub const INLINE_MAX: usize = 15;
+
+/// The last byte of a string kept in a shared buffer.
+const SHARED: u8 = 0xff;
 
 /// The bytes of a string carried by a message (any bytes, not only UTF-8).
-#[derive(Clone)]
-pub struct MessageString(Layout);
+pub struct MessageString([u8; 16]);
 
-#[derive(Clone)]
-enum Layout {
-    /// Up to [`INLINE_MAX`] bytes, in place.
-    Inline {
-        len: u8,
-        bytes: [u8; INLINE_MAX + 1],
-    },
-    /// A longer string, copied once into a shared buffer.
-    Shared(Arc<[u8]>),
-}
+// SAFETY: the only thing a `MessageString` owns besides plain bytes is a reference
+// of an `Arc<[u8]>`, which is `Send` and `Sync`.
+unsafe impl Send for MessageString {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for MessageString {}
 
 impl MessageString {
     /// A copy of `bytes`: inline when short, else in a new shared buffer.
     #[inline]
     pub fn new(bytes: &[u8]) -> Self {
         if bytes.len() <= INLINE_MAX {
-            let mut inline = [0; INLINE_MAX + 1];
+            let mut inline = [0; 16];
             inline[..bytes.len()].copy_from_slice(bytes);
-            Self(Layout::Inline {
-                len: bytes.len() as u8,
-                bytes: inline,
-            })
+            inline[15] = bytes.len() as u8;
+            Self(inline)
         } else {
-            Self::shared(bytes)
+            Self::shared(Arc::from(bytes))
         }
     }
 
+    /// `shared` as a string of the shared layout (its length must fit in 7 bytes,
+    /// as every length of an allocation on a 64-bit machine does).
     #[cold]
-    fn shared(bytes: &[u8]) -> Self {
-        Self(Layout::Shared(Arc::from(bytes)))
+    fn shared(shared: Arc<[u8]>) -> Self {
+        let len = shared.len() as u64;
+        assert!(len < 1 << 56, "a string longer than 2^56 bytes");
+        let data = Arc::into_raw(shared).cast::<u8>() as usize as u64;
+        let mut repr = [0; 16];
+        repr[..8].copy_from_slice(&data.to_le_bytes());
+        repr[8..15].copy_from_slice(&len.to_le_bytes()[..7]);
+        repr[15] = SHARED;
+        Self(repr)
+    }
+
+    /// The pointer of the shared buffer (the shared layout only).
+    #[inline]
+    fn shared_ptr(&self) -> *const [u8] {
+        let mut data = [0; 8];
+        data.copy_from_slice(&self.0[..8]);
+        let mut len = [0; 8];
+        len[..7].copy_from_slice(&self.0[8..15]);
+        std::ptr::slice_from_raw_parts(
+            u64::from_le_bytes(data) as usize as *const u8,
+            u64::from_le_bytes(len) as usize,
+        )
     }
 
     /// The string's bytes.
     #[inline]
     pub fn as_bytes(&self) -> &[u8] {
-        match &self.0 {
-            Layout::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            Layout::Shared(bytes) => bytes,
+        match self.0[15] {
+            SHARED => {
+                // SAFETY: the buffer of the reference this value owns (invariants),
+                // alive while it is.
+                unsafe { &*self.shared_ptr() }
+            }
+            len => &self.0[..usize::from(len)],
         }
+    }
+
+    /// The string as a zero-terminated C string, when it is kept inline, shorter
+    /// than [`INLINE_MAX`] and holds no zero byte; `None` otherwise (push its bytes
+    /// with their length instead).
+    #[inline]
+    pub fn as_c_str(&self) -> Option<&CStr> {
+        let len = self.0[15];
+        if usize::from(len) >= INLINE_MAX {
+            return None;
+        }
+        // SAFETY: `self.0[len]` is zero (invariants), so the C string ends within
+        // the value, which it borrows.
+        let text = unsafe { CStr::from_ptr(self.0.as_ptr().cast()) };
+        // Shorter than the string: a zero byte inside it.
+        (text.count_bytes() == usize::from(len)).then_some(text)
     }
 }
 
-impl MessageString {
-    /// The string as a zero-terminated C string, when it is kept inline and holds no
-    /// zero byte; `None` otherwise (push its bytes with their length instead).
+impl Clone for MessageString {
     #[inline]
-    pub fn as_c_str(&self) -> Option<&CStr> {
-        match &self.0 {
-            Layout::Inline { len, bytes } => {
-                // SAFETY: `bytes[len]` is zero (module invariants), so the C string
-                // ends within the buffer, which it borrows.
-                let text = unsafe { CStr::from_ptr(bytes.as_ptr().cast()) };
-                // Shorter than the string: a zero byte inside it.
-                (text.count_bytes() == usize::from(*len)).then_some(text)
-            }
-            Layout::Shared(_) => None,
+    fn clone(&self) -> Self {
+        if self.0[15] == SHARED {
+            // SAFETY: the buffer of a live `Arc<[u8]>` (invariants); the clone owns
+            // the reference counted here.
+            unsafe { Arc::increment_strong_count(self.shared_ptr()) };
+        }
+        Self(self.0)
+    }
+}
+
+impl Drop for MessageString {
+    #[inline]
+    fn drop(&mut self) {
+        if self.0[15] == SHARED {
+            // SAFETY: gives back the reference this value owns (invariants).
+            drop(unsafe { Arc::from_raw(self.shared_ptr()) });
         }
     }
 }
@@ -161,14 +206,32 @@ mod tests {
     fn only_short_strings_without_zero_are_c_strings() {
         assert_eq!(MessageString::from("message").as_c_str(), Some(c"message"));
         assert_eq!(MessageString::from("").as_c_str(), Some(c""));
-        let longest = [b'x'; INLINE_MAX];
+        let longest = [b'x'; INLINE_MAX - 1];
         assert_eq!(
             MessageString::new(&longest).as_c_str().map(CStr::to_bytes),
             Some(&longest[..])
         );
+        assert_eq!(MessageString::new(&[b'x'; INLINE_MAX]).as_c_str(), None);
         assert_eq!(MessageString::new(&[b'x'; INLINE_MAX + 1]).as_c_str(), None);
         assert_eq!(MessageString::new(b"a\0b").as_c_str(), None);
         assert_eq!(MessageString::new(b"ab\0").as_c_str(), None);
+    }
+
+    #[test]
+    fn a_shared_buffer_is_counted_by_clones_and_freed_by_the_last() {
+        let long = MessageString::new(&[7; 100]);
+        let buffer = long.shared_ptr();
+        let copy = long.clone();
+        // SAFETY: the buffer is alive (two values own references of it).
+        let strong = |p| unsafe {
+            Arc::increment_strong_count(p);
+            let arc = Arc::from_raw(p);
+            Arc::strong_count(&arc) - 1
+        };
+        assert_eq!(strong(buffer), 2);
+        drop(long);
+        assert_eq!(strong(buffer), 1);
+        assert_eq!(copy.as_bytes(), &[7; 100][..]);
     }
 
     #[test]
@@ -183,6 +246,7 @@ mod tests {
 
     #[test]
     fn a_value_stays_three_words() {
+        assert_eq!(std::mem::size_of::<MessageString>(), 16);
         assert_eq!(std::mem::size_of::<crate::transfer::Value>(), 24);
     }
 }

@@ -44,12 +44,14 @@ unsafe fn scalar_at(state: *mut lua_State, index: c_int) -> Option<Value> {
     // is that of the object whose Arc the handle (on the stack) holds, so counting
     // one more reference to it is sound.
     unsafe {
-        Some(match ffi::lua_type(state, index) {
+        let kind = ffi::lua_type(state, index);
+        // Integers first: the most common payload, tested before the others.
+        if kind == ffi::LUA_TNUMBER && ffi::lua_isinteger(state, index) != 0 {
+            return Some(Value::Integer(ffi::lua_tointeger(state, index)));
+        }
+        Some(match kind {
             ffi::LUA_TNIL => Value::Nil,
             ffi::LUA_TBOOLEAN => Value::Boolean(ffi::lua_toboolean(state, index) != 0),
-            ffi::LUA_TNUMBER if ffi::lua_isinteger(state, index) != 0 => {
-                Value::Integer(ffi::lua_tointeger(state, index))
-            }
             ffi::LUA_TNUMBER => Value::Number(ffi::lua_tonumber(state, index)),
             ffi::LUA_TSTRING => {
                 let mut length = 0;
@@ -114,13 +116,14 @@ pub(super) unsafe fn push(state: *mut lua_State, message: &Message) -> Option<c_
         let base = ffi::lua_gettop(state);
         let mut cache = 0;
         for value in &message.values {
+            // Integers first, as in `scalar_at`.
+            if let Value::Integer(i) = value {
+                ffi::lua_pushinteger(state, *i);
+                continue;
+            }
             let address = match value {
                 Value::Boolean(b) => {
                     ffi::lua_pushboolean(state, c_int::from(*b));
-                    continue;
-                }
-                Value::Integer(i) => {
-                    ffi::lua_pushinteger(state, *i);
                     continue;
                 }
                 Value::Number(n) => {
