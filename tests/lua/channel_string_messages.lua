@@ -8,7 +8,8 @@ local luaproc = require "luaproc"
 
 local strings = {
   "", "message", "messagf", "\0", "a\0b", "ab\0", "\0ab", "\255\254\r\n",
-  string.rep("x", 20), string.rep("x", 21), string.rep("x", 22), string.rep("y", 21),
+  string.rep("x", 14), string.rep("x", 15), string.rep("y", 15), string.rep("x", 16),
+  string.rep("x", 14) .. "\0", string.rep("x", 20), string.rep("x", 21), string.rep("x", 22),
   string.rep("x", 40), string.rep("x", 41), string.rep("x", 20) .. "\0",
   string.rep("z", 1000), string.rep("\0", 1000), "a\0" .. string.rep("b", 100),
 }
