@@ -33,13 +33,10 @@ pub const INLINE_MAX: usize = 15;
 const SHARED: u8 = 0xff;
 
 /// The bytes of a string carried by a message (any bytes, not only UTF-8).
+///
+/// It is `Send` and `Sync` as its bytes are, which is sound: besides plain bytes it
+/// owns at most a reference of an `Arc<[u8]>`, itself `Send` and `Sync`.
 pub struct MessageString([u8; 16]);
-
-// SAFETY: the only thing a `MessageString` owns besides plain bytes is a reference
-// of an `Arc<[u8]>`, which is `Send` and `Sync`.
-unsafe impl Send for MessageString {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for MessageString {}
 
 impl MessageString {
     /// A copy of `bytes`: inline when short, else in a new shared buffer.
