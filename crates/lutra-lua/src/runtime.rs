@@ -395,7 +395,7 @@ impl LuaRuntime {
         };
         let values: crate::transfer::Values = args
             .into_iter()
-            .map(|a| crate::transfer::Value::String(Arc::from(a.into_bytes())))
+            .map(|a| crate::transfer::Value::String(a.as_bytes().into()))
             .collect();
         let main = self.shared.spawn(code, Message::of(values), origin);
         self.shared.main_pid.store(main.id(), Ordering::SeqCst);

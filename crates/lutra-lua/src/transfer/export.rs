@@ -25,7 +25,7 @@ use crate::process::ProcessHandle;
 use crate::transfer::freeze::FrozenRef;
 use crate::transfer::function::{IsolatedFunction, isolate};
 use crate::transfer::moved::{MOVED_MESSAGE, MoveMarker, Moves, is_moved};
-use crate::transfer::{Message, TransferError, Value};
+use crate::transfer::{Message, MessageString, TransferError, Value};
 use mlua::{AnyUserData, Function, Lua, Table};
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -93,7 +93,7 @@ fn scalar(value: &mlua::Value) -> Option<Value> {
         mlua::Value::Boolean(b) => Value::Boolean(*b),
         mlua::Value::Integer(i) => Value::Integer(*i),
         mlua::Value::Number(n) => Value::Number(*n),
-        mlua::Value::String(s) => Value::String(Arc::from(&*s.as_bytes())),
+        mlua::Value::String(s) => Value::String(MessageString::new(&s.as_bytes())),
         _ => return None,
     })
 }
@@ -188,7 +188,7 @@ impl<'l> Exporter<'l> {
                     "a raw pointer means nothing in another process",
                 ));
             }
-            mlua::Value::Error(e) => Value::String(Arc::from(e.to_string().as_bytes())),
+            mlua::Value::Error(e) => Value::String(MessageString::new(e.to_string().as_bytes())),
             other => {
                 return Err(self.refuse(
                     place,

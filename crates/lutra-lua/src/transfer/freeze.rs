@@ -24,7 +24,7 @@ use crate::process::ProcessHandle;
 use crate::transfer::export::{export_for_freeze, refused};
 use crate::transfer::function::load_isolated;
 use crate::transfer::import::import_value;
-use crate::transfer::{TransferError, Value};
+use crate::transfer::{MessageString, TransferError, Value};
 use mlua::{
     AnyUserData, LightUserData, Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields,
     UserDataMethods,
@@ -47,7 +47,7 @@ pub struct FrozenGraph {
 #[derive(Debug)]
 struct FrozenNode {
     entries: Vec<(Value, Value)>,
-    by_string: HashMap<Arc<[u8]>, usize>,
+    by_string: HashMap<MessageString, usize>,
     by_other: HashMap<Key, usize>,
     length: usize,
 }

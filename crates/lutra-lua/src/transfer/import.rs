@@ -52,7 +52,7 @@ fn one(
         Value::Boolean(b) => mlua::Value::Boolean(*b),
         Value::Integer(i) => mlua::Value::Integer(*i),
         Value::Number(n) => mlua::Value::Number(*n),
-        Value::String(bytes) => mlua::Value::String(lua.create_string(&**bytes)?),
+        Value::String(bytes) => mlua::Value::String(lua.create_string(bytes.as_bytes())?),
         Value::Table(index) => mlua::Value::Table(
             tables
                 .get(*index)

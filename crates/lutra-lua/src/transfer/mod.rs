@@ -11,6 +11,7 @@
 //! - `function.rs`: isolated functions (bytecode, upvalues rebound on import).
 //! - `freeze.rs`: `lutra.freeze`, immutable graphs shared by reference.
 //! - `moved.rs`: `lutra.move`, markers and the moves committed after a send.
+//! - `string.rs`: a string's bytes, inline when short (no allocation).
 //! - `transfer.lua`: the Lua side of freeze and move (plain-string errors).
 //!
 //! # Invariants
@@ -25,6 +26,7 @@ pub(crate) mod freeze;
 pub(crate) mod function;
 mod import;
 pub(crate) mod moved;
+mod string;
 mod value;
 
 pub(crate) use export::{export, export_pending};
@@ -32,6 +34,7 @@ pub use freeze::{FrozenGraph, FrozenRef};
 pub(crate) use function::load_isolated;
 pub use function::{IsolatedFunction, Upvalue};
 pub(crate) use import::import;
+pub use string::{INLINE_MAX, MessageString};
 pub use value::{Message, Value, Values};
 
 /// Why a value cannot cross between processes.

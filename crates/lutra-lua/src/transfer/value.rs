@@ -4,6 +4,7 @@ use crate::channel::Channel;
 use crate::process::ProcessCore;
 use crate::transfer::freeze::FrozenRef;
 use crate::transfer::function::IsolatedFunction;
+use crate::transfer::string::MessageString;
 use std::sync::Arc;
 
 /// One transferable value.
@@ -18,7 +19,7 @@ pub enum Value {
     /// A float.
     Number(f64),
     /// A string (any bytes).
-    String(Arc<[u8]>),
+    String(MessageString),
     /// A deep-copied table: an index into [`Message::tables`] (or, inside a frozen
     /// value, into the frozen graph's nodes).
     Table(usize),

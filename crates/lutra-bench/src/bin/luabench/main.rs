@@ -1,7 +1,8 @@
 //! `luabench`: Lua programs under `lutra` beside the same scripts under stock
 //! `lua5.4` (one core; the scripts' `shim.lua` runs processes as coroutines), in one
 //! run: seed 001's three experiments (one long process under W workers; 50 senders
-//! and 50 receivers over 1/2/4 channels; parallel string search over log files),
+//! and 50 receivers over 1/2/4 channels, and over one with the paper's payload, the
+//! string "message"; parallel string search over log files),
 //! each under `--sync=locks` and `--sync=tm` when `lutra` has that option; seed 002's
 //! fib hub and word count (beside two `lua5.4` processes on half the files each at
 //! once: the machine's ceiling for that work on two cores, measured in the same

@@ -444,6 +444,19 @@ pub(crate) fn build(
                 b.module("exp2", &group, "", w, s.clone());
             }
         }
+        // The paper's payload, the string "message", over one channel (the instructions
+        // per message are counted with callgrind, docs/performance.md).
+        let group = "C=1 strings";
+        let args = strings(&[&1, &sizes.messages, &50, &"string"]);
+        let s = script("channels.lua", &args);
+        let lp = script("luaproc_channels.lua", &args);
+        b.lua("exp2", group, "", true, s.clone());
+        for sync in b.syncs() {
+            for w in [1, 2] {
+                b.lutra("exp2", group, "", w, sync, s.clone());
+                b.lutra("exp2", group, "luaproc", w, sync, lp.clone());
+            }
+        }
     }
     if wanted("exp3") {
         let max_files = sizes.exp3_files.iter().copied().max().unwrap_or(1);

@@ -4,11 +4,14 @@
 //! reference, as the exporter does). A handle is pushed only as the userdata the
 //! receiving state already has for it (its interning cache, `intern.rs`); a message
 //! with a handle new to the state is imported by the general path (`take_pending`),
-//! which makes the userdata. Anything else is not handled here.
+//! which makes the userdata. Anything else is not handled here. A string is copied
+//! once into the message (inline when short, `transfer/string.rs`) and once into the
+//! receiving state: a short one without zero bytes as a C string, which Lua finds in
+//! its cache of API strings without hashing it again.
 
 use super::{Handle, handle_at};
 use crate::intern::HANDLES_KEY;
-use crate::transfer::{Message, Value, Values};
+use crate::transfer::{Message, MessageString, Value, Values};
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
 use std::sync::Arc;
@@ -41,17 +44,19 @@ unsafe fn scalar_at(state: *mut lua_State, index: c_int) -> Option<Value> {
     // is that of the object whose Arc the handle (on the stack) holds, so counting
     // one more reference to it is sound.
     unsafe {
-        Some(match ffi::lua_type(state, index) {
+        let kind = ffi::lua_type(state, index);
+        // Integers first: the most common payload, tested before the others.
+        if kind == ffi::LUA_TNUMBER && ffi::lua_isinteger(state, index) != 0 {
+            return Some(Value::Integer(ffi::lua_tointeger(state, index)));
+        }
+        Some(match kind {
             ffi::LUA_TNIL => Value::Nil,
             ffi::LUA_TBOOLEAN => Value::Boolean(ffi::lua_toboolean(state, index) != 0),
-            ffi::LUA_TNUMBER if ffi::lua_isinteger(state, index) != 0 => {
-                Value::Integer(ffi::lua_tointeger(state, index))
-            }
             ffi::LUA_TNUMBER => Value::Number(ffi::lua_tonumber(state, index)),
             ffi::LUA_TSTRING => {
                 let mut length = 0;
                 let bytes = ffi::lua_tolstring(state, index, &mut length);
-                Value::String(Arc::from(std::slice::from_raw_parts(
+                Value::String(MessageString::new(std::slice::from_raw_parts(
                     bytes.cast::<u8>(),
                     length,
                 )))
@@ -111,21 +116,27 @@ pub(super) unsafe fn push(state: *mut lua_State, message: &Message) -> Option<c_
         let base = ffi::lua_gettop(state);
         let mut cache = 0;
         for value in &message.values {
+            // Integers first, as in `scalar_at`.
+            if let Value::Integer(i) = value {
+                ffi::lua_pushinteger(state, *i);
+                continue;
+            }
             let address = match value {
                 Value::Boolean(b) => {
                     ffi::lua_pushboolean(state, c_int::from(*b));
-                    continue;
-                }
-                Value::Integer(i) => {
-                    ffi::lua_pushinteger(state, *i);
                     continue;
                 }
                 Value::Number(n) => {
                     ffi::lua_pushnumber(state, *n);
                     continue;
                 }
-                Value::String(bytes) => {
-                    ffi::lua_pushlstring(state, bytes.as_ptr().cast(), bytes.len());
+                Value::String(string) => {
+                    // A C string is found in Lua's cache of API strings without
+                    // a hash when received at the same place again (`string.rs`).
+                    match string.as_c_str() {
+                        Some(text) => ffi::lua_pushstring(state, text.as_ptr()),
+                        None => ffi::lua_pushlstring(state, string.as_ptr().cast(), string.len()),
+                    };
                     continue;
                 }
                 Value::Channel(channel) => Arc::as_ptr(channel).cast::<std::ffi::c_void>(),

@@ -1,0 +1,249 @@
+//! A string's bytes in a message: short strings inline, long ones shared.
+//!
+//! A message of short strings (the common case: names, tags, `"message"`) costs no
+//! allocation, no reference count and no free: the bytes sit inside the value itself,
+//! zero-terminated, and are copied once more only into the receiving state. There a
+//! string with no zero byte is pushed as a C string (`as_c_str`): Lua looks it up
+//! in its per-state cache of API strings (by address, then content) before hashing
+//! and interning it, so a string received over and over (the same place in the
+//! receiver's frame) is found without a hash. A longer string is copied once into a
+//! shared buffer, which every import of the message reads.
+//!
+//! # Invariants
+//! - A `MessageString` is 16 bytes with no invalid bit pattern (no niche), so a
+//!   [`Value`](super::Value) holding one keeps a plain tag, as cheap to match for an
+//!   integer as before; the last byte says which layout the first fifteen hold:
+//!   - `0..=INLINE_MAX`: inline, that many bytes; every byte past them is zero, so
+//!     a string shorter than `INLINE_MAX` is zero-terminated in place;
+//!   - [`SHARED`]: the first 8 bytes are the data pointer and the next 7 the length
+//!     (little-endian) of an `Arc<[u8]>` this value owns one reference of.
+//! - Equality and hashing are those of the bytes (`[u8]`), whatever the layout, so a
+//!   `MessageString` and a `&[u8]` look each other up in a map (`Borrow<[u8]>`).
+
+use std::borrow::Borrow;
+use std::ffi::CStr;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+use std::sync::Arc;
+
+/// The longest string kept inline.
+pub const INLINE_MAX: usize = 15;
+
+/// The last byte of a string kept in a shared buffer.
+const SHARED: u8 = 0xff;
+
+/// The bytes of a string carried by a message (any bytes, not only UTF-8).
+///
+/// It is `Send` and `Sync` as its bytes are, which is sound: besides plain bytes it
+/// owns at most a reference of an `Arc<[u8]>`, itself `Send` and `Sync`.
+pub struct MessageString([u8; 16]);
+
+impl MessageString {
+    /// A copy of `bytes`: inline when short, else in a new shared buffer.
+    #[inline]
+    pub fn new(bytes: &[u8]) -> Self {
+        if bytes.len() <= INLINE_MAX {
+            let mut inline = [0; 16];
+            inline[..bytes.len()].copy_from_slice(bytes);
+            inline[15] = bytes.len() as u8;
+            Self(inline)
+        } else {
+            Self::shared(Arc::from(bytes))
+        }
+    }
+
+    /// `shared` as a string of the shared layout (its length must fit in 7 bytes,
+    /// as every length of an allocation on a 64-bit machine does).
+    #[cold]
+    fn shared(shared: Arc<[u8]>) -> Self {
+        let len = shared.len() as u64;
+        assert!(len < 1 << 56, "a string longer than 2^56 bytes");
+        let data = Arc::into_raw(shared).cast::<u8>() as usize as u64;
+        let mut repr = [0; 16];
+        repr[..8].copy_from_slice(&data.to_le_bytes());
+        repr[8..15].copy_from_slice(&len.to_le_bytes()[..7]);
+        repr[15] = SHARED;
+        Self(repr)
+    }
+
+    /// The pointer of the shared buffer (the shared layout only).
+    #[inline]
+    fn shared_ptr(&self) -> *const [u8] {
+        let mut data = [0; 8];
+        data.copy_from_slice(&self.0[..8]);
+        let mut len = [0; 8];
+        len[..7].copy_from_slice(&self.0[8..15]);
+        std::ptr::slice_from_raw_parts(
+            u64::from_le_bytes(data) as usize as *const u8,
+            u64::from_le_bytes(len) as usize,
+        )
+    }
+
+    /// The string's bytes.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        match self.0[15] {
+            SHARED => {
+                // SAFETY: the buffer of the reference this value owns (invariants),
+                // alive while it is.
+                unsafe { &*self.shared_ptr() }
+            }
+            len => &self.0[..usize::from(len)],
+        }
+    }
+
+    /// The string as a zero-terminated C string, when it is kept inline, shorter
+    /// than [`INLINE_MAX`] and holds no zero byte; `None` otherwise (push its bytes
+    /// with their length instead).
+    #[inline]
+    pub fn as_c_str(&self) -> Option<&CStr> {
+        let len = self.0[15];
+        if usize::from(len) >= INLINE_MAX {
+            return None;
+        }
+        // SAFETY: `self.0[len]` is zero (invariants), so the C string ends within
+        // the value, which it borrows.
+        let text = unsafe { CStr::from_ptr(self.0.as_ptr().cast()) };
+        // Shorter than the string: a zero byte inside it.
+        (text.count_bytes() == usize::from(len)).then_some(text)
+    }
+}
+
+impl Clone for MessageString {
+    #[inline]
+    fn clone(&self) -> Self {
+        if self.0[15] == SHARED {
+            // SAFETY: the buffer of a live `Arc<[u8]>` (invariants); the clone owns
+            // the reference counted here.
+            unsafe { Arc::increment_strong_count(self.shared_ptr()) };
+        }
+        Self(self.0)
+    }
+}
+
+impl Drop for MessageString {
+    #[inline]
+    fn drop(&mut self) {
+        if self.0[15] == SHARED {
+            // SAFETY: gives back the reference this value owns (invariants).
+            drop(unsafe { Arc::from_raw(self.shared_ptr()) });
+        }
+    }
+}
+
+impl Deref for MessageString {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl Borrow<[u8]> for MessageString {
+    fn borrow(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl AsRef<[u8]> for MessageString {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl PartialEq for MessageString {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for MessageString {}
+
+impl Hash for MessageString {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_bytes().hash(state);
+    }
+}
+
+impl std::fmt::Debug for MessageString {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self.as_bytes()))
+    }
+}
+
+impl From<&[u8]> for MessageString {
+    fn from(bytes: &[u8]) -> Self {
+        Self::new(bytes)
+    }
+}
+
+impl From<&str> for MessageString {
+    fn from(text: &str) -> Self {
+        Self::new(text.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn short_and_long_strings_keep_their_bytes() {
+        for length in [0, 1, INLINE_MAX, INLINE_MAX + 1, 1000] {
+            let bytes: Vec<u8> = (0..length).map(|i| (i % 251) as u8).collect();
+            let string = MessageString::new(&bytes);
+            assert_eq!(string.as_bytes(), &bytes[..]);
+            assert_eq!(string.clone().as_bytes(), &bytes[..]);
+        }
+    }
+
+    #[test]
+    fn only_short_strings_without_zero_are_c_strings() {
+        assert_eq!(MessageString::from("message").as_c_str(), Some(c"message"));
+        assert_eq!(MessageString::from("").as_c_str(), Some(c""));
+        let longest = [b'x'; INLINE_MAX - 1];
+        assert_eq!(
+            MessageString::new(&longest).as_c_str().map(CStr::to_bytes),
+            Some(&longest[..])
+        );
+        assert_eq!(MessageString::new(&[b'x'; INLINE_MAX]).as_c_str(), None);
+        assert_eq!(MessageString::new(&[b'x'; INLINE_MAX + 1]).as_c_str(), None);
+        assert_eq!(MessageString::new(b"a\0b").as_c_str(), None);
+        assert_eq!(MessageString::new(b"ab\0").as_c_str(), None);
+    }
+
+    #[test]
+    fn a_shared_buffer_is_counted_by_clones_and_freed_by_the_last() {
+        let long = MessageString::new(&[7; 100]);
+        let buffer = long.shared_ptr();
+        let copy = long.clone();
+        // SAFETY: the buffer is alive (two values own references of it).
+        let strong = |p| unsafe {
+            Arc::increment_strong_count(p);
+            let arc = Arc::from_raw(p);
+            Arc::strong_count(&arc) - 1
+        };
+        assert_eq!(strong(buffer), 2);
+        drop(long);
+        assert_eq!(strong(buffer), 1);
+        assert_eq!(copy.as_bytes(), &[7; 100][..]);
+    }
+
+    #[test]
+    fn looked_up_by_bytes_in_a_map() {
+        let mut map = HashMap::new();
+        map.insert(MessageString::from("name"), 1);
+        map.insert(MessageString::new(&[b'x'; 40]), 2);
+        assert_eq!(map.get(&b"name"[..]), Some(&1));
+        assert_eq!(map.get(&[b'x'; 40][..]), Some(&2));
+        assert_eq!(map.get(&b"other"[..]), None);
+    }
+
+    #[test]
+    fn a_value_stays_three_words() {
+        assert_eq!(std::mem::size_of::<MessageString>(), 16);
+        assert_eq!(std::mem::size_of::<crate::transfer::Value>(), 24);
+    }
+}
