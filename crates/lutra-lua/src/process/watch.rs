@@ -100,7 +100,7 @@ impl ProcessCore {
     /// `{"down", p, status, value_or_error...}`: status `"returned"` (then every
     /// returned value), `"failed"` (the error) or `"cancelled"` (its message).
     fn down_message(self: &Arc<Self>, outcome: &Outcome, cancelled: bool) -> Message {
-        let text = |s: &str| Value::String(Arc::from(s.as_bytes()));
+        let text = |s: &str| Value::String(s.into());
         let mut fields = vec![text("down"), Value::Process(self.clone())];
         let mut tables = Vec::new();
         match outcome {
