@@ -116,6 +116,17 @@ fn channel_send(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
 /// `channel_send_poll(ch, sequence)`: `"sent"` | `"closed"` | `"wait"`.
 fn channel_send_poll(lua: &Lua, (ch, sequence): (AnyUserData, u64)) -> mlua::Result<&'static str> {
     let channel = channel_of(&ch)?;
+    send_poll_answer(lua, &channel, sequence)
+}
+
+/// The Lua send loops' answer for the send `sequence` into `channel` (a channel or a
+/// mailbox): `"sent"` (a table moved with it goes now), `"closed"` (the move is
+/// forgotten: the table stays the sender's) or `"wait"` (the caller is registered).
+pub(super) fn send_poll_answer(
+    lua: &Lua,
+    channel: &Channel,
+    sequence: u64,
+) -> mlua::Result<&'static str> {
     let context = ProcessContext::of(lua)?;
     let poll = channel.poll_send(sequence, Some(current_waiter(&context)));
     drop(context);

@@ -18,7 +18,7 @@
 mod channel;
 mod host;
 mod luaproc;
-mod native;
+pub(crate) mod native;
 mod process;
 mod shared;
 mod transfer;

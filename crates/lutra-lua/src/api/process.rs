@@ -3,7 +3,7 @@
 use crate::api::{RawEntry, bad_argument, current_waiter, failure, function, success};
 use crate::channel::SendPoll;
 use crate::process::{Code, Outcome, ProcessContext, ProcessCore, ProcessHandle};
-use crate::transfer::{self, Value, moved};
+use crate::transfer::{self, Value};
 use mlua::{AnyUserData, Lua, MultiValue};
 use std::sync::Arc;
 
@@ -166,22 +166,7 @@ fn process_send_poll(
     (process, sequence): (AnyUserData, u64),
 ) -> mlua::Result<&'static str> {
     let core = process.borrow::<ProcessHandle>()?.0.clone();
-    let context = ProcessContext::of(lua)?;
-    let poll = core
-        .mailbox()
-        .poll_send(sequence, Some(current_waiter(&context)));
-    drop(context);
-    Ok(match poll {
-        SendPoll::Sent => {
-            moved::commit_deferred(lua)?;
-            "sent"
-        }
-        SendPoll::Closed => {
-            moved::forget_deferred(lua);
-            "closed"
-        }
-        SendPoll::Wait => "wait",
-    })
+    super::channel::send_poll_answer(lua, core.mailbox(), sequence)
 }
 
 /// `mailbox_poll(deadline, register)`: the caller's own mailbox, as `channel_poll`.

@@ -34,7 +34,7 @@
 //!    The process ends as cancelled (`finish`) even if it caught the error.
 
 use crate::process::{ProcessContext, ProcessCore};
-use mlua::ffi::{self, lua_State};
+use mlua::ffi::lua_State;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::Waker;
@@ -200,15 +200,9 @@ pub(super) unsafe fn stops_here(context: &ProcessContext, state: *mut lua_State)
 #[cold]
 pub(super) unsafe fn raise(context: &ProcessContext, state: *mut lua_State) -> ! {
     let message = context.process.deliver_cancel();
-    // SAFETY: the running thread, with room for two values (LUA_MINSTACK); the
-    // message is copied into Lua and its reference dropped before the longjmp.
-    unsafe {
-        ffi::luaL_where(state, 1);
-        ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
-        drop(message);
-        ffi::lua_concat(state, 2);
-        ffi::lua_error(state)
-    }
+    // SAFETY: the caller's contract (the running thread, nothing Rust owns alive in
+    // its frames but the message, which `raise` drops before the jump).
+    unsafe { crate::api::native::raise(state, message) }
 }
 
 /// The cancellation's message for a native call or the driver to raise, if `context`'s

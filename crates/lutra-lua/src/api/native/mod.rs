@@ -130,16 +130,18 @@ unsafe fn perform(state: *mut lua_State, action: Action, k: ffi::lua_KFunction) 
     }
 }
 
-/// Raises `message` at the caller's position.
+/// Raises `message` at the position of the running function's caller (`luaL_where`
+/// level 1), as `luaL_error` does; the message is dropped before the jump.
 ///
 /// # Safety
-/// As [`perform`].
-unsafe fn raise(state: *mut lua_State, message: String) -> c_int {
-    // SAFETY: stack operations on the running thread; the message is dropped before
-    // the longjmp.
+/// `state` is the running thread, with room for two values (LUA_MINSTACK); this
+/// longjmps, so nothing Rust owns but `message` may be alive in the caller's frames.
+pub(crate) unsafe fn raise<M: AsRef<str>>(state: *mut lua_State, message: M) -> ! {
+    // SAFETY: the function's contract; Lua copies the text before `message` is dropped.
     unsafe {
         ffi::luaL_where(state, 1);
-        ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
+        let text = message.as_ref();
+        ffi::lua_pushlstring(state, text.as_ptr().cast(), text.len());
         drop(message);
         ffi::lua_concat(state, 2);
         ffi::lua_error(state)
