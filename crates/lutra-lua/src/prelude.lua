@@ -9,7 +9,8 @@
 
 -- HOST: installed into a host's state (a stock `lua` that loaded the module), whose
 -- globals (`print`, `coroutine`) are left alone. CANCEL: what a cancelled process is
--- resumed with (process/cancel.rs): its blocking call, or `lutra.yield`, raises.
+-- resumed with (process/cancel.rs): its blocking call, `lutra.yield` or
+-- `coroutine.yield` raises.
 local raw, PARK, HOST, CANCEL = ...
 
 -- raw.resume is the stock coroutine.resume that also tells the preemption signal
@@ -162,6 +163,10 @@ local function relay(co, ok, first, ...)
 end
 
 if not HOST then
+  -- A yield at the top of a process is a safe point: cancelled, it raises
+  -- (process/cancel.rs); elsewhere the stock yield.
+  coroutine.yield = raw.checked_yield
+
   function coroutine.resume(co, ...)
     return relay(co, co_resume(co, ...))
   end

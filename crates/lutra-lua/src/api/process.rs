@@ -27,6 +27,11 @@ pub(super) const RAW: &[RawEntry] = &[
         })
     }),
     ("monitor", |lua| function(lua, monitor)),
+    ("checked_yield", |lua| {
+        // SAFETY: `checked_yield` follows the lua_CFunction protocol (`cancel.rs`).
+        let checked = unsafe { lua.create_c_function(crate::process::cancel::checked_yield) };
+        checked.map(mlua::Value::Function)
+    }),
     ("process_status", |lua| {
         function(lua, |_, p: AnyUserData| {
             Ok(p.borrow::<ProcessHandle>()?.0.status())

@@ -21,7 +21,7 @@
 //! 2. A slice that starts with the flag set counts itself (`cancelled_slices`) and
 //!    resumes the process with the light userdata [`CANCEL`]: a blocking call parked
 //!    in the prelude or natively takes it as its answer and raises; a yield of
-//!    `lutra.yield` does the same. A process that was stopped by preemption (a
+//!    `lutra.yield`, or a user's `coroutine.yield` (step 6), does the same. A process that was stopped by preemption (a
 //!    yield inside the preemption hook, which discards resume values) meets the
 //!    hook again two instructions later, and the hook raises (`preempt.rs`).
 //! 3. A slice that would park while the flag is set yields instead: it is resumed
@@ -32,9 +32,14 @@
 //!    irrevocable attempt runs to its end.
 //! 5. Each raise takes the message with `deliver_cancel` (moving to `Delivered`).
 //!    The process ends as cancelled (`finish`) even if it caught the error.
+//! 6. A user's own `coroutine.yield` at the top of a process yields its main
+//!    coroutine to the scheduler as `lutra.yield` does, so it is a safe point too: a
+//!    process's `coroutine.yield` is [`checked_yield`], which raises when resumed with
+//!    `CANCEL` (only the task resumes with it: a user cannot make the value).
 
 use crate::process::{ProcessContext, ProcessCore};
-use mlua::ffi::lua_State;
+use mlua::ffi::{self, lua_State};
+use std::ffi::c_int;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::Waker;
@@ -213,4 +218,95 @@ pub(crate) fn pending_message(context: &ProcessContext) -> Option<Arc<str>> {
         .process
         .cancel_requested()
         .then(|| context.process.deliver_cancel())
+}
+
+/// `coroutine.yield` in a process (protocol, step 6): the stock function's contract
+/// (yields its arguments; returns what the coroutine is resumed with), and resumed
+/// with `CANCEL` it raises the process's cancellation at the caller's line.
+///
+/// # Safety
+/// Called by Lua as a C function.
+pub(crate) unsafe extern "C-unwind" fn checked_yield(state: *mut lua_State) -> c_int {
+    // SAFETY: the arguments stay on the stack as the yielded values; lua_yieldk
+    // longjmps (a non-yieldable caller gets Lua's error) over a frame owning nothing.
+    unsafe { ffi::lua_yieldk(state, ffi::lua_gettop(state), 0, Some(yield_resumed)) }
+}
+
+/// The continuation of [`checked_yield`]: its stack holds the resume values alone.
+///
+/// # Safety
+/// Called by Lua as the continuation of `checked_yield`, on the resumed thread.
+unsafe extern "C-unwind" fn yield_resumed(
+    state: *mut lua_State,
+    _status: c_int,
+    _ctx: ffi::lua_KContext,
+) -> c_int {
+    // SAFETY: reads of the running thread's own stack.
+    unsafe {
+        let count = ffi::lua_gettop(state);
+        if count >= 1 && ffi::lua_touserdata(state, 1) == CANCEL {
+            raise_resumed(state)
+        }
+        count
+    }
+}
+
+/// Raises the cancellation of the process whose task resumed `state` with `CANCEL`,
+/// at the line of the nearest user Lua code ([`user_position`]).
+///
+/// # Safety
+/// As [`yield_resumed`] (this longjmps; nothing Rust owns is alive in the caller).
+#[cold]
+unsafe fn raise_resumed(state: *mut lua_State) -> ! {
+    // SAFETY: `CANCEL` comes from the task alone, so this runs in the process's slice.
+    let message = match unsafe { super::state::current() } {
+        Some(context) => context.process.deliver_cancel(),
+        None => message_of(None),
+    };
+    // SAFETY: reads of the running thread's frames.
+    let text = match unsafe { user_position(state) } {
+        Some(position) => format!("{position}: {message}"),
+        None => message.to_string(),
+    };
+    drop(message);
+    // SAFETY: the caller's contract; Lua copies the text before it is dropped, and the
+    // stack has room for it (LUA_MINSTACK).
+    unsafe {
+        ffi::lua_pushlstring(state, text.as_ptr().cast(), text.len());
+        drop(text);
+        ffi::lua_error(state)
+    }
+}
+
+/// The runtime's own chunks, as `short_src` names them.
+const INTERNAL: [&[u8]; 4] = [b"lutra", b"lutra.shared", b"lutra.transfer", b"luaproc"];
+
+/// `file:line` of the nearest frame of user Lua code that called the running C
+/// function of `state` (C functions and the runtime's own wrappers, such as the
+/// shared tables' `coroutine.yield`, are skipped), if any.
+///
+/// # Safety
+/// `state` is the running thread.
+#[cold]
+unsafe fn user_position(state: *mut lua_State) -> Option<String> {
+    for level in 1.. {
+        // SAFETY: a zeroed `lua_Debug` is valid (null pointers, zero counts); Lua fills
+        // it for a frame that exists, and `short_src` is then a C string.
+        unsafe {
+            let mut info: ffi::lua_Debug = std::mem::zeroed();
+            if ffi::lua_getstack(state, level, &mut info) == 0 {
+                return None;
+            }
+            ffi::lua_getinfo(state, c"Sl".as_ptr(), &mut info);
+            let source = std::ffi::CStr::from_ptr(info.short_src.as_ptr()).to_bytes();
+            if info.currentline > 0 && !INTERNAL.contains(&source) {
+                return Some(format!(
+                    "{}:{}",
+                    String::from_utf8_lossy(source),
+                    info.currentline
+                ));
+            }
+        }
+    }
+    None
 }
