@@ -72,17 +72,8 @@ pub(crate) struct RuntimeShared {
 }
 
 impl RuntimeShared {
-    /// Spawns a process running `code` with the arguments in `args`.
-    pub(crate) fn spawn(
-        self: &Arc<Self>,
-        code: Code,
-        args: Message,
-        origin: String,
-    ) -> Arc<ProcessCore> {
-        self.spawn_linked(code, args, origin, None)
-    }
-
-    /// Spawns as [`Self::spawn`], linked with `link` (if any) before it starts.
+    /// Spawns a process running `code` with the arguments in `args`, linked with
+    /// `link` (if any) before it starts.
     pub(crate) fn spawn_linked(
         self: &Arc<Self>,
         code: Code,
@@ -90,6 +81,39 @@ impl RuntimeShared {
         origin: String,
         link: Option<&Arc<ProcessCore>>,
     ) -> Arc<ProcessCore> {
+        let (core, task) = self.register(code, args, origin, link);
+        self.start(core.id(), task);
+        core
+    }
+
+    /// Spawns the main script's process (unlinked, as [`Self::spawn_linked`]). It is
+    /// named the main process before it can run: a script that fails in its first
+    /// slice is then reported as the main script (`lutra: <error>`), not as
+    /// `process#N`.
+    pub(crate) fn spawn_main(
+        self: &Arc<Self>,
+        code: Code,
+        args: Message,
+        origin: String,
+    ) -> Arc<ProcessCore> {
+        let (core, task) = self.register(code, args, origin, None);
+        // ORDERING: stored before the task is handed to the scheduler, whose run
+        // queue publishes it to the worker that runs it (and, on failure, reads
+        // `main_pid` in `report_failure`).
+        self.main_pid.store(core.id(), Ordering::SeqCst);
+        self.start(core.id(), task);
+        core
+    }
+
+    /// Counts a new process (linked with `link`, if any) and answers it with the task
+    /// that will run it; nothing runs until [`Self::start`].
+    fn register(
+        self: &Arc<Self>,
+        code: Code,
+        args: Message,
+        origin: String,
+        link: Option<&Arc<ProcessCore>>,
+    ) -> (Arc<ProcessCore>, ProcessTask) {
         let id = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let core = Arc::new(ProcessCore::new(id, origin, self.options.mailbox_capacity));
         if let Some(parent) = link {
@@ -100,11 +124,15 @@ impl RuntimeShared {
         self.liveness.add();
         self.counters.note_spawned();
         let task = ProcessTask::new(self.clone(), core.clone(), code, args);
+        (core, task)
+    }
+
+    /// Hands process `id`'s task to the scheduler: from here on it may run.
+    fn start(&self, id: u64, task: ProcessTask) {
         self.sched
             .task()
             .name(format!("process#{id}"))
             .spawn_resumable(Box::new(task));
-        core
     }
 
     fn lock_processes(&self) -> MutexGuard<'_, BTreeMap<u64, Arc<ProcessCore>>> {
@@ -397,9 +425,7 @@ impl LuaRuntime {
             .into_iter()
             .map(|a| crate::transfer::Value::String(a.as_bytes().into()))
             .collect();
-        let main = self.shared.spawn(code, Message::of(values), origin);
-        self.shared.main_pid.store(main.id(), Ordering::SeqCst);
-        main
+        self.shared.spawn_main(code, Message::of(values), origin)
     }
 
     /// Waits until every process has finished, or reports a deadlock (only when it is
