@@ -48,12 +48,7 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
             rounds,
             |r| r.get("experiment") == exp && r.get("ok") == "true",
             |r| r.get("variant").to_owned(),
-            |r| {
-                groups
-                    .iter()
-                    .position(|g| g == r.get("group"))
-                    .map(|i| i as f64)
-            },
+            |r| group_position(&groups, r),
             |r| r.num("wall_s"),
         );
         findings.figures.push(bars(
@@ -93,12 +88,7 @@ fn verdict(rounds: &[Table], groups: &[String]) -> Option<String> {
         rounds,
         |r| r.get("experiment") == "exp2" && r.get("ok") == "true",
         |r| r.get("variant").to_owned(),
-        |r| {
-            groups
-                .iter()
-                .position(|g| g == r.get("group"))
-                .map(|i| i as f64)
-        },
+        |r| group_position(groups, r),
         |r| r.num("vs_lua").filter(|&v| v > 0.0).map(|v| 1.0 / v),
     );
     let (variant, ratio) = best_at(&speedups, last as f64)?;
@@ -189,4 +179,12 @@ fn grid(rounds: &[Table], exp: &str, what: &str, groups: &[String]) -> Grid {
             })
             .collect(),
     }
+}
+
+/// The row's group as an x position: its index in `groups` (none if absent).
+fn group_position(groups: &[String], row: &Record<'_>) -> Option<f64> {
+    groups
+        .iter()
+        .position(|g| g == row.get("group"))
+        .map(|i| i as f64)
 }
