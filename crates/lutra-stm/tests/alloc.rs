@@ -271,16 +271,17 @@ fn committed_frees_wait_for_running_attempts() {
         // An attempt that begins before the frees commit, and runs until told to end.
         let (begun_tx, begun_rx) = mpsc::channel();
         let (end_tx, end_rx) = mpsc::channel::<()>();
-        let committed = Arc::new(AtomicBool::new(false));
+        // Set just before the reader is told to end its attempt: the attempt cannot
+        // end while this is still false.
+        let told_to_end = Arc::new(AtomicBool::new(false));
         let reader = {
-            let (stm, committed) = (stm.clone(), committed.clone());
+            let stm = stm.clone();
             std::thread::spawn(move || {
                 let mut other = TxDescriptor::new(&stm).unwrap();
                 other.begin(TxOptions::default());
                 begun_tx.send(()).unwrap();
                 end_rx.recv().unwrap();
                 other.commit().unwrap();
-                committed.store(true, Ordering::SeqCst);
             })
         };
         begun_rx.recv().unwrap();
@@ -301,11 +302,11 @@ fn committed_frees_wait_for_running_attempts() {
         // `quiesce` waits for the older attempt: the reader ends it only once the
         // quiescing thread provably waits (its wait loop yields through the parking).
         let quiescer = {
-            let (stm, committed) = (stm.clone(), committed.clone());
+            let (stm, told_to_end) = (stm.clone(), told_to_end.clone());
             std::thread::spawn(move || {
                 stm.quiesce();
                 assert!(
-                    committed.load(Ordering::SeqCst),
+                    told_to_end.load(Ordering::SeqCst),
                     "quiesce returned while the older attempt was still running"
                 );
             })
@@ -313,6 +314,7 @@ fn committed_frees_wait_for_running_attempts() {
         while parking.yields() == 0 && !quiescer.is_finished() {
             std::thread::yield_now();
         }
+        told_to_end.store(true, Ordering::SeqCst);
         end_tx.send(()).unwrap();
         quiescer.join().unwrap();
         reader.join().unwrap();
