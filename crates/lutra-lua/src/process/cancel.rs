@@ -27,9 +27,11 @@
 //! 3. A slice that would park while the flag is set yields instead: it is resumed
 //!    at once with `CANCEL` (nothing else would wake it).
 //! 4. A CPU-bound process is stopped by the preemption hook, which raises instead
-//!    of yielding. Inside `lutra.atomic` the hook first dooms a revocable attempt
-//!    (the driver then rolls it back and raises outside, `atomic/driver.rs`); an
-//!    irrevocable attempt runs to its end.
+//!    of yielding, once: after the first raise (`Delivered`) the code that runs is
+//!    the process's cleanup (a `__close` handler, a `pcall`'s handler), which the
+//!    hook only preempts, so cleanup is never cut short. Inside `lutra.atomic` the
+//!    hook first dooms a revocable attempt (the driver then rolls it back and raises
+//!    outside, `atomic/driver.rs`); an irrevocable attempt runs to its end.
 //! 5. Each raise takes the message with `deliver_cancel` (moving to `Delivered`).
 //!    The process ends as cancelled (`finish`) even if it caught the error.
 //! 6. A user's own `coroutine.yield` at the top of a process yields its main
@@ -103,7 +105,18 @@ impl ProcessCore {
             Cancel::None => message_of(None),
         };
         state.cancel = Cancel::Delivered(message.clone());
+        self.cancel_delivered.store(true, Ordering::Relaxed);
         message
+    }
+
+    /// Whether the preemption hook should interrupt the process's running code with
+    /// its cancellation (protocol, step 4): asked for and not raised yet. Once raised,
+    /// the code that runs is the process's cleanup (`__close`, a `pcall` handler),
+    /// which a preemption only pauses.
+    #[inline]
+    pub(crate) fn cancel_interrupts(&self) -> bool {
+        self.cancel_requested.load(Ordering::Relaxed)
+            && !self.cancel_delivered.load(Ordering::Relaxed)
     }
 
     /// Leaves the process's task waker for a later cancellation (first slice). A

@@ -65,6 +65,9 @@ pub struct ProcessCore {
     label_at: AtomicUsize,
     /// Whether `State::cancel` is not `None` (module invariants): read once per slice.
     pub(super) cancel_requested: AtomicBool,
+    /// Whether `State::cancel` is `Delivered`: the preemption hook interrupts running
+    /// code with the cancellation only before that (`cancel.rs`, step 4).
+    pub(super) cancel_delivered: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -119,6 +122,7 @@ impl ProcessCore {
             waiting: AtomicBool::new(false),
             label_at: AtomicUsize::new(0),
             cancel_requested: AtomicBool::new(false),
+            cancel_delivered: AtomicBool::new(false),
         }
         .counted()
     }

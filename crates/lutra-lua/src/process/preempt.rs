@@ -575,7 +575,7 @@ unsafe extern "C-unwind" fn preempt_hook(state: *mut lua_State, debug: *mut ffi:
         // SAFETY (deref): a non-null slice context is the app data of the process in the
         // slice, alive for the slice.
         if let Some(process) = context.as_ref()
-            && process.process.cancel_requested()
+            && process.process.cancel_interrupts()
             && super::cancel::stops_here(process, state)
         {
             disarm(state, context);
