@@ -19,10 +19,11 @@
 //!    once); otherwise go to 3.
 //! 6. `f` returned: commit. Committed: answer `"ok"` and the packed results. The
 //!    commit failed: as a doomed attempt in 5.
-//! 7. Cancelled (`process/cancel.rs`): a cancellation asked for before the first
-//!    attempt, or seen after a revocable attempt (which the preemption hook may have
-//!    doomed for it), rolls back and answers `"error"` with its message; an
-//!    irrevocable attempt goes on to its commit.
+//! 7. Cancelled (`process/cancel.rs`): a cancellation asked for and not raised yet,
+//!    before the first attempt or seen after a revocable attempt (which the
+//!    preemption hook may have doomed for it), rolls back and answers `"error"` with
+//!    its message; an irrevocable attempt goes on to its commit. Once raised, the
+//!    process's cleanup runs transactions as usual.
 //! 8. `f` raised an error (not a doom): roll back (no write of the attempt is seen by
 //!    anyone) and answer `"error"` with the error value. Misuses (`retry` in an
 //!    irrevocable transaction or in one that read nothing) also answer `"error"`, with
@@ -156,11 +157,12 @@ pub(crate) fn run(
     }
 }
 
-/// The message of the cancellation asked of this process, if any (step 7).
+/// The message of the cancellation asked of this process and not raised yet, if any
+/// (step 7).
 fn cancelled(lua: &Lua) -> mlua::Result<Option<std::sync::Arc<str>>> {
     Ok(lua
         .app_data_ref::<ProcessContext>()
-        .and_then(|context| crate::process::cancel::pending_message(&context)))
+        .and_then(|context| crate::process::cancel::interrupting_message(&context)))
 }
 
 /// Runs one attempt: `attempt(args...)` with the descriptor lent to the Lua state.

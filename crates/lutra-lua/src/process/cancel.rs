@@ -31,7 +31,9 @@
 //!    the process's cleanup (a `__close` handler, a `pcall`'s handler), which the
 //!    hook only preempts, so cleanup is never cut short. Inside `lutra.atomic` the
 //!    hook first dooms a revocable attempt (the driver then rolls it back and raises
-//!    outside, `atomic/driver.rs`); an irrevocable attempt runs to its end.
+//!    outside, `atomic/driver.rs`); an irrevocable attempt runs to its end. Likewise
+//!    `lutra.atomic` refuses to begin, or to commit, only before the first raise:
+//!    cleanup may record its end in shared tables.
 //! 5. Each raise takes the message with `deliver_cancel` (moving to `Delivered`).
 //!    The process ends as cancelled (`finish`) even if it caught the error.
 //! 6. A user's own `coroutine.yield` at the top of a process yields its main
@@ -107,6 +109,15 @@ impl ProcessCore {
         state.cancel = Cancel::Delivered(message.clone());
         self.cancel_delivered.store(true, Ordering::Relaxed);
         message
+    }
+
+    /// The cancellation's message, without delivering it.
+    #[cold]
+    fn cancel_message(&self) -> Arc<str> {
+        match &self.lock().cancel {
+            Cancel::Requested(message) | Cancel::Delivered(message) => message.clone(),
+            Cancel::None => message_of(None),
+        }
     }
 
     /// Whether the preemption hook should interrupt the process's running code with
@@ -217,19 +228,37 @@ pub(super) unsafe fn stops_here(context: &ProcessContext, state: *mut lua_State)
 /// As [`stops_here`]; this longjmps (nothing Rust owns is alive in the caller).
 #[cold]
 pub(super) unsafe fn raise(context: &ProcessContext, state: *mut lua_State) -> ! {
-    let message = context.process.deliver_cancel();
+    let message = if context.no_preempt.load(Ordering::Relaxed) {
+        // Inside `lutra.atomic` (`stops_here` doomed the attempt): the error only stops
+        // the attempt's code; the driver rolls it back and delivers the cancellation
+        // outside (step 4), so it stays undelivered until then.
+        context.process.cancel_message()
+    } else {
+        context.process.deliver_cancel()
+    };
     // SAFETY: the caller's contract (the running thread, nothing Rust owns alive in
     // its frames but the message, which `raise` drops before the jump).
     unsafe { crate::api::native::raise(state, message) }
 }
 
-/// The cancellation's message for a native call or the driver to raise, if `context`'s
-/// process was asked to cancel.
+/// The cancellation's message for a native call to raise, if `context`'s process was
+/// asked to cancel (every wait raises it, step 2).
 #[cold]
 pub(crate) fn pending_message(context: &ProcessContext) -> Option<Arc<str>> {
     context
         .process
         .cancel_requested()
+        .then(|| context.process.deliver_cancel())
+}
+
+/// The cancellation's message for `lutra.atomic` to raise, if `context`'s process was
+/// asked to cancel and it was not raised yet (step 4): a transaction in cleanup code
+/// commits.
+#[cold]
+pub(crate) fn interrupting_message(context: &ProcessContext) -> Option<Arc<str>> {
+    context
+        .process
+        .cancel_interrupts()
         .then(|| context.process.deliver_cancel())
 }
 
