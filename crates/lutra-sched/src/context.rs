@@ -195,6 +195,8 @@ pub(crate) fn with_task<R>(f: impl FnOnce(&TaskCore) -> R) -> Option<R> {
 /// the current thread is not running a native task.
 #[inline(never)]
 pub(crate) fn suspend(step: Step) -> bool {
+    // ORDERING: Acquire, pairs with the Release stores of `yielder` in native.rs (the
+    // yielder's address published when the body starts, withdrawn when it ends).
     let Some(yielder) = with_task(|task| task.yielder.load(std::sync::atomic::Ordering::Acquire))
     else {
         return false;

@@ -82,6 +82,8 @@ impl Idle {
         let mut state = self.lock();
         debug_assert!(!state.sleepers.contains(&worker), "registered twice");
         state.sleepers.push(worker);
+        // ORDERING: under `state`, with the fence below: the fence, not this RMW's
+        // ordering, orders the increment before the re-check (module header).
         self.sleeping.fetch_add(1, Ordering::SeqCst);
         drop(state);
         // ORDERING: pairs with the fence in `waker_needed`: the increment above comes
@@ -98,6 +100,9 @@ impl Idle {
     /// Takes `worker` out of `sleepers`, if a waker has not already.
     fn withdraw(&self, state: &mut State, worker: usize) {
         if state.remove(worker) {
+            // ORDERING: under `state`: a pusher that reads the count still above zero takes
+            // `state` and finds `worker` gone; one that reads it at zero after this had
+            // nobody to wake (this worker is awake).
             self.sleeping.fetch_sub(1, Ordering::SeqCst);
         }
     }
@@ -135,6 +140,7 @@ impl Idle {
     /// How many workers are registered as sleeping.
     #[cfg(test)]
     pub(crate) fn sleepers(&self) -> usize {
+        // ORDERING: a test's look at the count; SeqCst as every access of `sleeping`.
         self.sleeping.load(Ordering::SeqCst)
     }
 
@@ -143,6 +149,8 @@ impl Idle {
         // ORDERING: pairs with the fence in `prepare`: the caller's push comes before
         // this load.
         fence(Ordering::SeqCst);
+        // ORDERING: after the fence above: the load half of the pusher's store-then-load
+        // pair (module header).
         self.sleeping.load(Ordering::SeqCst) > 0
     }
 
@@ -153,6 +161,8 @@ impl Idle {
         }
         let mut state = self.lock();
         if let Some(worker) = state.sleepers.pop() {
+            // ORDERING: under `state`, with the sleeper's removal: the lock orders it
+            // against `prepare` and the other wakers.
             self.sleeping.fetch_sub(1, Ordering::SeqCst);
             state.parker(worker).notify_one();
         }
@@ -165,6 +175,8 @@ impl Idle {
         }
         let mut state = self.lock();
         if state.remove(worker) {
+            // ORDERING: under `state`, with the sleeper's removal: the lock orders it
+            // against `prepare` and the other wakers.
             self.sleeping.fetch_sub(1, Ordering::SeqCst);
             state.parker(worker).notify_one();
         }
@@ -174,6 +186,8 @@ impl Idle {
     pub(crate) fn wake_all(&self) {
         let mut state = self.lock();
         let woken = std::mem::take(&mut state.sleepers);
+        // ORDERING: under `state`, with the sleepers' removal: the lock orders it against
+        // `prepare` and the other wakers.
         self.sleeping.fetch_sub(woken.len(), Ordering::SeqCst);
         for worker in woken {
             state.parker(worker).notify_one();
@@ -221,13 +235,18 @@ mod model {
                 let (queue, stop, taken) = (queue.clone(), stop.clone(), taken.clone());
                 thread::spawn(move || {
                     let mut private = Private::new();
+                    // ORDERING: shuttle's atomics are sequentially consistent whatever the
+                    // argument; SeqCst says so.
                     let stopped = || stop.load(Ordering::SeqCst);
                     while let Some(task) = queue.next(worker, &mut private, false, &stopped) {
                         assert!(
                             task.home.is_none_or(|home| home == worker),
                             "a pinned task moved"
                         );
+                        // ORDERING: as `stopped` above (shuttle's atomics).
                         if taken.fetch_add(1, Ordering::SeqCst) + 1 == tasks.len() {
+                            // ORDERING: the stop condition before `wake_all`, as a shutdown
+                            // stores it (module header, "Stopping").
                             stop.store(true, Ordering::SeqCst);
                             queue.wake_all();
                         }
@@ -241,6 +260,7 @@ mod model {
         workers
             .into_iter()
             .for_each(|worker| worker.join().unwrap());
+        // ORDERING: after joining every worker; as `stopped` above.
         assert_eq!(taken.load(Ordering::SeqCst), tasks.len());
     }
 

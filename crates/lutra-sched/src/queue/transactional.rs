@@ -707,6 +707,8 @@ mod model {
         fn worker(&self, worker: usize) {
             let context = Worker::new(self.shared.clone(), worker);
             let _entered = context.enter();
+            // ORDERING: shuttle's atomics are sequentially consistent whatever the
+            // argument; SeqCst says so.
             let stopped = || self.stop.load(Ordering::SeqCst);
             let mut private = Private::new();
             let mut next = None;
@@ -722,7 +724,10 @@ mod model {
                 self.queue.end_slice(worker, &mut private);
                 if !finished {
                     next = Some(self.queue.yield_task(worker, &mut private, task));
+                // ORDERING: as `stopped` above (shuttle's atomics).
                 } else if self.finished.fetch_add(1, Ordering::SeqCst) + 1 == self.total {
+                    // ORDERING: the stop condition before `wake_all`, as a shutdown stores
+                    // it (module header, "Stopping").
                     self.stop.store(true, Ordering::SeqCst);
                     self.queue.wake_all();
                 }
@@ -749,6 +754,7 @@ mod model {
         workers
             .into_iter()
             .for_each(|worker| worker.join().unwrap());
+        // ORDERING: after joining every worker; as `stopped` above.
         assert_eq!(model.finished.load(Ordering::SeqCst), total);
     }
 
