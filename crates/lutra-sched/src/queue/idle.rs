@@ -31,6 +31,11 @@
 //! took re-checks and sleeps again; one that wakes and leaves (fewer workers) passes a
 //! wake-up on (`queue/mod.rs`, retiring).
 //!
+//! In `locked.rs` the fences are stronger than needed: the push and the re-check also
+//! take the same queue's mutex, which orders them (the loom check in `model` passes
+//! with the fences removed and every access of `sleeping` relaxed). They keep this
+//! protocol correct on its own, for a queue that is not under a mutex.
+//!
 //! Stopping: the stop condition is stored (SeqCst) before `wake_all`, which takes
 //! `state`. A worker registered before that is woken by it; one that registers after
 //! sees the condition in step 2.
@@ -211,39 +216,40 @@ impl Idle {
 /// both checks then fail with shuttle's deadlock report, a push having landed between
 /// a worker's first look and its registration. The fences' orderings are not what
 /// shuttle explores (its atomics are sequentially consistent).
-#[cfg(all(test, feature = "shuttle"))]
+#[cfg(all(test, any(feature = "shuttle", feature = "loom")))]
 mod model {
-    use crate::queue::explore::explore;
     use crate::queue::locked::LockedQueue;
     use crate::queue::{Private, TaskQueue};
+    use crate::sync::{AtomicBool, AtomicUsize, Ordering, thread};
     use crate::task::TaskCore;
-    use shuttle::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use shuttle::thread;
     use std::sync::Arc;
 
     /// Schedules explored per scheduler and check.
+    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
     const ITERATIONS: usize = 2000;
 
-    /// Two workers running `next` until stopped, and pushes of `tasks` (each `None`
-    /// for any worker, or `Some(w)` pinned to worker `w`) from the main thread.
-    fn workers_and_pusher(tasks: &'static [Option<usize>]) {
+    /// `workers` workers running `next` until stopped, and pushes of `tasks` (each
+    /// `None` for any worker, or `Some(w)` pinned to worker `w`) from the main thread.
+    fn workers_and_pusher(workers: usize, tasks: &'static [Option<usize>]) {
         let queue = Arc::new(LockedQueue::new());
         let stop = Arc::new(AtomicBool::new(false));
         let taken = Arc::new(AtomicUsize::new(0));
-        let workers: Vec<_> = (0..2)
+        let workers: Vec<_> = (0..workers)
             .map(|worker| {
                 let (queue, stop, taken) = (queue.clone(), stop.clone(), taken.clone());
                 thread::spawn(move || {
                     let mut private = Private::new();
-                    // ORDERING: shuttle's atomics are sequentially consistent whatever the
-                    // argument; SeqCst says so.
+                    // ORDERING: the stop condition, read after `prepare` as a worker's is:
+                    // pairs with the SeqCst store below, made before `wake_all` (module
+                    // header, "Stopping").
                     let stopped = || stop.load(Ordering::SeqCst);
                     while let Some(task) = queue.next(worker, &mut private, false, &stopped) {
                         assert!(
                             task.home.is_none_or(|home| home == worker),
                             "a pinned task moved"
                         );
-                        // ORDERING: as `stopped` above (shuttle's atomics).
+                        // ORDERING: an RMW: the last taker is the one that sees the total
+                        // (any ordering would do; SeqCst as the simplest).
                         if taken.fetch_add(1, Ordering::SeqCst) + 1 == tasks.len() {
                             // ORDERING: the stop condition before `wake_all`, as a shutdown
                             // stores it (module header, "Stopping").
@@ -260,19 +266,33 @@ mod model {
         workers
             .into_iter()
             .for_each(|worker| worker.join().unwrap());
-        // ORDERING: after joining every worker; as `stopped` above.
+        // ORDERING: after joining every worker (the join orders it): any ordering would do.
         assert_eq!(taken.load(Ordering::SeqCst), tasks.len());
     }
 
+    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
     #[test]
     fn no_lost_wake_up_for_unpinned_tasks() {
-        explore(1, ITERATIONS, || workers_and_pusher(&[None, None]));
+        crate::queue::explore::explore(1, ITERATIONS, || workers_and_pusher(2, &[None, None]));
     }
 
+    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
     #[test]
     fn no_lost_wake_up_for_pinned_tasks() {
-        explore(2, ITERATIONS, || {
-            workers_and_pusher(&[Some(1), None, Some(0)])
+        crate::queue::explore::explore(2, ITERATIONS, || {
+            workers_and_pusher(2, &[Some(1), None, Some(0)])
         });
+    }
+
+    /// One worker and one push under loom, which also lets each load return any
+    /// store the memory model allows for its `Ordering` (at up to 3 preemptions).
+    /// Guards the same step: the worker's re-check after `prepare`. Checked once by
+    /// deleting it, as above: loom reports the deadlock.
+    #[cfg(feature = "loom")]
+    #[test]
+    fn no_lost_wake_up_under_weak_memory() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(|| workers_and_pusher(1, &[None]));
     }
 }
