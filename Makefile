@@ -51,8 +51,9 @@ test-rust:
 # preemptions; LOOM_MAX_PREEMPTIONS=4 explores more in about three times as long), of
 # the deadlock detector's wake-up protocol (crates/lutra-lua/src/liveness.rs), of
 # channels' one wake per message (crates/lutra-lua/src/channel/core.rs) and of the run
-# queues' sleep/wake protocols (crates/lutra-sched/src/queue/idle.rs; the tm queue's
-# private buffers, crates/lutra-sched/src/queue/transactional.rs).
+# queues themselves (crates/lutra-sched/src/queue/idle.rs: lock mode's queue and idle
+# protocol; crates/lutra-sched/src/queue/transactional.rs: the tm queue on its own
+# engine, idle protocol and private buffers); the first three again under loom.
 test-model:
 	$(CARGO) test -p lutra-stm --features shuttle --test model
 	$(CARGO) test -p lutra-stm --features shuttle --lib epoch::model
@@ -62,6 +63,9 @@ test-model:
 	$(CARGO) test -p lutra-sched --features shuttle --lib queue::idle::model
 	$(CARGO) test -p lutra-sched --features shuttle --lib queue::transactional::model
 	$(CARGO) test -p lutra-lua --features shuttle --lib channel::core::model
+	$(CARGO) test --release -p lutra-lua --features loom --lib liveness::model
+	$(CARGO) test --release -p lutra-lua --features loom --lib channel::core::model
+	$(CARGO) test --release -p lutra-sched --features loom --lib queue::idle::model
 
 # C programs written against lutra/stm.h, built and run against liblutra.
 test-c:

@@ -26,6 +26,7 @@ pub mod process;
 mod runtime;
 pub mod shared;
 mod stats;
+mod sync;
 mod timer;
 pub mod transfer;
 mod wakers;

@@ -120,6 +120,9 @@ impl RuntimeShared {
             core.link(parent);
         }
         self.lock_processes().insert(id, core.clone());
+        // ORDERING: counted before the process can run (its task reaches the run queue
+        // later, in `start`) and before `liveness.add`. SeqCst: one order with `liveness`'s
+        // SeqCst accesses, which `wait` reads first (see there).
         self.live.fetch_add(1, Ordering::SeqCst);
         self.liveness.add();
         self.counters.note_spawned();
@@ -168,6 +171,9 @@ impl RuntimeShared {
                 .push(core.clone());
         }
         let guard = self.finished_lock.lock().unwrap_or_else(|p| p.into_inner());
+        // ORDERING: under `finished_lock`, which `wait` holds while it reads `live` and
+        // waits on `finished`: the lock orders the two, so the notification is not lost.
+        // SeqCst as at the increment.
         if self.live.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.finished.notify_all();
         }
@@ -193,6 +199,10 @@ impl RuntimeShared {
         let mut waiters = self.lock_all_finished_waiters();
         let others = self
             .live
+            // ORDERING: under the waiters' lock: a finishing process decrements `live`,
+            // then takes the same lock to wake the waiters, so this read sees the decrement
+            // or the waiter registered here is woken. The lock orders it; SeqCst as every
+            // access of `live`.
             .load(Ordering::SeqCst)
             .saturating_sub(usize::from(caller_is_process));
         if others == 0 {
@@ -228,6 +238,9 @@ impl RuntimeShared {
         let _guard = self.output.lock().unwrap_or_else(|p| p.into_inner());
         flush_c_stdio();
         let _ = std::io::stdout().lock().flush();
+        // ORDERING: pairs with the store in `spawn_main`, made before the main process's
+        // task reached the run queue: a report comes after that task ran, so it sees the
+        // id.
         if core.id() == self.main_pid.load(Ordering::SeqCst) {
             eprintln!("lutra: {error}");
         } else {

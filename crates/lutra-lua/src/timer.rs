@@ -133,6 +133,7 @@ mod tests {
 
     impl Wake for Flag {
         fn wake(self: Arc<Self>) {
+            // ORDERING: the timer thread's wake-up: pairs with the test's load of the flag.
             self.0.store(true, Ordering::SeqCst);
         }
     }
@@ -163,6 +164,7 @@ mod tests {
         let near = Arc::new(Flag(AtomicBool::new(false)));
         timer.wake_at(now() + 0.01, Waker::from(near.clone()));
         let start = Instant::now();
+        // ORDERING: pairs with the store in `Flag::wake`, on the timer thread.
         while !near.0.load(Ordering::SeqCst) {
             assert!(
                 start.elapsed() < Duration::from_secs(600),
@@ -170,6 +172,7 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(5));
         }
+        // ORDERING: as above: a wake-up of the far registration would be seen.
         assert!(!far.0.load(Ordering::SeqCst));
         // The 1e9 s registration still counts (it sleeps in LONGEST_WAIT slices).
         assert!(!liveness.nothing_awake());

@@ -24,6 +24,7 @@
 //!   shared with other threads).
 
 use crate::shared::Shared;
+use crate::sync::thread_local;
 use crate::task::{Step, TaskCore};
 use corosensei::Yielder;
 use std::cell::Cell;
@@ -68,7 +69,7 @@ impl Worker {
 
     /// Names this worker as the current thread's until the guard is dropped.
     pub(crate) fn enter(&self) -> Entered<'_> {
-        CURRENT.set(self);
+        CURRENT.with(|current| current.set(self));
         Entered(std::marker::PhantomData)
     }
 
@@ -118,7 +119,7 @@ pub(crate) struct Entered<'a>(std::marker::PhantomData<&'a Worker>);
 
 impl Drop for Entered<'_> {
     fn drop(&mut self) {
-        CURRENT.set(std::ptr::null());
+        CURRENT.with(|current| current.set(std::ptr::null()));
     }
 }
 
@@ -127,7 +128,7 @@ impl Drop for Entered<'_> {
 fn worker<'a>() -> Option<&'a Worker> {
     // SAFETY: a set address is that of the worker's `Worker`, alive until it clears
     // it (module invariants); callers use the reference within the call.
-    unsafe { CURRENT.get().as_ref() }
+    unsafe { CURRENT.with(Cell::get).as_ref() }
 }
 
 /// Runs `f` with the worker running the current thread, if it is one. `f` must not
@@ -194,6 +195,8 @@ pub(crate) fn with_task<R>(f: impl FnOnce(&TaskCore) -> R) -> Option<R> {
 /// the current thread is not running a native task.
 #[inline(never)]
 pub(crate) fn suspend(step: Step) -> bool {
+    // ORDERING: Acquire, pairs with the Release stores of `yielder` in native.rs (the
+    // yielder's address published when the body starts, withdrawn when it ends).
     let Some(yielder) = with_task(|task| task.yielder.load(std::sync::atomic::Ordering::Acquire))
     else {
         return false;

@@ -30,6 +30,7 @@
 //! | `context.rs` | what the current thread runs |
 //! | `local.rs` | task-local storage for client libraries (the C API) |
 //! | `overflow.rs` | a task's stack overflow reported as its failure |
+//! | `sync.rs` | the primitives the model-checked protocols use: `std`'s, or shuttle's for the model checks |
 //!
 //! ```
 //! use lutra_sched::Runtime;
@@ -67,6 +68,7 @@ mod runtime;
 mod shared;
 mod stm_parking;
 mod suspend;
+mod sync;
 pub mod sync_mode;
 mod task;
 mod worker;

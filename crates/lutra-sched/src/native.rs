@@ -67,8 +67,14 @@ impl NativeTask {
         });
         let coroutine = Coroutine::with_stack(stack, move |yielder: &TaskYielder, ()| {
             core.yielder
+                // ORDERING: Release, paired with the Acquire load in `context::suspend`:
+                // the yielder is published before the body runs. The task is read back on
+                // the thread that runs it, or on another worker after a hand-over through
+                // the run queue, which already orders it: belt and braces.
                 .store(yielder as *const TaskYielder as *mut (), Ordering::Release);
             let result = catch_unwind(AssertUnwindSafe(body));
+            // ORDERING: as the store above: pairs with the Acquire load in
+            // `context::suspend`.
             core.yielder.store(std::ptr::null_mut(), Ordering::Release);
             drop(core);
             join.complete(result);

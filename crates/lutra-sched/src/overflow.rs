@@ -66,6 +66,9 @@ mod imp {
                     libc::sigemptyset(&mut action.sa_mask);
                     let old = Box::into_raw(Box::new(std::mem::zeroed::<libc::sigaction>()));
                     if libc::sigaction(signal, &action, old) == 0 {
+                        // ORDERING: publishes the `sigaction` that `old` points to, which
+                        // the kernel filled: pairs with the SeqCst load in `chain`, which
+                        // reads through the pointer (Release and Acquire would do).
                         previous.store(old, Ordering::SeqCst);
                     }
                 }
@@ -144,6 +147,8 @@ mod imp {
         } else {
             &PREVIOUS_BUS
         };
+        // ORDERING: pairs with the store in `install`: the `sigaction` it points to is
+        // complete.
         let previous = previous.load(Ordering::SeqCst);
         // SAFETY: `previous` was filled by `sigaction` and is never freed; calling the
         // previous handler with the arguments we received is what it expects.

@@ -425,11 +425,14 @@ mod tests {
                 let (resting, registered) = (resting.clone(), registered.clone());
                 std::thread::spawn(move || {
                     resting.rest(1, Instant::now() + FOREVER, || {
+                        // ORDERING: the test's handshake: pairs with the load below
+                        // (Release and Acquire would do).
                         registered.store(true, Ordering::SeqCst);
                         false
                     })
                 })
             };
+            // ORDERING: pairs with the store in the resting thread's stop check.
             while !registered.load(Ordering::SeqCst) {
                 std::thread::yield_now();
             }

@@ -269,6 +269,8 @@ impl Runtime {
 
     /// The number of workers requested.
     pub fn workers(&self) -> usize {
+        // ORDERING: a plain read of the requested count, which publishes nothing (Relaxed
+        // would do); SeqCst as every other access of `target`.
         self.shared.target.load(Ordering::SeqCst)
     }
 
@@ -278,6 +280,9 @@ impl Runtime {
     /// with their index to return.
     pub fn set_workers(&self, workers: usize) {
         let workers = self.builder.clamp(workers, self.available);
+        // ORDERING: part of the workers' stop condition (`Shared::worker_must_stop`),
+        // stored before the `wake_all` below as the idle protocols require (idle.rs,
+        // "Stopping"): pairs with the SeqCst load there.
         let previous = self.shared.target.swap(workers, Ordering::SeqCst);
         let mut threads = self
             .shared
@@ -369,6 +374,9 @@ impl Drop for Runtime {
         if context::worker_index().is_none() {
             self.wait_idle();
         }
+        // ORDERING: the stop condition, stored before `wake_all` (idle.rs and
+        // transactional.rs, "Stopping"): pairs with the SeqCst load in
+        // `Shared::worker_must_stop`, which a worker makes after registering as a sleeper.
         self.shared.shutdown.store(true, Ordering::SeqCst);
         self.shared.queue.wake_all();
         let threads = std::mem::take(

@@ -49,6 +49,10 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn worker_must_stop(&self, index: usize) -> bool {
+        // ORDERING: the stop condition, read by the queues' idle protocols after a worker
+        // registers as a sleeper; pairs with the SeqCst store of `shutdown` (`Runtime`'s
+        // drop) and swap of `target` (`set_workers`), each made before `wake_all` (idle.rs
+        // and transactional.rs, "Stopping").
         self.shutdown.load(Ordering::SeqCst) || index >= self.target.load(Ordering::SeqCst)
     }
 

@@ -17,6 +17,10 @@ pub(crate) struct TaskWaker {
 
 impl TaskWaker {
     fn unpark(&self) {
+        // ORDERING: the unparker's half of the park/unpark protocol (task.rs): store
+        // `notified`, then CAS `state` from `PARKED`, against the worker's store of
+        // `PARKED` then load of `notified` (worker.rs, `Step::Park`). SeqCst on all four
+        // accesses: at least one side sees the other's store, and the CAS lets one enqueue.
         self.task.notified.store(true, Ordering::SeqCst);
         if self
             .task
@@ -80,11 +84,21 @@ pub fn current_waker() -> Waker {
 /// worker run other tasks; outside tasks, parks the thread. May return spuriously:
 /// call it in a loop that re-checks the condition.
 pub fn park() {
+    // ORDERING: consumes a wake-up: pairs with the unparker's SeqCst store of `notified`
+    // (`TaskWaker::unpark`). One stored before this swap is taken here (no suspension); one
+    // stored after it is seen by the worker's load after it stores `PARKED`, so the park is
+    // cancelled.
     let notified = context::with_task(|task| task.notified.swap(false, Ordering::SeqCst));
     match notified {
         Some(true) => {}
         Some(false) => {
             if context::suspend(Step::Park) {
+                // ORDERING: the wake-up that resumed this task set `notified` before its CAS, or
+                // the worker saw it set after storing `PARKED`; either happened before this resume
+                // (the run queue's hand-over orders it), so this store comes after it in
+                // `notified`'s order and consumes it. A wake-up stored between the resume and
+                // this store is lost, harmlessly: `park` returns now and its caller re-checks its
+                // condition. SeqCst, as every access of `notified`.
                 context::with_task(|task| task.notified.store(false, Ordering::SeqCst));
             } else {
                 std::thread::park();

@@ -226,6 +226,11 @@ fn run_slice(
         may_hand_off,
     } = turn;
     let (shared, index) = (worker.shared(), worker.index());
+    // ORDERING: SeqCst, as every access of `state` (task.rs, park/unpark protocol). Only
+    // the `PARKED` store takes part in that protocol's store-then-load pair; this store
+    // publishes nothing (the task came, and goes, through the run queue, which orders its
+    // data), so it needs only the word's modification order, where an unparker's CAS from
+    // `PARKED` then fails. Stronger than needed, kept uniform.
     task.state.store(RUNNING, Ordering::SeqCst);
     worker.set_task(Some(&task));
     let step = {
@@ -252,6 +257,8 @@ fn run_slice(
     let chosen = |next| Some((next, false));
     match step {
         Step::Yield => {
+            // ORDERING: as the `RUNNING` store in this function: no unparker acts on
+            // `RUNNABLE`.
             task.state.store(RUNNABLE, Ordering::SeqCst);
             chosen(if global_first && task.home.is_none() {
                 shared.queue.rotate(index, private, task)
@@ -264,6 +271,8 @@ fn run_slice(
             })
         }
         Step::Switch(tx_id) => {
+            // ORDERING: as the `RUNNING` store in this function: no unparker acts on
+            // `RUNNABLE`.
             task.state.store(RUNNABLE, Ordering::SeqCst);
             let (next, switched) = shared.queue.switch(index, private, task, tx_id);
             if switched {
@@ -272,6 +281,8 @@ fn run_slice(
             chosen(next)
         }
         Step::SwitchToPriority(min) => {
+            // ORDERING: as the `RUNNING` store in this function: no unparker acts on
+            // `RUNNABLE`.
             task.state.store(RUNNABLE, Ordering::SeqCst);
             let (next, switched) = shared
                 .queue
@@ -282,7 +293,14 @@ fn run_slice(
             chosen(next)
         }
         Step::Park => {
+            // ORDERING: the worker's half of the park/unpark protocol (task.rs): store
+            // `PARKED`, then load `notified`, against `TaskWaker::unpark` (suspend.rs),
+            // which stores `notified`, then CASes `state`. A store then a load on each
+            // side, all SeqCst: in the single total order one side's load comes after the
+            // other's store, so the worker sees `notified` or the unparker's CAS sees
+            // `PARKED`; the CAS below lets exactly one of them enqueue.
             task.state.store(PARKED, Ordering::SeqCst);
+            // ORDERING: the load and CAS of the pair described at the `PARKED` store above.
             if task.notified.load(Ordering::SeqCst)
                 && task
                     .state
@@ -294,6 +312,8 @@ fn run_slice(
             handed
         }
         Step::Done => {
+            // ORDERING: as the `RUNNING` store in this function: an unparker's CAS from
+            // `PARKED` fails on `DONE`; the join handle publishes the result on its own.
             task.state.store(DONE, Ordering::SeqCst);
             task.body
                 .lock()

@@ -183,6 +183,9 @@ impl ProcessCore {
         state.waiting_on = None;
         state.waker = None;
         self.label_at.store(0, Ordering::Relaxed);
+        // ORDERING: Release as the flag's other stores; clearing it publishes nothing a
+        // reader needs (one that sees `false` answers `None` without reading the label), so
+        // Relaxed would do.
         self.waiting.store(false, Ordering::Release);
         state.joiners.wake_all();
         let ended = self.ending_of(&mut state);
@@ -297,6 +300,7 @@ impl ProcessCore {
     pub fn set_waiting_on(&self, what: Option<Arc<str>>) {
         match what {
             Some(label) => self.note_waiting_on(&label),
+            // ORDERING: as the clear when the process ends: nothing to publish.
             None => self.waiting.store(false, Ordering::Release),
         }
     }
@@ -319,6 +323,8 @@ impl ProcessCore {
 
     /// What the process waits on, if it is blocked.
     pub fn waiting_on(&self) -> Option<String> {
+        // ORDERING: pairs with the Release store in `note_waiting_on`; the label itself is
+        // then read under the lock.
         if !self.waiting.load(Ordering::Acquire) {
             return None;
         }

@@ -215,6 +215,11 @@ impl Preemptor {
 impl Drop for Preemptor {
     fn drop(&mut self) {
         let Some(inner) = &self.inner else { return };
+        // ORDERING: stored before taking `lock` to notify: the ticker reads `stop` under
+        // `lock` before it waits (`wait_one_slice`, `sleep_until_busy`), so the lock orders
+        // the two and the notification cannot fall between them; SeqCst is stronger than
+        // needed. The ticker's unlocked read in `tick` is a hint (no signal after the
+        // stop).
         inner.stop.store(true, Ordering::SeqCst);
         {
             let _guard = lock(&inner.lock);
@@ -241,10 +246,21 @@ impl Inner {
                 let slots = lock(&self.slots);
                 seen.resize(slots.len(), (0, 0));
                 for (slot, (last, overrun)) in slots.iter().zip(seen.iter_mut()) {
+                    // ORDERING: pairs with the worker's SeqCst bumps in `Slice::enter` and
+                    // its drop; here the value only feeds the overrun count (no data is
+                    // read through it), so coherence on the one word would do.
                     let sequence = slot.sequence.load(Ordering::SeqCst);
                     if in_slice(sequence) && sequence == *last {
                         *overrun += 1;
+                        // ORDERING: a hint, see the store in `Preemptor`'s drop; a stale
+                        // `false` signals a worker that is still alive (the ticker is
+                        // joined before the workers go).
                         if signal_now(*overrun) && !self.stop.load(Ordering::SeqCst) {
+                            // ORDERING: read by the signal handler on the worker (Relaxed,
+                            // async-signal-safe) after the `pthread_kill` below: the system
+                            // call orders the store before the signal's delivery; the
+                            // handler's Relaxed load pairs with no ordering of this store,
+                            // so SeqCst adds nothing here.
                             slot.target.store(sequence, Ordering::SeqCst);
                             // SAFETY: `slot.thread` is a worker of this runtime, alive
                             // while the ticker runs (see the module's invariants).
@@ -262,6 +278,9 @@ impl Inner {
             if followed_up {
                 // A slice seen for the first time by an early tick is signalled by
                 // the next one, early too (step 5).
+                // ORDERING: pairs with `Hurry::hurry`'s swap: a hurry that finds it set
+                // asks for nothing more (this tick's follow-up is early already); read back
+                // by this thread in `wait_one_slice`.
                 self.hurried.store(true, Ordering::SeqCst);
             }
             if !busy {
@@ -278,6 +297,8 @@ impl Inner {
         let early = start + self.slice / 2;
         let mut guard = lock(&self.lock);
         loop {
+            // ORDERING: under `lock`: pairs with the store in `Preemptor`'s drop, made
+            // before it takes `lock` to notify.
             if self.stop.load(Ordering::SeqCst) {
                 return None;
             }
@@ -285,6 +306,8 @@ impl Inner {
             // ORDERING: pairs with `Hurry::hurry`'s store, made before it takes `lock`.
             let hurried = self.hurried.load(Ordering::SeqCst);
             if now >= deadline || (hurried && now >= early) {
+                // ORDERING: under `lock`: a `hurry` after this sets it again and then takes
+                // `lock` to notify, so it is not lost; pairs with that swap.
                 self.hurried.store(false, Ordering::SeqCst);
                 return Some(hurried && now < deadline);
             }
@@ -299,15 +322,24 @@ impl Inner {
 
     /// Waits until a worker enters a slice (or the runtime stops).
     fn sleep_until_busy(&self) {
+        // ORDERING: the ticker's half of a store-then-load pair: store `asleep`, then load
+        // every slot's sequence; a worker entering a slice bumps its sequence, then loads
+        // `asleep` (`Slice::enter`). All SeqCst: the ticker sees the slice, or the worker
+        // sees `asleep` and wakes it (no lost wake-up).
         self.asleep.store(true, Ordering::SeqCst);
         let busy = lock(&self.slots)
             .iter()
+            // ORDERING: the load half of the ticker's pair (see the `asleep` store above).
             .any(|slot| in_slice(slot.sequence.load(Ordering::SeqCst)));
         let mut guard = lock(&self.lock);
         if busy {
+            // ORDERING: under `lock`; only a hint to workers (one that still reads `true`
+            // calls `wake_ticker` once more, which is harmless).
             self.asleep.store(false, Ordering::SeqCst);
             return;
         }
+        // ORDERING: under `lock`, as `wake_ticker`'s store of `asleep` and the drop's
+        // notification: the lock orders them; SeqCst is stronger than needed.
         while self.asleep.load(Ordering::SeqCst) && !self.stop.load(Ordering::SeqCst) {
             guard = self
                 .changed
@@ -319,6 +351,8 @@ impl Inner {
     #[cold]
     fn wake_ticker(&self) {
         let _guard = lock(&self.lock);
+        // ORDERING: under `lock`: pairs with the ticker's load in `sleep_until_busy`, under
+        // the same lock.
         self.asleep.store(false, Ordering::SeqCst);
         self.changed.notify_one();
     }
@@ -399,8 +433,14 @@ impl<'a> Slice<'a> {
         named
             .slot
             .store(std::ptr::from_ref(slot).cast_mut(), Ordering::Relaxed);
+        // ORDERING: the signal handler runs on this thread, so only the compiler could
+        // reorder: `running` and `slot` are named before the sequence says the slice began.
         compiler_fence(Ordering::SeqCst);
+        // ORDERING: the worker's half of the store-then-load pair with the ticker's sleep
+        // (`sleep_until_busy`): bump the sequence, then load `asleep`; SeqCst on both
+        // sides, so one sees the other.
         slot.sequence.fetch_add(1, Ordering::SeqCst);
+        // ORDERING: the load half of the worker's pair (see the bump above).
         if inner.asleep.load(Ordering::SeqCst) {
             inner.wake_ticker();
         }
@@ -416,7 +456,13 @@ impl<'a> Slice<'a> {
 impl Drop for Slice<'_> {
     fn drop(&mut self) {
         if let Some(slot) = self.slot {
+            // ORDERING: ends the slice before `running` is cleared (the compiler fence
+            // below keeps that order for the handler on this thread). No pair needs SeqCst
+            // at exit: the ticker only counts overruns from it, and a signal sent for the
+            // ended slice finds sequence and target differ.
             slot.sequence.fetch_add(1, Ordering::SeqCst);
+            // ORDERING: for the handler on this thread: `slot` and `running` are cleared
+            // only after the sequence says the slice ended.
             compiler_fence(Ordering::SeqCst);
             self.named.slot.store(null_mut(), Ordering::Relaxed);
             self.named.running.store(null_mut(), Ordering::Relaxed);
@@ -456,7 +502,13 @@ fn install_handler() {
                 let handler = previous.sa_sigaction;
                 if handler != libc::SIG_DFL && handler != libc::SIG_IGN {
                     let siginfo = previous.sa_flags & libc::SA_SIGINFO != 0;
+                    // ORDERING: SeqCst, but the handler's loads of both statics are Relaxed
+                    // and pair with no ordering here: on a weakly ordered machine a handler
+                    // could see the new `PREVIOUS_HANDLER` with the old `PREVIOUS_SIGINFO`
+                    // (x86 keeps stores in order). Release on the `PREVIOUS_HANDLER` store
+                    // and Acquire on the handler's load of it would rule that out.
                     PREVIOUS_SIGINFO.store(siginfo, Ordering::SeqCst);
+                    // ORDERING: stored after `PREVIOUS_SIGINFO`; see there.
                     PREVIOUS_HANDLER.store(handler as *mut (), Ordering::SeqCst);
                 }
             }
@@ -619,8 +671,12 @@ pub(crate) unsafe extern "C-unwind" fn resume(state: *mut lua_State) -> c_int {
         let mut results: c_int = 0;
         let named = SliceLocal::here();
         let outer = named.running.swap(coroutine, Ordering::Relaxed);
+        // ORDERING: the signal handler runs on this thread, so only the compiler could
+        // reorder: the coroutine is named in `running` before it runs.
         compiler_fence(Ordering::SeqCst);
         let status = ffi::lua_resume(coroutine, state, arguments, &mut results);
+        // ORDERING: for the handler on this thread: the outer thread is named again only
+        // after the coroutine stopped running.
         compiler_fence(Ordering::SeqCst);
         named.running.store(outer, Ordering::Relaxed);
         if status == ffi::LUA_OK || status == ffi::LUA_YIELD {

@@ -31,19 +31,17 @@
 //! took re-checks and sleeps again; one that wakes and leaves (fewer workers) passes a
 //! wake-up on (`queue/mod.rs`, retiring).
 //!
+//! In `locked.rs` the fences are stronger than needed: the push and the re-check also
+//! take the same queue's mutex, which orders them (the loom check in `model` passes
+//! with the fences removed and every access of `sleeping` relaxed). They keep this
+//! protocol correct on its own, for a queue that is not under a mutex.
+//!
 //! Stopping: the stop condition is stored (SeqCst) before `wake_all`, which takes
 //! `state`. A worker registered before that is woken by it; one that registers after
 //! sees the condition in step 2.
 
-#[cfg(feature = "shuttle")]
-use shuttle::sync::atomic::{AtomicUsize, Ordering, fence};
-#[cfg(feature = "shuttle")]
-use shuttle::sync::{Condvar, Mutex, MutexGuard};
+use crate::sync::{AtomicUsize, Condvar, Mutex, MutexGuard, Ordering, fence};
 use std::sync::Arc;
-#[cfg(not(feature = "shuttle"))]
-use std::sync::atomic::{AtomicUsize, Ordering, fence};
-#[cfg(not(feature = "shuttle"))]
-use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 /// The sleepers and their condition variables.
@@ -89,6 +87,8 @@ impl Idle {
         let mut state = self.lock();
         debug_assert!(!state.sleepers.contains(&worker), "registered twice");
         state.sleepers.push(worker);
+        // ORDERING: under `state`, with the fence below: the fence, not this RMW's
+        // ordering, orders the increment before the re-check (module header).
         self.sleeping.fetch_add(1, Ordering::SeqCst);
         drop(state);
         // ORDERING: pairs with the fence in `waker_needed`: the increment above comes
@@ -105,6 +105,9 @@ impl Idle {
     /// Takes `worker` out of `sleepers`, if a waker has not already.
     fn withdraw(&self, state: &mut State, worker: usize) {
         if state.remove(worker) {
+            // ORDERING: under `state`: a pusher that reads the count still above zero takes
+            // `state` and finds `worker` gone; one that reads it at zero after this had
+            // nobody to wake (this worker is awake).
             self.sleeping.fetch_sub(1, Ordering::SeqCst);
         }
     }
@@ -142,6 +145,7 @@ impl Idle {
     /// How many workers are registered as sleeping.
     #[cfg(test)]
     pub(crate) fn sleepers(&self) -> usize {
+        // ORDERING: a test's look at the count; SeqCst as every access of `sleeping`.
         self.sleeping.load(Ordering::SeqCst)
     }
 
@@ -150,6 +154,8 @@ impl Idle {
         // ORDERING: pairs with the fence in `prepare`: the caller's push comes before
         // this load.
         fence(Ordering::SeqCst);
+        // ORDERING: after the fence above: the load half of the pusher's store-then-load
+        // pair (module header).
         self.sleeping.load(Ordering::SeqCst) > 0
     }
 
@@ -160,6 +166,8 @@ impl Idle {
         }
         let mut state = self.lock();
         if let Some(worker) = state.sleepers.pop() {
+            // ORDERING: under `state`, with the sleeper's removal: the lock orders it
+            // against `prepare` and the other wakers.
             self.sleeping.fetch_sub(1, Ordering::SeqCst);
             state.parker(worker).notify_one();
         }
@@ -172,6 +180,8 @@ impl Idle {
         }
         let mut state = self.lock();
         if state.remove(worker) {
+            // ORDERING: under `state`, with the sleeper's removal: the lock orders it
+            // against `prepare` and the other wakers.
             self.sleeping.fetch_sub(1, Ordering::SeqCst);
             state.parker(worker).notify_one();
         }
@@ -181,6 +191,8 @@ impl Idle {
     pub(crate) fn wake_all(&self) {
         let mut state = self.lock();
         let woken = std::mem::take(&mut state.sleepers);
+        // ORDERING: under `state`, with the sleepers' removal: the lock orders it against
+        // `prepare` and the other wakers.
         self.sleeping.fetch_sub(woken.len(), Ordering::SeqCst);
         for worker in woken {
             state.parker(worker).notify_one();
@@ -188,128 +200,99 @@ impl Idle {
     }
 }
 
-/// Model checks of the protocol on shuttle's scheduler (every atomic access, lock and
-/// wait of `Idle` is a scheduling point): workers that look in a queue, register, look
-/// again and sleep exactly as `locked.rs`'s `next` does, and a pusher that queues
-/// tasks (some pinned) and wakes as `locked.rs`'s `push` does. The worker that takes
-/// the last task stops everyone. A lost wake-up leaves a task queued and every worker
-/// asleep: shuttle reports the deadlock and the check fails.
-#[cfg(all(test, feature = "shuttle"))]
+/// Model checks of the protocol on shuttle's scheduler, through its one client: the
+/// real lock-mode run queue (`locked.rs`), whose queues, `sleepers` lock, condition
+/// variables and `sleeping` counter are all shuttle's (`sync.rs`), so every lock,
+/// wait and atomic access is a scheduling point. Two workers loop on `next` (look,
+/// `prepare`, check stop, look again, `sleep`) as the run loop does; the main thread
+/// pushes tasks (some pinned) from outside the workers, as a host or a timer does;
+/// the worker that takes the last task stores the stop condition and calls
+/// `wake_all`, as a shutdown does. A lost wake-up leaves a task queued and every
+/// worker asleep: shuttle reports the deadlock and the check fails.
+///
+/// The step these checks guard: the worker's re-check of the queues after `prepare`
+/// registered it (`locked.rs`, `next`: protocol step 2). Checked once by deleting that
+/// re-check (`next` going from `prepare` and the stop check straight to `sleep`):
+/// both checks then fail with shuttle's deadlock report, a push having landed between
+/// a worker's first look and its registration. The fences' orderings are not what
+/// shuttle explores (its atomics are sequentially consistent).
+#[cfg(all(test, any(feature = "shuttle", feature = "loom")))]
 mod model {
-    use super::*;
-    use crate::queue::explore::explore;
-    use shuttle::sync::atomic::AtomicBool;
-    use shuttle::thread;
+    use crate::queue::locked::LockedQueue;
+    use crate::queue::{Private, TaskQueue};
+    use crate::sync::{AtomicBool, AtomicUsize, Ordering, thread};
+    use crate::task::TaskCore;
+    use std::sync::Arc;
 
-    /// A run queue of tasks, each `None` (any worker) or `Some(w)` (pinned to `w`).
-    struct Model {
-        queue: Mutex<Vec<Option<usize>>>,
-        idle: Idle,
-        stop: AtomicBool,
-        taken: AtomicUsize,
-        total: usize,
-        recheck: bool,
-    }
+    /// Schedules explored per scheduler and check.
+    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
+    const ITERATIONS: usize = 2000;
 
-    impl Model {
-        /// Takes the first task `worker` may run.
-        fn find(&self, worker: usize) -> Option<Option<usize>> {
-            let mut queue = self.queue.lock().unwrap();
-            let at = queue
-                .iter()
-                .position(|home| home.is_none_or(|home| home == worker))?;
-            Some(queue.remove(at))
-        }
-
-        /// Runs a task: the last one stops every worker (stop, then `wake_all`).
-        fn run(&self, worker: usize, task: Option<usize>) {
-            assert!(
-                task.is_none_or(|home| home == worker),
-                "a pinned task moved"
-            );
-            if self.taken.fetch_add(1, Ordering::SeqCst) + 1 == self.total {
-                self.stop.store(true, Ordering::SeqCst);
-                self.idle.wake_all();
-            }
-        }
-
-        /// `locked.rs`'s `next` and the run loop around it.
-        fn worker(&self, worker: usize) {
-            loop {
-                if self.stop.load(Ordering::SeqCst) {
-                    return;
-                }
-                if let Some(task) = self.find(worker) {
-                    self.run(worker, task);
-                    continue;
-                }
-                self.idle.prepare(worker);
-                if self.stop.load(Ordering::SeqCst) {
-                    self.idle.cancel(worker);
-                    return;
-                }
-                if self.recheck
-                    && let Some(task) = self.find(worker)
-                {
-                    self.idle.cancel(worker);
-                    self.run(worker, task);
-                    continue;
-                }
-                self.idle.sleep(worker);
-            }
-        }
-
-        /// `locked.rs`'s `push`.
-        fn push(&self, task: Option<usize>) {
-            self.queue.lock().unwrap().push(task);
-            match task {
-                Some(home) => self.idle.wake(home),
-                None => self.idle.wake_one(),
-            }
-        }
-    }
-
-    /// Two workers and a pusher of `tasks`.
-    fn workers_and_pusher(tasks: &'static [Option<usize>], recheck: bool) {
-        let model = Arc::new(Model {
-            queue: Mutex::new(Vec::new()),
-            idle: Idle::default(),
-            stop: AtomicBool::new(false),
-            taken: AtomicUsize::new(0),
-            total: tasks.len(),
-            recheck,
-        });
-        let workers: Vec<_> = (0..2)
+    /// `workers` workers running `next` until stopped, and pushes of `tasks` (each
+    /// `None` for any worker, or `Some(w)` pinned to worker `w`) from the main thread.
+    fn workers_and_pusher(workers: usize, tasks: &'static [Option<usize>]) {
+        let queue = Arc::new(LockedQueue::new());
+        let stop = Arc::new(AtomicBool::new(false));
+        let taken = Arc::new(AtomicUsize::new(0));
+        let workers: Vec<_> = (0..workers)
             .map(|worker| {
-                let model = model.clone();
-                thread::spawn(move || model.worker(worker))
+                let (queue, stop, taken) = (queue.clone(), stop.clone(), taken.clone());
+                thread::spawn(move || {
+                    let mut private = Private::new();
+                    // ORDERING: the stop condition, read after `prepare` as a worker's is:
+                    // pairs with the SeqCst store below, made before `wake_all` (module
+                    // header, "Stopping").
+                    let stopped = || stop.load(Ordering::SeqCst);
+                    while let Some(task) = queue.next(worker, &mut private, false, &stopped) {
+                        assert!(
+                            task.home.is_none_or(|home| home == worker),
+                            "a pinned task moved"
+                        );
+                        // ORDERING: an RMW: the last taker is the one that sees the total
+                        // (any ordering would do; SeqCst as the simplest).
+                        if taken.fetch_add(1, Ordering::SeqCst) + 1 == tasks.len() {
+                            // ORDERING: the stop condition before `wake_all`, as a shutdown
+                            // stores it (module header, "Stopping").
+                            stop.store(true, Ordering::SeqCst);
+                            queue.wake_all();
+                        }
+                    }
+                })
             })
             .collect();
-        tasks.iter().for_each(|&task| model.push(task));
+        for (id, &home) in tasks.iter().enumerate() {
+            queue.push(Arc::new(TaskCore::new(id as u64, home, None)), None);
+        }
         workers
             .into_iter()
             .for_each(|worker| worker.join().unwrap());
-        assert_eq!(model.taken.load(Ordering::SeqCst), tasks.len());
-        assert!(model.queue.lock().unwrap().is_empty());
+        // ORDERING: after joining every worker (the join orders it): any ordering would do.
+        assert_eq!(taken.load(Ordering::SeqCst), tasks.len());
     }
 
+    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
     #[test]
     fn no_lost_wake_up_for_unpinned_tasks() {
-        explore(1, || workers_and_pusher(&[None, None, None], true));
+        crate::queue::explore::explore(1, ITERATIONS, || workers_and_pusher(2, &[None, None]));
     }
 
+    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
     #[test]
     fn no_lost_wake_up_for_pinned_tasks() {
-        explore(2, || {
-            workers_and_pusher(&[Some(1), None, Some(0), Some(1)], true)
+        crate::queue::explore::explore(2, ITERATIONS, || {
+            workers_and_pusher(2, &[Some(1), None, Some(0)])
         });
     }
 
-    /// The check has teeth: without the re-check after registering, a push between a
-    /// worker's look and its registration is lost, and shuttle finds that schedule.
+    /// One worker and one push under loom, which also lets each load return any
+    /// store the memory model allows for its `Ordering` (at up to 3 preemptions).
+    /// Guards the same step: the worker's re-check after `prepare`. Checked once by
+    /// deleting it, as above: loom reports the deadlock.
+    #[cfg(feature = "loom")]
     #[test]
-    #[should_panic(expected = "deadlock")]
-    fn sleeping_without_the_recheck_loses_a_wake_up() {
-        explore(3, || workers_and_pusher(&[Some(1), None, Some(0)], false));
+    fn no_lost_wake_up_under_weak_memory() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(|| workers_and_pusher(1, &[None]));
     }
 }

@@ -13,9 +13,10 @@
 use super::idle::Idle;
 use super::slots::Slots;
 use super::{Private, TaskQueue, switch_in, take_turn};
+use crate::sync::{Mutex, MutexGuard};
 use crate::task::TaskCore;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 type Tasks = Mutex<VecDeque<Arc<TaskCore>>>;
 

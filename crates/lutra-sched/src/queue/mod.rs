@@ -65,18 +65,20 @@ mod explore {
     use shuttle::Runner;
     use shuttle::scheduler::{PctScheduler, RandomScheduler};
 
-    /// Schedules explored per scheduler.
-    const ITERATIONS: usize = 2000;
-
-    /// Runs `check` under a seeded random scheduler, then a seeded PCT scheduler.
-    pub(super) fn explore(seed: u64, check: impl Fn() + Send + Sync + Clone + 'static) {
+    /// Runs `check` under a seeded random scheduler, then a seeded PCT scheduler,
+    /// `iterations` schedules each.
+    pub(super) fn explore(
+        seed: u64,
+        iterations: usize,
+        check: impl Fn() + Send + Sync + Clone + 'static,
+    ) {
         Runner::new(
-            RandomScheduler::new_from_seed(seed, ITERATIONS),
+            RandomScheduler::new_from_seed(seed, iterations),
             shuttle::Config::new(),
         )
         .run(check.clone());
         Runner::new(
-            PctScheduler::new_from_seed(seed, 3, ITERATIONS),
+            PctScheduler::new_from_seed(seed, 3, iterations),
             shuttle::Config::new(),
         )
         .run(check);

@@ -37,6 +37,9 @@ impl<S: Default> Slots<S> {
         let slots = self.segments[segment]
             .get_or_init(|| (0..1usize << segment).map(|_| S::default()).collect());
         if self.len.load(Ordering::Relaxed) <= index {
+            // ORDERING: AcqRel, paired with the Acquire load in `len`. What `len` counts
+            // needs no more: a reader that acts on an index goes through `get`, whose
+            // `OnceLock` synchronises the segment on its own, so Relaxed would do.
             self.len.fetch_max(index + 1, Ordering::AcqRel);
         }
         &slots[offset]
@@ -44,6 +47,8 @@ impl<S: Default> Slots<S> {
 
     /// One above the highest index looked up so far.
     pub(crate) fn len(&self) -> usize {
+        // ORDERING: pairs with the AcqRel `fetch_max` in `get` (see there: stronger than
+        // needed).
         self.len.load(Ordering::Acquire)
     }
 }

@@ -138,6 +138,9 @@ impl<T: Clone + Send + Sync + 'static> SyncCell<T> {
             } => {
                 let mut guard = lock(value);
                 let result = change(&mut guard);
+                // ORDERING: read under `value`'s lock, which waiters also hold while they
+                // count themselves: the lock orders it, and Relaxed would do (SeqCst is
+                // stronger than needed).
                 if waiters.load(Ordering::SeqCst) > 0 {
                     changed.notify_all();
                 }
@@ -199,10 +202,14 @@ impl<T: Clone + Send + Sync + 'static> SyncCell<T> {
                     if let Some(result) = ready(&guard) {
                         return result;
                     }
+                    // ORDERING: under `value`'s lock, released by the wait below: the lock
+                    // orders it against `update`'s load (Relaxed would do).
                     waiters.fetch_add(1, Ordering::SeqCst);
                     guard = changed
                         .wait(guard)
                         .unwrap_or_else(|poisoned| poisoned.into_inner());
+                    // ORDERING: under `value`'s lock again (the wait re-took it); as the
+                    // increment above.
                     waiters.fetch_sub(1, Ordering::SeqCst);
                 }
             }

@@ -27,6 +27,7 @@
 //! 4. Any other abort: roll back, give way as the contention manager says, restart.
 //! 5. A panic in the body rolls back; the descriptor goes back to the cache either way.
 
+use crate::sync::thread_local;
 use lutra_stm::{Abort, AbortReason, Config, Release, Stats, Stm, TVar, TxDescriptor, TxOptions};
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,7 +37,12 @@ const CACHED_DESCRIPTORS: usize = 4;
 
 /// The private engine's ownership-record table: 2^16 records (the runtime's structures
 /// are small; the default 2^20 would cost 8 MiB per runtime).
+#[cfg(not(feature = "shuttle"))]
 const OREC_BITS: u32 = 16;
+/// Under the model checks, 4 records, so that words collide and each schedule builds
+/// its engine quickly.
+#[cfg(feature = "shuttle")]
+const OREC_BITS: u32 = 2;
 
 thread_local! {
     #[allow(clippy::vec_box)]
@@ -53,9 +59,13 @@ pub(crate) struct TxEngine {
 
 impl TxEngine {
     pub(crate) fn new() -> Self {
+        let config = Config::default().with_orec_bits(OREC_BITS);
+        // Under the model checks a schedule has three threads: a few descriptors do.
+        #[cfg(feature = "shuttle")]
+        let config = config.with_max_descriptors(8);
         static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
         Self {
-            stm: Stm::new(Config::default().with_orec_bits(OREC_BITS)),
+            stm: Stm::new(config),
             key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
         }
     }

@@ -105,6 +105,9 @@ impl<T: Send + 'static> SyncQueue<T> {
             } => {
                 let mut items = lock(items);
                 items.push_back(item);
+                // ORDERING: read under `items`'s lock, which poppers also hold while they
+                // count themselves: the lock orders it, and Relaxed would do (SeqCst is
+                // stronger than needed).
                 if waiters.load(Ordering::SeqCst) > 0 {
                     ready.notify_one();
                 }
@@ -158,10 +161,14 @@ impl<T: Send + 'static> SyncQueue<T> {
                     if let Some(item) = items.pop_front() {
                         return item;
                     }
+                    // ORDERING: under `items`'s lock, released by the wait below: the lock
+                    // orders it against `push`'s load (Relaxed would do).
                     waiters.fetch_add(1, Ordering::SeqCst);
                     items = ready
                         .wait(items)
                         .unwrap_or_else(|poisoned| poisoned.into_inner());
+                    // ORDERING: under `items`'s lock again (the wait re-took it); as the
+                    // increment above.
                     waiters.fetch_sub(1, Ordering::SeqCst);
                 }
             }
