@@ -502,14 +502,12 @@ fn install_handler() {
                 let handler = previous.sa_sigaction;
                 if handler != libc::SIG_DFL && handler != libc::SIG_IGN {
                     let siginfo = previous.sa_flags & libc::SA_SIGINFO != 0;
-                    // ORDERING: SeqCst, but the handler's loads of both statics are Relaxed
-                    // and pair with no ordering here: on a weakly ordered machine a handler
-                    // could see the new `PREVIOUS_HANDLER` with the old `PREVIOUS_SIGINFO`
-                    // (x86 keeps stores in order). Release on the `PREVIOUS_HANDLER` store
-                    // and Acquire on the handler's load of it would rule that out.
-                    PREVIOUS_SIGINFO.store(siginfo, Ordering::SeqCst);
-                    // ORDERING: stored after `PREVIOUS_SIGINFO`; see there.
-                    PREVIOUS_HANDLER.store(handler as *mut (), Ordering::SeqCst);
+                    // ORDERING: published by the Release store of `PREVIOUS_HANDLER`
+                    // below, which `chain` loads with Acquire before it reads this.
+                    PREVIOUS_SIGINFO.store(siginfo, Ordering::Relaxed);
+                    // ORDERING: Release, paired with `chain`'s Acquire load: a handler
+                    // that sees this handler sees its `PREVIOUS_SIGINFO` too.
+                    PREVIOUS_HANDLER.store(handler as *mut (), Ordering::Release);
                 }
             }
         }
@@ -539,7 +537,9 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, context: *mut
 
 /// Passes a `SIGURG` that was not Lutra's to the handler installed before.
 fn chain(signal: c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
-    let handler = PREVIOUS_HANDLER.load(Ordering::Relaxed);
+    // ORDERING: Acquire, paired with `install_handler`'s Release store: the
+    // `PREVIOUS_SIGINFO` read below is the one stored with this handler.
+    let handler = PREVIOUS_HANDLER.load(Ordering::Acquire);
     if handler.is_null() {
         return;
     }
