@@ -155,7 +155,7 @@ impl Core {
         // (`Core::fast_access`).
         if let Some(slot) = self.reads.fast_slot() {
             self.load_in_slot(addr, addr / std::mem::size_of::<usize>(), slot)
-        } else if self.reads.is_plain() {
+        } else if self.mode().is_plain() {
             // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`; the
             // attempt runs solo.
             Some(unsafe { load_alone(addr) })
@@ -286,7 +286,7 @@ impl Core {
     #[cold]
     fn make_read_room(&mut self, stm: &StmInner) -> Result<(), Abort> {
         // A read set grown past `READ_SET_KEPT` is given back at the attempt's end.
-        self.mark_not_lean();
+        self.mark_not_straight();
         let limit = self.set_limit(stm);
         let len = self.reads.len();
         let at_limit = len + self.writes.len() >= limit;
@@ -353,7 +353,7 @@ impl Core {
             if self.writes.write(addr, value, mask) {
                 return Ok(());
             }
-        } else if self.reads.solo() {
+        } else if self.mode().is_solo() {
             return self.store_solo(addr, value, mask, retire_old);
         }
         self.store_slow(stm, addr, value, mask, retire_old)
@@ -364,7 +364,7 @@ impl Core {
     /// logged, the new one in memory. False (nothing done) when the window is full.
     #[inline(always)]
     pub(crate) fn store_plain(&mut self, addr: usize, value: usize, mask: usize) -> bool {
-        debug_assert!(self.reads.is_plain() && self.doomed.is_none());
+        debug_assert!(self.mode().is_plain() && self.doomed.is_none());
         if self.solo_undo.is_full() {
             return false;
         }
@@ -406,7 +406,7 @@ impl Core {
         }
         if retire_old.is_some() {
             // The commit must retire the value this write replaces.
-            self.mark_not_lean();
+            self.mark_not_straight();
         }
         let orec = stm.orecs.index_of(addr);
         stm.before_first_write(self, orec)?;
@@ -459,8 +459,8 @@ impl Core {
     #[cold]
     #[inline(never)]
     fn store_solo_growing(&mut self, addr: usize, value: usize, mask: usize) -> Result<(), Abort> {
-        // The log grows and may outgrow what a lean end keeps.
-        self.mark_not_lean();
+        // The log grows and may outgrow what a straight end keeps.
+        self.mark_not_straight();
         // SAFETY: as in `store_plain`.
         let word = unsafe { word(addr) };
         let old = word.load(Ordering::Relaxed);
@@ -527,7 +527,7 @@ impl Core {
             return Ok(());
         }
         self.publish_size(stm)?;
-        let resolution = if self.irrevocable {
+        let resolution = if self.mode().is_irrevocable() {
             Resolution::KillOther
         } else if enemy_status.irrevocable() {
             Resolution::Wait

@@ -15,9 +15,9 @@
 //! 6. Release every record with version `wv`, go idle, wake the waiters of the written
 //!    records if step 4 saw any, retire freed blocks through the epochs.
 //!
-//! A read-only attempt commits by going idle: it writes no shared metadata. A lean
+//! A read-only attempt commits by going idle: it writes no shared metadata. A straight
 //! attempt that wrote runs the same protocol on a straight path first
-//! (`Core::try_commit_update` in `lean.rs`), which undoes steps 1–4 and hands over
+//! (`Core::try_commit_update` in `straight.rs`), which undoes steps 1–4 and hands over
 //! to this one when anything but the common case applies.
 //!
 //! # Protocol: rollback
@@ -36,19 +36,20 @@ use crate::sync::data::AtomicUsize;
 use crate::sync::{Ordering, fence};
 
 impl Core {
-    /// Commits the attempt. A lean one (see [`Core::lean`]: active, not doomed, holds
+    /// Commits the attempt. A straight one (see `mode.rs`: active, not doomed, holds
     /// no lock before this) commits inline when it wrote nothing, and otherwise on
-    /// the straight path (`lean.rs`), or, when that gives up, through the protocol
+    /// the straight path (`straight.rs`), or, when that gives up, through the protocol
     /// above without the usability check; every other goes through
     /// [`Core::commit_special`].
     #[inline]
     pub(crate) fn commit(&mut self, stm: &StmInner) -> Result<(), Abort> {
-        if !self.lean {
+        if !self.mode().is_straight() {
             return self.commit_special(stm);
         }
-        debug_assert!(self.active && self.doomed.is_none() && self.locks.is_empty());
+        debug_assert!(self.doomed.is_none() && self.locks.is_empty());
         if self.writes.is_empty() {
-            self.finish_lean(stm);
+            let solo = self.mode().is_solo();
+            self.finish_straight(stm, solo);
             return Ok(());
         }
         if self.try_commit_update(stm) {
@@ -64,7 +65,7 @@ impl Core {
             self.rollback(stm, abort.reason());
             return Err(abort);
         }
-        if self.reads.solo() {
+        if self.mode().is_solo() {
             self.finish_committed(stm);
             return Ok(());
         }
@@ -105,14 +106,14 @@ impl Core {
             return Err(self.doom(AbortReason::Killed));
         }
         self.status = committing;
-        if !self.irrevocable && stm.gate.closed_by_other(self.slot) {
+        if !self.mode().is_irrevocable() && stm.gate.closed_by_other(self.slot) {
             return Err(self.doom(AbortReason::Irrevocable));
         }
         let write_version = stm.clock.fetch_add(1, Ordering::SeqCst) + 1;
         // Step 1 of the wait table's committer (`waiting.rs`): every written record is
         // locked by now.
         let waiters = stm.waits.has_waiters();
-        if write_version != self.rv + 1 && !self.irrevocable && !self.validate(stm) {
+        if write_version != self.rv + 1 && !self.mode().is_irrevocable() && !self.validate(stm) {
             return Err(self.doom(AbortReason::Validation));
         }
         self.write_back_and_release(stm, write_version, waiters);
@@ -172,7 +173,7 @@ impl Core {
     }
 
     /// Releases what the limbo list may release: called where the list grows (at
-    /// commit), so that a lean attempt's end need not look at it.
+    /// commit), so that a straight attempt's end need not look at it.
     #[cold]
     fn collect_limbo(&mut self, stm: &StmInner) {
         stm.epochs.collect(&stm.registry, &mut self.limbo);
@@ -184,11 +185,11 @@ impl Core {
         // ORDERING: pairs with the acquire fence of the read protocol in `access.rs`:
         // a reader that loads a written value also sees this attempt's lock.
         fence(Ordering::Release);
-        if !self.lean {
+        if !self.mode().is_straight() {
             self.write_back_replacing(stm);
             return;
         }
-        // Lean: no write replaces a boxed value, nothing was allocated for one.
+        // Straight: no write replaces a boxed value, nothing was allocated for one.
         for entry in self.writes.entries() {
             // SAFETY: the program vouched for every written address when it stored to
             // it, and this attempt holds the record guarding it.
@@ -245,7 +246,7 @@ impl Core {
     }
 
     pub(crate) fn rollback(&mut self, stm: &StmInner, reason: AbortReason) {
-        if !self.active {
+        if !self.mode().is_active() {
             return;
         }
         for &[addr, old] in self.solo_undo.entries().iter().rev() {

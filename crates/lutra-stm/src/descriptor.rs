@@ -24,6 +24,7 @@ use crate::abort::{Abort, AbortReason};
 use crate::access::{checked_word_index, load_alone};
 use crate::epoch::{Release, Retired};
 use crate::hooks::{Decision, TxEvent};
+use crate::mode::{Escalation, Mode};
 use crate::orec::OrecView;
 use crate::read_set::{ReadFront, ReadSet};
 use crate::registry::{SharedDescriptor, Status};
@@ -80,27 +81,23 @@ impl fmt::Display for RegistryFull {
 impl std::error::Error for RegistryFull {}
 
 /// The per-attempt state, separate from the engine so both can be borrowed at once.
+///
+/// Its attempt's mode (`mode.rs`) lives in the read front, `reads.front.mode`
+/// ([`Core::mode`]), where the inlined read through a front finds it.
 pub(crate) struct Core {
-    /// The running attempt is solo and would be lean but for blocks it freed: it may
-    /// commit on the short path of `solo_blocks.rs`. Never set
-    /// together with `lean`; cleared with it by [`Core::mark_not_lean`] and at the
-    /// attempt's end. Declared first: between the flags that `begin` sets together
-    /// it would part their stores.
-    pub(crate) solo_blocks: bool,
     pub(crate) slot: usize,
     /// This descriptor's registry slot (`stm.registry.get(slot)`), kept so the hot
     /// paths skip the lookup. Valid while the descriptor lives: it holds the engine.
     shared: NonNull<SharedDescriptor>,
     /// Own status word as last set by this descriptor.
     pub(crate) status: Status,
-    pub(crate) active: bool,
     /// Snapshot timestamp: every read is consistent with the memory at `rv`.
     pub(crate) rv: u64,
     /// The records read. The set is *open* ([`Core::fast_access`]) while the inlined
     /// access paths may run: an attempt is active, not doomed, and holds no lock (so
     /// no kill can reach it: see `check_usable`). Opened when an attempt becomes
     /// active; closed by `doom`, by the first lock taken and at the attempt's end.
-    /// It also tells whether the running attempt is solo ([`ReadSet::solo`]).
+    /// Its front also holds the attempt's mode ([`Core::mode`]).
     pub(crate) reads: ReadSet,
     /// The engine's record table, at hand for the inlined read path.
     pub(crate) orecs: OrecView,
@@ -113,46 +110,15 @@ pub(crate) struct Core {
     pub(crate) options: TxOptions,
     pub(crate) age: u64,
     pub(crate) aborts_in_row: u32,
-    pub(crate) irrevocable: bool,
-    pub(crate) holds_gate: bool,
-    /// The attempt is serial (`serial.rs`): it holds the engine's serial gate.
-    pub(crate) holds_serial: bool,
-    /// The next attempt must be irrevocable (becoming so failed validation, the program
-    /// asked for a restart irrevocable, or the engine's fallback chose it).
-    pub(crate) restart_irrevocable: bool,
-    /// The irrevocability of the running attempt, or of the restart pending, is the
-    /// engine's fallback (`fallback.rs`: the transaction outgrew the sets or kept
-    /// aborting), not the program's request: the attempt has done nothing the program
-    /// cannot undo, so it may still `retry`. Only set together with `irrevocable` or
-    /// `restart_irrevocable`; cleared by every request of the program
-    /// ([`Core::become_irrevocable`], [`TxDescriptor::restart_irrevocable`]), by a
-    /// commit, a `retry` and `prepare`.
-    pub(crate) irrevocable_fallback: bool,
+    /// What the transaction's next attempt must be (`mode.rs`).
+    pub(crate) escalation: Escalation,
     pub(crate) last_abort: Option<AbortReason>,
     pub(crate) started_at: Option<Stamp>,
     /// How long the attempt that ended last ran (zero when statistics are off).
     pub(crate) last_elapsed: Duration,
-    /// The running attempt is *lean*: it began without hooks, statistics, aborts of
-    /// its transaction before it, anything to wait for or irrevocability (on the inlined path, or solo) and nothing but the
-    /// inlined access paths, buffered writes and solo writes that kept the undo log
-    /// within its kept capacity, and allocations of blocks (not for a boxed `TVar`),
-    /// have touched it since, so its end has nothing to release but its sets (the
-    /// allocations are forgotten: the program's once it commits), its status words
-    /// and the solo gate, and nothing to report (`finish`, `lean.rs`). Cleared by
-    /// [`Core::mark_not_lean`] wherever an attempt takes on more (a gate, a lent
-    /// value, a doom, a growing undo log, a boxed value, a free — which in a solo
-    /// attempt sets `solo_blocks` instead…) and when the attempt ends.
-    pub(crate) lean: bool,
-    /// The last attempt ended as a lean commit (`lean.rs`) and nothing has begun or
-    /// changed since: no attempt is active, no abort to give way to, no irrevocable
-    /// restart pending, no aborts counted, and the engine has neither hooks nor
-    /// statistics — all that [`TxDescriptor::try_begin`] needs, told by one flag.
-    /// Set by a commit (of a transaction without aborts, on such an engine); cleared
-    /// by every begin, doom and `prepare`.
-    pub(crate) between_lean: bool,
     /// Attempts may run solo (see `solo.rs`) when this descriptor is the engine's only.
     pub(crate) solo_allowed: bool,
-    /// The undo log of a solo attempt (one runs while `reads.solo()`): its writes are
+    /// The undo log of a solo attempt (one runs while `mode().is_solo()`): its writes are
     /// in memory, their old words here.
     pub(crate) solo_undo: UndoLog,
     /// Values lent by reference ([`Transaction::read_with`](crate::Transaction::read_with))
@@ -196,8 +162,7 @@ impl fmt::Debug for TxDescriptor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TxDescriptor")
             .field("slot", &self.core.slot)
-            .field("active", &self.core.active)
-            .field("irrevocable", &self.core.irrevocable)
+            .field("mode", &self.core.mode())
             .finish_non_exhaustive()
     }
 }
@@ -211,11 +176,9 @@ impl TxDescriptor {
         let shared = stm.inner.registry.get(slot);
         let status = shared.status();
         let core = Core {
-            solo_blocks: false,
             slot,
             shared: NonNull::from(shared),
             status,
-            active: false,
             rv: 0,
             reads: ReadSet::default(),
             orecs: stm.inner.orecs.view(),
@@ -228,16 +191,10 @@ impl TxDescriptor {
             options: TxOptions::default(),
             age: 0,
             aborts_in_row: 0,
-            irrevocable: false,
-            holds_gate: false,
-            holds_serial: false,
-            restart_irrevocable: false,
-            irrevocable_fallback: false,
+            escalation: Escalation::None,
             last_abort: None,
             started_at: None,
             last_elapsed: Duration::ZERO,
-            lean: false,
-            between_lean: false,
             solo_allowed: false,
             solo_undo: UndoLog::default(),
             lent: 0,
@@ -290,14 +247,13 @@ impl TxDescriptor {
     #[inline]
     pub fn prepare(&mut self, options: TxOptions) {
         assert!(
-            !self.core.active,
+            !self.core.mode().is_active(),
             "a transaction attempt is already active on this descriptor"
         );
-        self.core.between_lean = false;
+        self.core.set_mode(Mode::Idle);
         self.core.options = options;
         self.core.aborts_in_row = 0;
-        self.core.restart_irrevocable = false;
-        self.core.irrevocable_fallback = false;
+        self.core.escalation = Escalation::None;
         self.core.last_abort = None;
         self.core.last_elapsed = Duration::ZERO;
     }
@@ -371,17 +327,17 @@ impl TxDescriptor {
 
     /// Whether the running attempt runs solo (see [`TxDescriptor::allow_solo`]).
     pub fn is_solo(&self) -> bool {
-        self.core.reads.solo()
+        self.core.mode().is_solo()
     }
 
     /// Whether an attempt is running.
     pub fn is_active(&self) -> bool {
-        self.core.active
+        self.core.mode().is_active()
     }
 
     /// Whether the running attempt is irrevocable.
     pub fn is_irrevocable(&self) -> bool {
-        self.core.irrevocable
+        self.core.mode().is_irrevocable()
     }
 
     /// Whether the running attempt is irrevocable only because the engine chose so:
@@ -392,14 +348,14 @@ impl TxDescriptor {
     /// (an irrevocable attempt that the program asked for cannot). False once the
     /// program asks for irrevocability itself ([`TxDescriptor::become_irrevocable`]).
     pub fn is_fallback_irrevocable(&self) -> bool {
-        self.core.irrevocable && self.core.irrevocable_fallback
+        self.core.mode().is_irrevocable() && self.core.escalation == Escalation::Fallback
     }
 
     /// Whether a `retry` may roll the running attempt back and wait: false in an
     /// attempt that the program made irrevocable (it may have done what cannot be
     /// undone).
     pub fn may_retry(&self) -> bool {
-        !self.core.irrevocable || self.core.irrevocable_fallback
+        !self.core.mode().is_irrevocable() || self.core.escalation == Escalation::Fallback
     }
 
     /// The reason the running attempt is doomed, if it is.
@@ -669,7 +625,7 @@ impl TxDescriptor {
     /// words) valid for reads and writes, as for [`TxDescriptor::store`].
     #[inline]
     pub unsafe fn write_unchanged(&mut self, addr: usize, size: usize) -> Result<(), Abort> {
-        if size == 0 || self.core.reads.solo() {
+        if size == 0 || self.core.mode().is_solo() {
             return Ok(());
         }
         self.write_unchanged_words(addr, size)
@@ -710,7 +666,7 @@ impl TxDescriptor {
 
     /// Whether the running attempt is serial ([`TxDescriptor::become_serial`]).
     pub fn is_serial(&self) -> bool {
-        self.core.holds_serial || (self.core.reads.solo() && self.core.irrevocable)
+        matches!(self.core.mode(), Mode::Serial | Mode::SoloIrrevocable)
     }
 
     /// Dooms the running attempt with `reason` (an explicit abort, a retry).
@@ -724,9 +680,7 @@ impl TxDescriptor {
     /// exclusion, seed 003). Returns the abort, to be returned with `?`. An attempt
     /// that is already doomed keeps its first reason and still restarts irrevocable.
     pub fn restart_irrevocable(&mut self) -> Abort {
-        self.core.between_lean = false;
-        self.core.restart_irrevocable = true;
-        self.core.irrevocable_fallback = false;
+        self.core.escalation = Escalation::Irrevocable;
         self.core.doom(AbortReason::Irrevocable)
     }
 
@@ -853,6 +807,18 @@ impl Drop for TxDescriptor {
 }
 
 impl Core {
+    /// The attempt's mode (`mode.rs`).
+    #[inline(always)]
+    pub(crate) fn mode(&self) -> Mode {
+        self.reads.front.mode
+    }
+
+    /// Moves the attempt to `mode`: only along the transitions of `mode.rs`'s table.
+    #[inline(always)]
+    pub(crate) fn set_mode(&mut self, mode: Mode) {
+        self.reads.front.mode = mode;
+    }
+
     #[inline]
     pub(crate) fn shared<'s>(&self, _stm: &'s StmInner) -> &'s SharedDescriptor {
         // SAFETY: the pointer came from `stm.registry.get(self.slot)` of the engine
@@ -882,58 +848,75 @@ impl Core {
             reason,
             elapsed: self.last_elapsed,
             priority: self.options.priority,
-            irrevocable: self.options.irrevocable || self.restart_irrevocable,
+            irrevocable: self.options.irrevocable || self.escalation.is_irrevocable(),
         }
     }
 
     /// Begins an attempt. The common case (a first attempt, or one after a `retry`,
     /// on an engine without hooks, not irrevocable; solo or instrumented) is inlined
-    /// and lean; everything else goes through [`Core::start_special`].
+    /// and straight; everything else goes through [`Core::start_special`].
     #[inline]
     pub(crate) fn start_attempt(&mut self, stm: &StmInner) {
-        self.between_lean = false;
-        let special = self.active
-            | self.last_abort.is_some()
-            | self.options.irrevocable
-            | self.restart_irrevocable
-            | stm.hooks_active;
-        if special {
+        // One test of the bytes or-ed together: an attempt running, an abort to give
+        // way to, an irrevocable start or restart, hooks.
+        let special = self.mode().active_bits()
+            | u8::from(self.last_abort.is_some())
+            | u8::from(self.options.irrevocable)
+            | self.escalation as u8
+            | u8::from(stm.hooks_active);
+        if special != 0 {
             self.start_special(stm);
             return;
         }
+        // An attempt after aborts (a `retry` restart) is not straight: the end that
+        // counts its transaction's aborts is the full one.
+        let straight = !stm.config.stats & (self.aborts_in_row == 0);
         if self.solo_allowed && stm.solo.try_enter(&stm.registry, self.slot) {
             self.start_solo(stm);
+            self.set_mode(if straight {
+                Mode::SoloStraight
+            } else {
+                Mode::Solo
+            });
         } else {
             self.announce(stm);
+            self.set_mode(if straight {
+                Mode::Straight
+            } else {
+                Mode::Instrumented
+            });
         }
         if stm.config.stats {
             self.started_at = Some(Stamp::now());
         }
-        // An attempt after aborts (a `retry` restart) is not lean: the end that
-        // counts its transaction's aborts is the full one.
-        self.lean = !stm.config.stats & (self.aborts_in_row == 0);
     }
 
-    /// [`Core::start_attempt`] for every case but the lean one.
+    /// [`Core::start_attempt`] for every case but the straight one.
     #[cold]
     #[inline(never)]
     fn start_special(&mut self, stm: &StmInner) {
         assert!(
-            !self.active,
+            !self.mode().is_active(),
             "a transaction attempt is already active on this descriptor"
         );
         if self.last_abort.is_some() {
             self.wait_after_abort(stm);
         }
-        let irrevocable = self.options.irrevocable || self.restart_irrevocable;
+        let irrevocable = self.options.irrevocable || self.escalation.is_irrevocable();
         if self.solo_allowed && !irrevocable && stm.solo.try_enter(&stm.registry, self.slot) {
             self.start_solo(stm);
             if stm.config.stats {
                 self.started_at = Some(Stamp::now());
             }
-            // Nothing but the solo gate to give back at its end, which the lean end
-            // does too; after an abort, the full end also forgets the abort.
-            self.lean = stm.lean_ends && self.last_abort.is_none() && self.aborts_in_row == 0;
+            // Nothing but the solo gate to give back at its end, which the straight
+            // end does too; after an abort, the full end also forgets the abort.
+            let straight =
+                stm.straight_ends && self.last_abort.is_none() && self.aborts_in_row == 0;
+            self.set_mode(if straight {
+                Mode::SoloStraight
+            } else {
+                Mode::Solo
+            });
             return;
         }
         if irrevocable {
@@ -942,10 +925,12 @@ impl Core {
             self.close_gate(stm);
         }
         self.announce(stm);
+        self.set_mode(Mode::Instrumented);
         if stm.config.stats {
             self.started_at = Some(Stamp::now());
         }
         if irrevocable {
+            self.set_mode(Mode::GateHeld);
             self.start_irrevocable(stm);
         }
     }
@@ -988,7 +973,6 @@ impl Core {
     #[inline(always)]
     pub(crate) fn become_active(&mut self, stm: &StmInner) {
         self.doomed = None;
-        self.active = true;
         self.reads.open();
         self.rv = stm.clock.load(Ordering::SeqCst);
     }
@@ -1013,7 +997,7 @@ impl Core {
     /// that [`Stm::quiesce`](crate::Stm::quiesce) waits for the attempt as for any
     /// other. Nothing else is published: no other descriptor exists to read the
     /// read set's size, and the epoch stays quiescent. The read set is closed (every
-    /// attempt's end closes it) and stays so.
+    /// attempt's end closes it) and stays so. The caller sets the solo mode.
     #[inline(always)]
     fn publish_solo(&mut self, stm: &StmInner) {
         debug_assert!(!self.reads.is_open() && self.reads.len() == 0);
@@ -1021,9 +1005,7 @@ impl Core {
         self.shared(stm)
             .status
             .store(self.status.encode(), Ordering::Release);
-        self.reads.start_solo();
         self.doomed = None;
-        self.active = true;
     }
 
     /// Before an attempt that follows an abort: gives way to the irrevocable
@@ -1031,7 +1013,7 @@ impl Core {
     #[cold]
     fn wait_after_abort(&self, stm: &StmInner) {
         match self.last_abort {
-            Some(AbortReason::Irrevocable) if !self.restart_irrevocable => {
+            Some(AbortReason::Irrevocable) if !self.escalation.is_irrevocable() => {
                 stm.wait_until(|| !stm.gate.closed_by_other(self.slot));
             }
             Some(AbortReason::Killed) => self.wait_for_killer(stm),
@@ -1050,10 +1032,8 @@ impl Core {
     }
 
     pub(crate) fn doom(&mut self, reason: AbortReason) -> Abort {
-        self.between_lean = false;
-        self.mark_not_lean();
+        self.set_mode(self.mode().doomed());
         self.reads.close();
-        self.reads.doom_solo();
         if self.doomed.is_none() {
             self.doomed = Some(reason);
         }
@@ -1066,7 +1046,7 @@ impl Core {
         if let Some(reason) = self.doomed {
             return Err(Abort::new(reason));
         }
-        if !self.active {
+        if !self.mode().is_active() {
             return Err(Abort::new(AbortReason::Misuse));
         }
         // Only a kill changes the status word from outside, and killers find their
@@ -1088,10 +1068,10 @@ impl Core {
         release: Release,
         tvar_value: bool,
     ) {
-        // A block for the program (not a boxed value) keeps the attempt lean: the
-        // lean end forgets it, a rollback releases it.
+        // A block for the program (not a boxed value) keeps the attempt straight:
+        // the straight end forgets it, a rollback releases it.
         if tvar_value {
-            self.mark_not_lean();
+            self.mark_not_straight();
         }
         self.allocations.push(Block {
             addr,
@@ -1121,7 +1101,7 @@ impl Core {
             .store(self.status.encode(), Ordering::Release);
     }
 
-    /// Ends the attempt: clears the sets, goes idle and quiescent, counts it. A lean
+    /// Ends the attempt: clears the sets, goes idle and quiescent, counts it. A straight
     /// attempt that committed has nothing else to do; any other goes on through
     /// [`Core::finish_special`].
     #[inline]
@@ -1130,25 +1110,22 @@ impl Core {
         self.writes.clear();
         self.locks.clear();
         self.go_idle(stm);
-        let lean_commit = self.lean && outcome.is_ok();
-        if !lean_commit {
+        let straight_commit = self.mode().is_straight() && outcome.is_ok();
+        if !straight_commit {
             self.finish_special(stm, outcome);
-        } else if self.reads.solo() {
+        } else if self.mode().is_solo() {
             self.end_solo(stm);
         }
-        self.lean = false;
-        self.solo_blocks = false;
-        self.active = false;
         // A commit leaves nothing to give way to (`record_outcome`); one after
         // aborts leaves them counted until the next `prepare`.
-        self.between_lean =
-            lean_commit || (outcome.is_ok() && stm.lean_ends && self.aborts_in_row == 0);
+        let settled =
+            straight_commit || (outcome.is_ok() && stm.straight_ends && self.aborts_in_row == 0);
+        self.set_mode(if settled { Mode::Settled } else { Mode::Idle });
     }
 
     /// Ends a solo attempt: closes its undo window, then gives back the solo gate.
     #[inline]
     pub(crate) fn end_solo(&mut self, stm: &StmInner) {
-        self.reads.end_solo();
         self.solo_undo.close();
         stm.solo.exit();
     }
@@ -1156,12 +1133,11 @@ impl Core {
     /// [`Core::end_solo`] with an undo log that closes without the allocator.
     #[inline(always)]
     pub(crate) fn end_solo_ready(&mut self, stm: &StmInner) {
-        self.reads.end_solo();
         self.solo_undo.close_window();
         stm.solo.exit();
     }
 
-    /// The rest of [`Core::finish`] for an attempt that was not lean or did not
+    /// The rest of [`Core::finish`] for an attempt that was not straight or did not
     /// commit: what it holds beyond its sets, its statistics and the hooks.
     #[cold]
     #[inline(never)]
@@ -1175,18 +1151,17 @@ impl Core {
         // The gate is never kept between attempts, not even for an irrevocable restart
         // (which closes it again when it begins): kept through the backoff and the
         // hooks' decisions, it would hold back every update commit meanwhile.
-        if self.holds_serial {
+        let mode = self.mode();
+        if mode == Mode::Serial {
             stm.serial.leave(self.slot);
-            self.holds_serial = false;
         }
-        if self.holds_gate {
+        if mode.holds_gate() {
             stm.gate.open(self.slot);
-            self.holds_gate = false;
         }
-        let was_irrevocable = std::mem::replace(&mut self.irrevocable, false);
-        if self.reads.solo() {
+        if mode.is_solo() {
             self.end_solo(stm);
         }
+        let was_irrevocable = mode.is_irrevocable();
         self.record_outcome(stm, outcome, was_irrevocable);
         if stm.hooks_active {
             stm.config.hooks.on_attempt_end(&self.event(outcome.err()));
@@ -1194,11 +1169,10 @@ impl Core {
     }
 
     /// The attempt takes on something its end must release or report: it is no
-    /// longer lean (see [`Core::lean`]).
+    /// longer straight (see `mode.rs`).
     #[inline]
-    pub(crate) fn mark_not_lean(&mut self) {
-        self.lean = false;
-        self.solo_blocks = false;
+    pub(crate) fn mark_not_straight(&mut self) {
+        self.set_mode(self.mode().not_straight());
     }
 
     #[cold]
@@ -1212,8 +1186,7 @@ impl Core {
         let aborts_before = self.aborts_in_row;
         match outcome {
             Ok(()) => {
-                self.restart_irrevocable = false;
-                self.irrevocable_fallback = false;
+                self.escalation = Escalation::None;
                 self.last_abort = None;
             }
             // A retry is no abort, but it ends the attempt: what the next attempt

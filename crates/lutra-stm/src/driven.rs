@@ -80,7 +80,10 @@ impl TxDescriptor {
     /// # Panics
     /// If no attempt is active.
     pub fn checkpoint(&mut self) -> Checkpoint {
-        assert!(self.core.active, "checkpoint outside an attempt");
+        assert!(
+            self.core.mode().is_active(),
+            "checkpoint outside an attempt"
+        );
         Checkpoint {
             writes: self.core.writes.checkpoint(self.core.allocations.len()),
             allocations: self.core.allocations.len(),
@@ -120,7 +123,7 @@ impl TxDescriptor {
 
     fn check_checkpoint(&self, checkpoint: &Checkpoint) {
         assert!(
-            self.core.active && self.core.status.serial() == checkpoint.serial,
+            self.core.mode().is_active() && self.core.status.serial() == checkpoint.serial,
             "checkpoint of another attempt"
         );
     }

@@ -21,7 +21,7 @@
 //! - An irrevocable attempt never aborts for `Capacity`: [`Core::set_limit`] is
 //!   unbounded for it (its read set stays bounded by the number of ownership
 //!   records, since a compacted read set holds each record once: `access.rs`).
-//! - A fallback attempt ([`Core::irrevocable_fallback`]) is irrevocable and has done
+//! - A fallback attempt (escalation `Fallback`, `mode.rs`) is irrevocable and has done
 //!   nothing the program cannot undo: the first request of the program to be
 //!   irrevocable (output in Lua, `stm_set_irrevocable`) clears the mark, and from then
 //!   on the attempt never runs again (it cannot `retry`).
@@ -30,13 +30,14 @@
 
 use crate::abort::AbortReason;
 use crate::descriptor::Core;
+use crate::mode::Escalation;
 use crate::stm::StmInner;
 
 impl Core {
     /// After an abort for `reason` (already counted in `aborts_in_row`): makes the
     /// next attempt irrevocable when the table above says so.
     pub(crate) fn choose_fallback(&mut self, stm: &StmInner, reason: AbortReason) {
-        if self.restart_irrevocable {
+        if self.escalation.is_irrevocable() {
             return;
         }
         let after = stm.config.irrevocable_after_aborts;
@@ -44,17 +45,26 @@ impl Core {
             && self.aborts_in_row >= after
             && (reason.is_conflict() || reason == AbortReason::Irrevocable);
         if reason == AbortReason::Capacity || kept_losing {
-            self.restart_irrevocable = true;
-            self.irrevocable_fallback = true;
+            self.escalation = Escalation::Fallback;
+        }
+    }
+
+    /// The scheduler asked to serialize the transaction: a restart (not the first
+    /// attempt) runs irrevocable at the program's side of the table, unless the
+    /// fallback already makes it so; a first attempt takes it from its options.
+    pub(crate) fn escalate_for_scheduler(&mut self, first: bool) {
+        if first {
+            self.escalation = Escalation::None;
+        } else if self.escalation == Escalation::None {
+            self.escalation = Escalation::Irrevocable;
         }
     }
 
     /// A fallback attempt called `retry`: it waits as any attempt does, and the
     /// transaction runs again as an ordinary attempt (its conditions changed).
     pub(crate) fn end_fallback_for_retry(&mut self) {
-        if self.irrevocable_fallback {
-            self.irrevocable_fallback = false;
-            self.restart_irrevocable = false;
+        if self.escalation == Escalation::Fallback {
+            self.escalation = Escalation::None;
         }
     }
 
@@ -62,7 +72,7 @@ impl Core {
     /// attempt: the engine's limit, or none in an irrevocable attempt.
     #[inline]
     pub(crate) fn set_limit(&self, stm: &StmInner) -> usize {
-        if self.irrevocable {
+        if self.mode().is_irrevocable() {
             usize::MAX
         } else {
             stm.config.max_set_entries

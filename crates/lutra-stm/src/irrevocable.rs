@@ -17,6 +17,7 @@
 
 use crate::abort::{Abort, AbortReason};
 use crate::descriptor::Core;
+use crate::mode::{Escalation, Mode};
 use crate::stm::StmInner;
 use crate::sync::Ordering;
 
@@ -25,17 +26,20 @@ impl Core {
     pub(crate) fn become_irrevocable(&mut self, stm: &StmInner) -> Result<(), Abort> {
         // The program asks: from now on the attempt may have done what cannot be
         // undone, even if the fallback had made it irrevocable already.
-        self.irrevocable_fallback = false;
-        self.check_usable(stm)?;
-        self.mark_not_lean();
-        if self.irrevocable {
-            return Ok(());
+        if self.escalation == Escalation::Fallback {
+            self.escalation = Escalation::Irrevocable;
         }
-        if self.reads.solo() {
+        self.check_usable(stm)?;
+        self.mark_not_straight();
+        match self.mode() {
+            Mode::Irrevocable | Mode::Serial | Mode::SoloIrrevocable => return Ok(()),
             // Alone in the engine, nothing can make the attempt abort: it is
             // irrevocable as it stands.
-            self.irrevocable = true;
-            return Ok(());
+            Mode::Solo => {
+                self.set_mode(Mode::SoloIrrevocable);
+                return Ok(());
+            }
+            _ => {}
         }
         stm.try_wait_until(|| {
             if stm.gate.try_close(self.slot) {
@@ -43,11 +47,11 @@ impl Core {
             }
             self.check_usable(stm).map(|()| false)
         })?;
-        self.holds_gate = true;
+        self.set_mode(Mode::GateHeld);
         stm.gate.drain(stm, self.slot);
         let now = stm.clock.load(Ordering::SeqCst);
         if !self.validate(stm) {
-            self.restart_irrevocable = true;
+            self.escalation = Escalation::Irrevocable;
             return Err(self.doom(AbortReason::Irrevocable));
         }
         self.rv = now;
@@ -55,10 +59,10 @@ impl Core {
     }
 
     /// Closes the gate for an attempt that starts irrevocable, waiting for it to
-    /// open; called before the attempt announces itself.
+    /// open; called before the attempt announces itself, which then moves to
+    /// `GateHeld` (`Core::start_special`).
     pub(crate) fn close_gate(&mut self, stm: &StmInner) {
         stm.wait_until(|| stm.gate.try_close(self.slot));
-        self.holds_gate = true;
     }
 
     /// Makes a fresh attempt irrevocable before it has read anything, once it holds
@@ -86,11 +90,11 @@ impl Core {
             )
             .is_err()
         {
-            self.restart_irrevocable = true;
+            self.escalation = Escalation::Irrevocable;
             return Err(self.doom(AbortReason::Killed));
         }
         self.status = marked;
-        self.irrevocable = true;
+        self.set_mode(Mode::Irrevocable);
         Ok(())
     }
 }

@@ -7,9 +7,8 @@
 //! `end < room` is false when `room` is null, the *closed* set). The full path
 //! ([`ReadSet::push`]) appends up to the capacity and grows it.
 //!
-//! `end`, `room` and `solo` (whether a solo attempt runs, and whether its reads go
-//! straight to memory) make the
-//! set's [`ReadFront`], in a C layout whose all-zero value is a valid closed front:
+//! `end`, `room` and the attempt's mode (`mode.rs`: whether its reads go straight
+//! to memory) make the set's [`ReadFront`], in a C layout whose all-zero value is a valid closed front:
 //! the C ABI keeps a thread-local pointer to its thread's front, or to a closed one
 //! (see [`TxDescriptor::try_load_through_front`](crate::TxDescriptor::try_load_through_front)),
 //! so that its read tests the room first, with no test of the pointer.
@@ -20,12 +19,12 @@
 //! - `stop` lies in `base..=base + capacity`; `room` is null or at most `stop`
 //!   ([`ReadSet::open`], [`ReadSet::restrict`]); the inlined path appends only while
 //!   `end < room`, so never past the capacity.
-//! - `solo` is `Off` but while a solo attempt runs, `Plain` while it runs and is not
-//!   doomed; the set is closed while it is not `Off`.
+//! - The set is closed while a solo attempt runs.
 //! - The pointers point into the storage's heap buffer (or are its dangling start
 //!   when it has none), so moving the set keeps them valid; every change of the
 //!   buffer (growth, release) re-derives them.
 
+use crate::mode::Mode;
 use crate::sets::ReadEntry;
 
 /// The next entry's place, for the inlined read path ([`ReadSet::fast_slot`]).
@@ -39,20 +38,8 @@ pub struct ReadFront {
     end: *mut ReadEntry,
     /// Where the inlined read path stops appending; null while it may not append.
     room: *mut ReadEntry,
-    /// Whether the running attempt is solo, and if so whether its reads load memory.
-    solo: SoloReads,
-}
-
-/// A read front's solo state: zero is `Off`, as in a zeroed C front.
-#[repr(u8)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SoloReads {
-    /// No solo attempt runs.
-    Off = 0,
-    /// A solo attempt runs and is not doomed: reads load memory, and record nothing.
-    Plain = 1,
-    /// A solo attempt runs, doomed: reads take the full path, which fails.
-    Doomed = 2,
+    /// The mode of the descriptor's attempt (`mode.rs`), the one place it is kept.
+    pub(crate) mode: Mode,
 }
 
 impl ReadFront {
@@ -61,7 +48,7 @@ impl ReadFront {
     pub const CLOSED: Self = Self {
         end: std::ptr::null_mut(),
         room: std::ptr::null_mut(),
-        solo: SoloReads::Off,
+        mode: Mode::Idle,
     };
 
     /// [`ReadSet::fast_slot`] of the front at `front`, read without a reference.
@@ -85,14 +72,14 @@ impl ReadFront {
         !unsafe { (*front).room }.is_null()
     }
 
-    /// [`ReadSet::is_plain`] of the front at `front`, read without a reference.
+    /// [`Mode::is_plain`] of the front at `front`, read without a reference.
     ///
     /// # Safety
     /// As [`ReadFront::fast_slot_at`].
     #[inline(always)]
     pub(crate) unsafe fn is_plain_at(front: *const ReadFront) -> bool {
         // SAFETY: as in `fast_slot_at`.
-        unsafe { (*front).solo == SoloReads::Plain }
+        unsafe { (*front).mode }.is_plain()
     }
 }
 
@@ -119,7 +106,7 @@ impl Default for ReadSet {
             front: ReadFront {
                 end: base,
                 room: std::ptr::null_mut(),
-                solo: SoloReads::Off,
+                mode: Mode::Idle,
             },
             stop: base,
             storage,
@@ -279,39 +266,6 @@ impl ReadSet {
     #[inline(always)]
     pub(crate) fn is_open(&self) -> bool {
         !self.front.room.is_null()
-    }
-
-    /// Whether a solo attempt runs (doomed or not).
-    #[inline(always)]
-    pub(crate) fn solo(&self) -> bool {
-        self.front.solo != SoloReads::Off
-    }
-
-    /// A solo attempt starts: its reads go straight to memory (the set stays closed).
-    #[inline(always)]
-    pub(crate) fn start_solo(&mut self) {
-        self.front.solo = SoloReads::Plain;
-    }
-
-    /// The running attempt is doomed: if solo, its reads stop going to memory.
-    #[inline(always)]
-    pub(crate) fn doom_solo(&mut self) {
-        if self.front.solo == SoloReads::Plain {
-            self.front.solo = SoloReads::Doomed;
-        }
-    }
-
-    /// The solo attempt ends.
-    #[inline(always)]
-    pub(crate) fn end_solo(&mut self) {
-        self.front.solo = SoloReads::Off;
-    }
-
-    /// Whether the running attempt's reads go straight to memory (a solo attempt,
-    /// not doomed).
-    #[inline(always)]
-    pub(crate) fn is_plain(&self) -> bool {
-        self.front.solo == SoloReads::Plain
     }
 
     /// Stops the inlined path from appending.

@@ -204,7 +204,7 @@ impl TxBuilder<'_> {
             let desc = lease.desc();
             if desc.wait_for_start() == Decision::Serialize {
                 options.irrevocable = true;
-                desc.core.restart_irrevocable = !first;
+                desc.core.escalate_for_scheduler(first);
             }
             if first {
                 desc.begin(options)

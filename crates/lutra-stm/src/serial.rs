@@ -37,6 +37,7 @@
 
 use crate::abort::Abort;
 use crate::descriptor::Core;
+use crate::mode::Mode;
 use crate::registry::TxState;
 use crate::stm::StmInner;
 use crate::sync::{AtomicUsize, Ordering, fence};
@@ -79,13 +80,13 @@ impl Core {
     /// Makes the running attempt serial (see the module header): irrevocable, and
     /// alone in the engine once this returns.
     pub(crate) fn become_serial(&mut self, stm: &StmInner) -> Result<(), Abort> {
-        if self.holds_serial || self.reads.solo() {
+        if matches!(self.mode(), Mode::Serial) || self.mode().is_solo() {
             // A solo attempt is alone by construction; mark it irrevocable all the same.
             return self.become_irrevocable(stm);
         }
         self.become_irrevocable(stm)?;
         stm.serial.holder.store(self.slot + 1, Ordering::SeqCst);
-        self.holds_serial = true;
+        self.set_mode(Mode::Serial);
         fence(Ordering::SeqCst);
         let killer = (self.slot, self.status.serial());
         for (slot, shared) in stm.registry.in_use() {

@@ -1,10 +1,10 @@
 //! Blocks of memory freed by a solo attempt (`solo.rs`), kept off the general
-//! commit: a solo attempt that would be lean (`Core::lean`) but for such blocks
+//! commit: a solo attempt that would be straight (`mode.rs`) but for such blocks
 //! commits on a short path of its own, [`Core::commit_solo_blocks`], which
-//! `TxDescriptor::try_commit` (`lean.rs`) takes. The C ABI's `stm_free` inside
+//! `TxDescriptor::try_commit` (`straight.rs`) takes. The C ABI's `stm_free` inside
 //! transactions is what it serves (STAMP's vacation frees in some of its
-//! transactions). Blocks an attempt allocates keep it lean by themselves: a lean
-//! commit forgets them (`Core::finish_lean`), a rollback releases them.
+//! transactions). Blocks an attempt allocates keep it straight by themselves: a straight
+//! commit forgets them (`Core::finish_straight`), a rollback releases them.
 //!
 //! A solo attempt is alone in the engine: no other attempt runs until it ends (the
 //! solo gate's protocol). So a block it frees can be released as soon as it commits,
@@ -16,44 +16,43 @@
 //! neither fills the undo log nor takes the attempt off the short path.
 //!
 //! # Invariants
-//! - `Core::solo_blocks` is set only while a solo attempt runs that would be lean
-//!   but for the blocks it freed (`Core::frees`) — so never together with
-//!   `Core::lean`. Whatever makes
-//!   the attempt not lean ([`Core::mark_not_lean`], a doom) clears it too, and so
-//!   does every end of an attempt (the short commit, `Core::finish`).
-//! - An attempt with `solo_blocks` set has nothing to write back (its writes are in
+//! - The mode `SoloBlocks` is taken only by a solo attempt that would be straight
+//!   but for the blocks it freed (`Core::frees`). Whatever makes the attempt not
+//!   straight ([`Core::mark_not_straight`], a doom) leaves it, and so does every end
+//!   of an attempt (the short commit, `Core::finish`).
+//! - An attempt in `SoloBlocks` has nothing to write back (its writes are in
 //!   memory, their old words in the solo undo log), holds no lock, no gate, no
-//!   serial, counts no statistics and calls no hooks, as a lean one.
+//!   serial, counts no statistics and calls no hooks, as a straight one.
 //!
 //! # Protocol: the short commit
 //! 1. Release every freed block, still alone in the engine.
-//! 2. End as a lean commit (`Core::finish_lean`): the allocations forgotten (they
+//! 2. End as a straight commit (`Core::finish_straight`): the allocations forgotten (they
 //!    are the program's now), idle, quiescent, the solo gate given back.
 //!
 //! An abort takes the general rollback (`commit.rs`), which frees the allocations
 //! and forgets the frees.
 
 use crate::descriptor::Core;
+use crate::mode::Mode;
 use crate::stm::StmInner;
 
 impl Core {
-    /// Notes that the running attempt freed a block: a solo attempt that was lean
-    /// (or lean but for blocks) stays so but for blocks; any other is no longer lean.
+    /// Notes that the running attempt freed a block: a solo attempt that was straight
+    /// (or straight but for blocks) stays so but for blocks; any other is no longer straight.
     #[inline]
     pub(crate) fn note_free(&mut self) {
-        if !self.reads.solo() {
-            self.mark_not_lean();
-            return;
-        }
-        self.solo_blocks |= self.lean;
-        self.lean = false;
+        let mode = match self.mode() {
+            Mode::SoloStraight | Mode::SoloBlocks => Mode::SoloBlocks,
+            other => other.not_straight(),
+        };
+        self.set_mode(mode);
     }
 
-    /// The short commit of a solo attempt that is lean but for blocks (see the
+    /// The short commit of a solo attempt that is straight but for blocks (see the
     /// module's protocol). Returns `true`: it cannot fail.
     #[inline(never)]
     pub(crate) fn commit_solo_blocks(&mut self, stm: &StmInner) -> bool {
-        debug_assert!(self.solo_blocks && self.reads.solo() && self.active && !self.lean);
+        debug_assert!(self.mode() == Mode::SoloBlocks);
         debug_assert!(self.doomed.is_none() && self.writes.is_empty());
         // Step 1.
         for block in &self.frees {
@@ -64,15 +63,15 @@ impl Core {
         }
         self.frees.clear();
         // Step 2.
-        self.solo_blocks = false;
-        self.lean = true;
-        self.finish_lean(stm);
+        self.set_mode(Mode::SoloStraight);
+        self.finish_straight(stm, true);
         true
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::mode::Mode;
     use crate::{AbortReason, Config, Stm, TxDescriptor, TxOptions};
     use std::cell::RefCell;
 
@@ -113,16 +112,16 @@ mod tests {
         desc
     }
 
-    fn begin_lean(desc: &mut TxDescriptor) {
+    fn begin_straight(desc: &mut TxDescriptor) {
         assert!(desc.try_begin(0), "the straight begin applies");
-        assert!(desc.is_solo() && desc.core.lean);
+        assert!(desc.is_solo() && desc.core.mode().is_straight());
     }
 
-    /// A solo descriptor (of its own engine) running a lean attempt that allocated
+    /// A solo descriptor (of its own engine) running a straight attempt that allocated
     /// block 0x1000 and freed 0x2000.
     fn solo_with_blocks() -> TxDescriptor {
         let mut desc = solo_descriptor(&Stm::new(Config::default().with_stats(false)));
-        begin_lean(&mut desc);
+        begin_straight(&mut desc);
         desc.record_allocation(0x1000, 8, record);
         // SAFETY: `record` frees nothing; the block is never dereferenced.
         unsafe { desc.free_on_commit(0x2000, 0, record).unwrap() };
@@ -133,11 +132,11 @@ mod tests {
     fn a_committed_solo_free_is_released_at_once_and_allocations_are_kept() {
         let mut desc = solo_with_blocks();
         assert!(
-            desc.core.solo_blocks,
+            (desc.core.mode() == Mode::SoloBlocks),
             "allocating and freeing kept it short"
         );
         assert!(desc.try_commit(), "the short commit applies");
-        assert!(!desc.is_active() && desc.core.between_lean);
+        assert!(!desc.is_active() && (desc.core.mode() == Mode::Settled));
         assert_eq!(released(), vec![0x2000], "the freed block, at the commit");
         next_releases_nothing(&mut desc, false);
     }
@@ -145,13 +144,13 @@ mod tests {
     #[test]
     fn a_solo_free_writes_none_of_its_words() {
         let mut desc = solo_descriptor(&Stm::new(Config::default().with_stats(false)));
-        begin_lean(&mut desc);
+        begin_straight(&mut desc);
         // More words than the undo window opens with: logged, they would grow it.
         let block = vec![7usize; 1024];
         let addr = block.as_ptr() as usize;
         // SAFETY: `record` frees nothing; the block outlives the attempt.
         unsafe { desc.free_on_commit(addr, 1024 * size_of::<usize>(), record) }.unwrap();
-        assert!(desc.core.solo_blocks && desc.core.solo_undo.entries().is_empty());
+        assert!((desc.core.mode() == Mode::SoloBlocks) && desc.core.solo_undo.entries().is_empty());
         assert!(desc.try_commit(), "the short commit applies");
         assert_eq!(released(), vec![addr]);
     }
@@ -161,7 +160,7 @@ mod tests {
         let mut desc = solo_with_blocks();
         desc.rollback(AbortReason::Explicit);
         assert_eq!(released(), vec![0x1000]);
-        assert!(!desc.core.solo_blocks);
+        assert!(desc.core.mode() != Mode::SoloBlocks);
         next_releases_nothing(&mut desc, true);
     }
 
@@ -169,46 +168,49 @@ mod tests {
     fn a_doom_ends_the_short_path() {
         let mut desc = solo_with_blocks();
         let _ = desc.doom(AbortReason::Explicit);
-        assert!(!desc.core.solo_blocks && !desc.try_commit());
+        assert!(desc.core.mode() != Mode::SoloBlocks && !desc.try_commit());
         assert!(desc.commit().is_err());
         assert_eq!(released(), vec![0x1000]);
     }
 
     #[test]
-    fn an_instrumented_attempt_that_frees_is_not_lean() {
+    fn an_instrumented_attempt_that_frees_is_not_straight() {
         let stm = Stm::new(Config::default().with_stats(false));
         let mut desc = TxDescriptor::new(&stm).unwrap();
         let _other = TxDescriptor::new(&stm).unwrap();
         desc.begin(TxOptions::default());
         desc.record_allocation(0x1000, 8, record);
-        assert!(desc.core.lean, "an allocation keeps it lean");
+        assert!(
+            desc.core.mode().is_straight(),
+            "an allocation keeps it straight"
+        );
         // SAFETY: as above.
         unsafe { desc.free_on_commit(0x2000, 0, record).unwrap() };
-        assert!(!desc.core.lean && !desc.core.solo_blocks);
+        assert!(!desc.core.mode().is_straight() && desc.core.mode() != Mode::SoloBlocks);
         desc.commit().unwrap();
         assert!(!released().contains(&0x1000));
     }
 
     #[test]
-    fn a_lean_commit_forgets_its_allocations() {
+    fn a_straight_commit_forgets_its_allocations() {
         let stm = Stm::new(Config::default().with_stats(false));
         let mut solo = solo_descriptor(&stm);
-        begin_lean(&mut solo);
+        begin_straight(&mut solo);
         solo.record_allocation(0x1000, 8, record);
         assert!(
-            solo.core.lean && solo.try_commit_inline(),
+            solo.core.mode().is_straight() && solo.try_commit_inline(),
             "committed inline"
         );
         next_releases_nothing(&mut solo, false);
         // Instrumented (another descriptor is alive), with a write: the straight
-        // commit of `lean.rs`.
+        // commit of `straight.rs`.
         let mut other = TxDescriptor::new(&stm).unwrap();
         let mut word = 0usize;
         other.begin(TxOptions::default());
         other.record_allocation(0x3000, 8, record);
         // SAFETY: `word` is an aligned word that outlives the attempt.
         unsafe { other.store(&mut word, 1, usize::MAX).unwrap() };
-        assert!(other.core.lean && !other.is_solo() && other.try_commit());
+        assert!(other.core.mode().is_straight() && !other.is_solo() && other.try_commit());
         next_releases_nothing(&mut other, false);
         assert_eq!(word, 1);
     }

@@ -29,11 +29,11 @@ pub(crate) struct StmInner {
     pub(crate) design_kind: DesignKind,
     /// Whether hooks other than [`NoHooks`](crate::NoHooks) are installed: when not,
     /// the engine skips every hook call (one predictable branch each) and attempts
-    /// may be lean (`descriptor.rs`).
+    /// may be straight (`descriptor.rs`).
     pub(crate) hooks_active: bool,
     /// Neither hooks nor statistics: a transaction may begin and end on the straight
-    /// paths of `lean.rs`.
-    pub(crate) lean_ends: bool,
+    /// paths of `straight.rs`.
+    pub(crate) straight_ends: bool,
     /// How many first writes an attempt may buffer on the inlined write path before
     /// the full path (with its size check) takes over; the full path then grants it
     /// room up to the next power of two each time (`Core::store_slow`). None when the
@@ -134,7 +134,7 @@ impl Stm {
         let inner = StmInner {
             design_kind: config.design,
             hooks_active: !config.hooks.is_noop(),
-            lean_ends: config.hooks.is_noop() && !config.stats,
+            straight_ends: config.hooks.is_noop() && !config.stats,
             fast_write_room: if config.max_set_entries >= 1 << 12 {
                 LINEAR_MAX
             } else {

@@ -73,7 +73,7 @@ impl Transaction<'_> {
         // meanwhile: a published value never is, and `lent` keeps
         // `update_in_place` from changing a buffered one (see `inplace.rs`).
         let value = unsafe { &*(word as *const T) };
-        self.desc.core.mark_not_lean();
+        self.desc.core.mark_not_straight();
         self.desc.core.lent += 1;
         let result = body(value, self);
         self.desc.core.lent -= 1;

@@ -6,36 +6,38 @@
 //!
 //! # Invariants
 //! - `try_begin` does what `begin(TxOptions::site(site))` does, when the engine has
-//!   neither hooks nor statistics (`StmInner::lean_ends`) and the last transaction
-//!   left nothing to give way to — which one flag, `Core::between_lean`, tells: set
-//!   by a commit of a transaction without aborts, cleared by every begin, doom and
-//!   `prepare`. The attempt it begins is lean (`Core::lean`).
+//!   neither hooks nor statistics (`StmInner::straight_ends`) and the last transaction
+//!   left nothing to give way to — which one mode, `Mode::Settled` (`mode.rs`),
+//!   tells: taken by a commit of a transaction without aborts, left by every begin,
+//!   doom and `prepare`. The attempt it begins is straight (`Mode::Straight` or
+//!   `Mode::SoloStraight`).
 //!   When it returns `false` the descriptor is as it was: between transactions, its
 //!   epoch not announced, its status word idle (a serial it took is simply skipped).
-//! - `try_commit` does what `commit` does for a lean attempt with nothing to write
+//! - `try_commit` does what `commit` does for a straight attempt with nothing to write
 //!   back (it read only, or it ran solo: its writes are already in memory); when it
 //!   returns `false` the attempt runs on untouched.
-//! - `Core::try_commit_update` does what `commit` does for a lean attempt that wrote
-//!   (lean implies commit-time locking: encounter-time locking makes an attempt not
-//!   lean at its first write), when nothing stands in its way. When something does (a
+//! - `Core::try_commit_update` does what `commit` does for a straight attempt that wrote
+//!   (straight implies commit-time locking: encounter-time locking makes an attempt not
+//!   straight at its first write), when nothing stands in its way. When something does (a
 //!   record locked by another attempt, a kill, the commit gate closed by another, a
 //!   read no longer valid) it undoes what it did: every record it locked gets back
 //!   the version it had, as a rollback does, and its status word reads active again,
-//!   the same word as before, and the attempt is no longer lean (so `commit` does
+//!   the same word as before, and the attempt is no longer straight (so `commit` does
 //!   not try the straight path again). The general commit then runs and meets what
 //!   stopped it. Only the clock may have moved (an aborted general commit moves it
 //!   too).
-//! - Neither calls anything: a lean attempt counts no statistics, and its solo undo
+//! - Neither calls anything: a straight attempt counts no statistics, and its solo undo
 //!   log, if any, opens on a buffer already allocated and closes within the
-//!   capacity kept (a store that grows the log makes the attempt not lean). The
-//!   blocks a lean attempt allocated for the program (`Core::allocations`, none a
+//!   capacity kept (a store that grows the log makes the attempt not straight). The
+//!   blocks a straight attempt allocated for the program (`Core::allocations`, none a
 //!   boxed `TVar` value) are forgotten at its end: they are the program's.
-//! - `try_commit` also commits a solo attempt that is lean but for blocks it freed
-//!   (`Core::solo_blocks`), through one call: the short commit of
+//! - `try_commit` also commits a solo attempt that is straight but for blocks it freed
+//!   (`Mode::SoloBlocks`), through one call: the short commit of
 //!   `solo_blocks.rs`, which calls the freed blocks' release functions.
 
 use crate::config::DesignKind;
 use crate::descriptor::{Core, TxDescriptor, TxOptions};
+use crate::mode::Mode;
 use crate::orec::LockWord;
 use crate::registry::TxState;
 use crate::stm::StmInner;
@@ -66,14 +68,13 @@ impl TxDescriptor {
     #[inline(always)]
     pub fn try_begin(&mut self, site: u32) -> bool {
         let (stm, core) = (&*self.stm, &mut self.core);
-        if !core.between_lean {
+        if core.mode() != Mode::Settled {
             return false;
         }
         debug_assert!(
-            stm.lean_ends
-                && !core.active
+            stm.straight_ends
                 && core.last_abort.is_none()
-                && !core.restart_irrevocable
+                && !core.escalation.is_irrevocable()
                 && core.aborts_in_row == 0
         );
         if core.solo_allowed && stm.solo.try_enter(&stm.registry, core.slot) {
@@ -82,23 +83,24 @@ impl TxDescriptor {
                 return false;
             }
             core.start_solo_ready(stm);
-        } else if !core.try_announce(stm) {
+            core.set_mode(Mode::SoloStraight);
+        } else if core.try_announce(stm) {
+            core.set_mode(Mode::Straight);
+        } else {
             return false;
         }
-        core.between_lean = false;
         core.options = TxOptions::site(site);
-        core.lean = true;
         core.age = core.rv;
         true
     }
 
-    /// Commits the running attempt if it is lean and nothing stands in its way.
-    /// A lean attempt with nothing to write back (it only read, or it ran solo)
+    /// Commits the running attempt if it is straight and nothing stands in its way.
+    /// A straight attempt with nothing to write back (it only read, or it ran solo)
     /// always commits here, inline: its reads were consistent at its snapshot, which
     /// is its serialization point. One that wrote commits here, through one call,
     /// unless a record it wrote is locked by another attempt, it was killed, an
     /// irrevocable attempt holds the commit gate, or its reads no longer hold. A solo
-    /// attempt that would be lean but for blocks it freed commits here too, through
+    /// attempt that would be straight but for blocks it freed commits here too, through
     /// one call (`solo_blocks.rs`).
     /// Returns `false`, having changed nothing the program can see, otherwise: call
     /// [`TxDescriptor::commit`] then, which meets the same obstacle and decides
@@ -114,23 +116,27 @@ impl TxDescriptor {
     /// `false`, having changed nothing the program can see.
     #[inline(always)]
     pub fn try_commit_after_inline(&mut self) -> bool {
-        if self.core.lean {
+        if self.core.mode().is_straight() {
             return self.core.try_commit_update(&self.stm);
         }
-        self.core.solo_blocks && self.core.commit_solo_blocks(&self.stm)
+        self.core.mode() == Mode::SoloBlocks && self.core.commit_solo_blocks(&self.stm)
     }
 
     /// The part of [`TxDescriptor::try_commit`] that needs no call: commits the
-    /// running attempt if it is lean and has nothing to write back. Returns `false`,
+    /// running attempt if it is straight and has nothing to write back. Returns `false`,
     /// having done nothing, otherwise. For a driver whose common case must not
     /// need a stack frame (the C ABI's `stm_commit`).
     #[inline(always)]
     pub fn try_commit_inline(&mut self) -> bool {
         let core = &mut self.core;
-        if !core.lean || !core.writes.is_empty() {
+        if !core.mode().is_straight() || !core.writes.is_empty() {
             return false;
         }
-        core.finish_lean(&self.stm);
+        // A straight attempt is solo exactly when its read set is closed (see
+        // `Core::finish_straight`): a test of memory, where a second test of the mode
+        // would cost a register.
+        let solo = !core.reads.is_open();
+        core.finish_straight(&self.stm, solo);
         true
     }
 }
@@ -158,17 +164,22 @@ impl Core {
         shared.status.store(self.status.encode(), Ordering::Release);
     }
 
-    /// The end of a lean attempt that committed with nothing to write back: what
-    /// [`Core::finish`] does for it, with no call (a lean attempt has no statistics
+    /// The end of a straight attempt that committed with nothing to write back: what
+    /// [`Core::finish`] does for it, with no call (a straight attempt has no statistics
     /// to count, and its undo log is within the capacity kept). The blocks it
-    /// allocated are the program's now: it forgets them.
+    /// allocated are the program's now: it forgets them. `solo` tells the attempt's
+    /// mode (`SoloStraight`, else `Straight`); a straight attempt's read set is open
+    /// exactly when it is instrumented (whatever closes an instrumented attempt's set
+    /// — a doom, a lock, a growth — makes it not straight first), so either tells.
     #[inline(always)]
-    pub(crate) fn finish_lean(&mut self, stm: &StmInner) {
-        debug_assert!(self.lean && self.writes.is_empty() && self.locks.is_empty());
+    pub(crate) fn finish_straight(&mut self, stm: &StmInner, solo: bool) {
+        debug_assert!(self.mode().is_straight() && self.writes.is_empty() && self.locks.is_empty());
+        debug_assert_eq!(solo, self.mode().is_solo());
+        debug_assert_eq!(solo, !self.reads.is_open());
         debug_assert!(self.started_at.is_none());
         self.allocations.clear();
-        if self.reads.solo() {
-            // A lean solo attempt read through no set and announced no epoch: what
+        if solo {
+            // A straight solo attempt read through no set and announced no epoch: what
             // `go_idle` does beyond the status word is done already.
             debug_assert!(!self.reads.is_open() && self.reads.len() == 0);
             self.publish_idle(stm);
@@ -176,22 +187,19 @@ impl Core {
         } else {
             self.go_idle(stm);
         }
-        self.lean = false;
-        self.active = false;
-        self.between_lean = true;
+        self.set_mode(Mode::Settled);
     }
 
-    /// The commit of a lean attempt that wrote (steps 1–6 of `commit.rs`'s protocol
+    /// The commit of a straight attempt that wrote (steps 1–6 of `commit.rs`'s protocol
     /// for commit-time locking), straight: no call but the read set's validation
     /// when another commit came since the snapshot. Returns `false` when something
     /// stands in the way, having undone what it did (see the module's invariants):
     /// the general commit (`commit.rs`) runs then.
     #[inline(never)]
     pub(crate) fn try_commit_update(&mut self, stm: &StmInner) -> bool {
-        debug_assert!(self.lean && self.active && self.doomed.is_none() && !self.reads.solo());
+        debug_assert!(self.mode() == Mode::Straight && self.doomed.is_none());
         debug_assert!(self.locks.is_empty() && self.frees.is_empty());
         debug_assert!(self.allocations.iter().all(|block| !block.tvar_value));
-        debug_assert!(!self.irrevocable);
         if stm.design_kind != DesignKind::WriteBackCtl {
             return false;
         }
@@ -247,19 +255,19 @@ impl Core {
         self.write_back_and_release(stm, write_version, waiters);
         self.writes.clear();
         self.locks.clear();
-        self.finish_lean(stm);
+        self.finish_straight(stm, false);
         true
     }
 
     /// [`Core::try_commit_update`] met something in its way: its status word reads
     /// active again (if `committing`, it was set to committing), and every record it
-    /// locked gets back the version it had. The attempt is no longer lean: the
+    /// locked gets back the version it had. The attempt is no longer straight: the
     /// general commit takes over, and the straight one is not tried again for it.
     /// Returns `false`, for the caller.
     #[cold]
     #[inline(never)]
     fn give_up_commit(&mut self, stm: &StmInner, committing: bool) -> bool {
-        self.mark_not_lean();
+        self.mark_not_straight();
         if committing {
             // ORDERING: sequentially consistent as the compare-and-swap it undoes: a
             // gate's holder draining committers (`gate.rs`) sees the attempt active
