@@ -37,11 +37,10 @@
 
 use crate::abort::{Abort, AbortReason};
 use crate::cm::{Resolution, TxView};
-use crate::config::DesignKind;
 use crate::descriptor::Core;
 use crate::epoch::Release;
 use crate::orec::LockWord;
-use crate::read_set::FastSlot;
+use crate::read_set::{FastSlot, ReadFront};
 use crate::registry::{SharedDescriptor, Status, TxState};
 use crate::sets::{ReadEntry, WriteEntry};
 use crate::stm::StmInner;
@@ -97,6 +96,68 @@ pub(crate) unsafe fn word<'a>(addr: usize) -> &'a AtomicUsize {
     unsafe { &*(addr as *const AtomicUsize) }
 }
 
+/// The read barrier's inlined dispatch, the one both entries take ([`Core::try_load`],
+/// and `TxDescriptor::try_load_through_front` for a caller that holds only a front):
+/// the word at `addr` (whose index is `index`) read through the front at `front`,
+/// recorded in its read set (an open front: [`Core::load_in_slot`]) or loaded plainly
+/// (a solo attempt's front), or `None` (nothing done) when the full read must run.
+/// `owner` is asked for the front's core only when the front is open.
+///
+/// # Safety
+/// `front` must point to a valid front; `owner` must give the core whose front it is
+/// (it is called only for an open front); and if the front is open or plain, `addr`
+/// must be as [`TxDescriptor::load`](crate::TxDescriptor::load) requires.
+#[inline(always)]
+pub(crate) unsafe fn load_through<'a>(
+    front: *const ReadFront,
+    owner: impl FnOnce() -> &'a mut Core,
+    addr: usize,
+    index: usize,
+) -> Option<usize> {
+    // The read set is closed whenever the inlined paths may not run
+    // (`Core::fast_access`). SAFETY: a valid front (the contract).
+    if let Some(slot) = unsafe { ReadFront::fast_slot_at(front) } {
+        owner().load_in_slot(addr, index, slot)
+    // SAFETY: as above.
+    } else if unsafe { ReadFront::is_plain_at(front) } {
+        // SAFETY: the caller vouched for `addr`; a plain front is a running solo
+        // attempt's.
+        Some(unsafe { load_alone(addr) })
+    } else {
+        None
+    }
+}
+
+/// The write barrier's inlined dispatch, the one both entries take ([`Core::store`],
+/// and `TxDescriptor::try_store_through_front`): the bits of `value` selected by
+/// `mask` written to the word at `addr` through the front at `front` — buffered (an
+/// open front) or done in memory with the old word logged (a solo attempt's front:
+/// [`Core::store_plain`]) — or `false` (nothing done) when the full write must run.
+///
+/// # Safety
+/// As [`load_through`] (`owner` is called only for an open or plain front), and
+/// `addr` valid for writes.
+#[inline(always)]
+pub(crate) unsafe fn store_through<'a>(
+    front: *const ReadFront,
+    owner: impl FnOnce() -> &'a mut Core,
+    addr: usize,
+    value: usize,
+    mask: usize,
+) -> bool {
+    // SAFETY: a valid front (the contract).
+    let (open, plain) = unsafe { (ReadFront::is_open_at(front), ReadFront::is_plain_at(front)) };
+    if !(open || plain) {
+        return false;
+    }
+    let owner = owner();
+    if open {
+        owner.writes.write(addr, value, mask)
+    } else {
+        owner.store_plain(addr, value, mask)
+    }
+}
+
 /// How many rounds of the engine's `pause` (spinning first, then yielding) a
 /// transaction that meets a record locked by a committing one waits for it before it
 /// asks the contention manager (tinySTM waits the same way): a committer past its
@@ -145,23 +206,14 @@ impl Core {
         }
     }
 
-    /// The read barrier's common case, or `None` (nothing done) when
-    /// [`Core::load_slow`] must run: no write to `addr` buffered, its record unlocked
-    /// at a version inside the snapshot, room in the read set (a few loads, one
-    /// compare, three stores), or a solo attempt's plain load.
+    /// The read barrier's common case ([`load_through`] of the own front), or `None`
+    /// (nothing done) when [`Core::load_slow`] must run.
     #[inline(always)]
     pub(crate) fn try_load(&mut self, addr: usize) -> Option<usize> {
-        // The read set is closed whenever the inlined paths may not run
-        // (`Core::fast_access`).
-        if let Some(slot) = self.reads.fast_slot() {
-            self.load_in_slot(addr, addr / std::mem::size_of::<usize>(), slot)
-        } else if self.mode().is_plain() {
-            // SAFETY: the caller of `TxDescriptor::load` vouched for `addr`; the
-            // attempt runs solo.
-            Some(unsafe { load_alone(addr) })
-        } else {
-            None
-        }
+        let front = &raw const self.reads.front;
+        // SAFETY: the own front, owned by this core; the caller of
+        // `TxDescriptor::load` vouched for `addr`.
+        unsafe { load_through(front, move || self, addr, addr / size_of::<usize>()) }
     }
 
     /// The rest of [`Core::try_load`] once the read set had room: `slot` is where the
@@ -334,12 +386,12 @@ impl Core {
         Ok(())
     }
 
-    /// The write barrier. The common case under commit-time locking (a write to an
-    /// address already written, or a first write while the write set is below the
-    /// room [`Core::store_slow`] granted it) only buffers, inline; everything else is
-    /// [`Core::store_slow`]. Always inlined: at its callers the mask is often a
-    /// constant and the address known to be aligned, which folds the merging and
-    /// the hashing down (the C ABI's `stm_store` saves a call and 15 instructions).
+    /// The write barrier. The common case ([`store_through`] of the own front: a
+    /// write buffered under commit-time locking, or a solo attempt's write done) is
+    /// inlined; everything else is [`Core::store_slow`]. Always inlined: at its
+    /// callers the mask is often a constant and the address known to be aligned,
+    /// which folds the merging and the hashing down (the C ABI's `stm_store` saves
+    /// a call and 15 instructions).
     #[inline(always)]
     pub(crate) fn store(
         &mut self,
@@ -349,12 +401,14 @@ impl Core {
         mask: usize,
         retire_old: Option<Release>,
     ) -> Result<(), Abort> {
-        if self.fast_access() && retire_old.is_none() {
-            if self.writes.write(addr, value, mask) {
+        if retire_old.is_none() {
+            let front = &raw const self.reads.front;
+            let this = &mut *self;
+            // SAFETY: the own front, owned by this core; the caller of
+            // `TxDescriptor::store` vouched for `addr`.
+            if unsafe { store_through(front, move || this, addr, value, mask) } {
                 return Ok(());
             }
-        } else if self.mode().is_solo() {
-            return self.store_solo(addr, value, mask, retire_old);
         }
         self.store_slow(stm, addr, value, mask, retire_old)
     }
@@ -393,6 +447,9 @@ impl Core {
         mask: usize,
         retire_old: Option<Release>,
     ) -> Result<(), Abort> {
+        if self.mode().is_solo() {
+            return self.store_solo(addr, value, mask, retire_old);
+        }
         if self.fast_access()
             && retire_old.is_none()
             && self.writes.write_probing(addr, value, mask)
@@ -415,10 +472,7 @@ impl Core {
         let limit = self.set_limit(stm);
         let len = self.writes.len();
         let mut room = len;
-        if stm.fast_write_room > 0
-            && self.fast_access()
-            && stm.design_kind == DesignKind::WriteBackCtl
-        {
+        if stm.fast_write_room > 0 && self.fast_access() && stm.locks_at_commit() {
             room = (len + 1)
                 .next_power_of_two()
                 .max(stm.fast_write_room)

@@ -15,10 +15,14 @@
 //! 6. Release every record with version `wv`, go idle, wake the waiters of the written
 //!    records if step 4 saw any, retire freed blocks through the epochs.
 //!
-//! A read-only attempt commits by going idle: it writes no shared metadata. A straight
-//! attempt that wrote runs the same protocol on a straight path first
-//! (`Core::try_commit_update` in `straight.rs`), which undoes steps 1–4 and hands over
-//! to this one when anything but the common case applies.
+//! A read-only attempt commits by going idle: it writes no shared metadata.
+//!
+//! Steps 1–6 are one function, [`Core::commit_writes`], run by two paths
+//! ([`CommitPath`]) that differ in how they lock (step 1), what they do when something
+//! stands in the way of steps 1–4 (an [`Obstacle`]) and how they end: the general
+//! commit here (the design locks, an obstacle dooms and rolls back), and the straight
+//! commit of `straight.rs` (one compare-and-swap per record, an obstacle undoes steps
+//! 1–4 and hands over to the general commit).
 //!
 //! # Protocol: rollback
 //! Release every held record with the version it had before (no commit happened, so
@@ -34,6 +38,76 @@ use crate::sets::{Block, WordMap};
 use crate::stm::StmInner;
 use crate::sync::data::AtomicUsize;
 use crate::sync::{Ordering, fence};
+
+/// What stood in the way of a commit's steps 1–4.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Obstacle {
+    /// Step 1: a written record could not be locked, for the reason given.
+    Lock(Abort),
+    /// Step 2: a contention manager killed the attempt.
+    Killed,
+    /// Step 3: another descriptor holds the commit gate.
+    Gate,
+    /// Step 4: a read no longer holds.
+    Validation,
+}
+
+impl Obstacle {
+    /// Whether the status word had been set committing when it was met.
+    #[inline(always)]
+    pub(crate) fn after_status_set(self) -> bool {
+        matches!(self, Self::Gate | Self::Validation)
+    }
+}
+
+/// A way to run the commit protocol ([`Core::commit_writes`]): the general commit
+/// ([`GeneralCommit`]) or the straight one (`straight.rs`).
+pub(crate) trait CommitPath {
+    /// What the commit returns.
+    type Output;
+    /// Whether the attempt may be irrevocable (steps 3 and 4 then do not apply); a
+    /// path whose attempts never are skips the test.
+    const MAY_BE_IRREVOCABLE: bool;
+    /// Step 1: locks every written record (or makes sure they are locked).
+    fn lock_writes(core: &mut Core, stm: &StmInner) -> Result<(), Abort>;
+    /// Something stood in the way of steps 1–4: the status word reads committing
+    /// if [`Obstacle::after_status_set`], and `Core::status` is the active word.
+    fn stopped(core: &mut Core, stm: &StmInner, obstacle: Obstacle) -> Self::Output;
+    /// The end of a commit whose steps 5 and 6 are done.
+    fn committed(core: &mut Core, stm: &StmInner) -> Self::Output;
+}
+
+/// The general commit: the design locks (waiting, killing or aborting as the
+/// contention manager decides); an obstacle dooms the attempt and rolls it back.
+pub(crate) struct GeneralCommit;
+
+impl CommitPath for GeneralCommit {
+    type Output = Result<(), Abort>;
+    const MAY_BE_IRREVOCABLE: bool = true;
+
+    #[inline(always)]
+    fn lock_writes(core: &mut Core, stm: &StmInner) -> Result<(), Abort> {
+        stm.lock_write_set(core)
+    }
+
+    fn stopped(core: &mut Core, stm: &StmInner, obstacle: Obstacle) -> Result<(), Abort> {
+        let abort = match obstacle {
+            // The design doomed the attempt already.
+            Obstacle::Lock(abort) => abort,
+            Obstacle::Killed => core.doom(AbortReason::Killed),
+            Obstacle::Gate => core.doom(AbortReason::Irrevocable),
+            Obstacle::Validation => core.doom(AbortReason::Validation),
+        };
+        core.rollback(stm, abort.reason());
+        Err(abort)
+    }
+
+    #[inline(always)]
+    fn committed(core: &mut Core, stm: &StmInner) -> Result<(), Abort> {
+        core.finish_committed(stm);
+        Ok(())
+    }
+}
 
 impl Core {
     /// Commits the attempt. A straight one (see `mode.rs`: active, not doomed, holds
@@ -79,46 +153,57 @@ impl Core {
         self.commit_update_or_roll_back(stm)
     }
 
+    /// The general commit of an attempt that wrote: the protocol through
+    /// [`GeneralCommit`], which rolls the attempt back when something stands in its
+    /// way.
     fn commit_update_or_roll_back(&mut self, stm: &StmInner) -> Result<(), Abort> {
-        match self.commit_update(stm) {
-            Ok(()) => Ok(()),
-            Err(abort) => {
-                self.rollback(stm, abort.reason());
-                Err(abort)
-            }
-        }
+        self.commit_writes::<GeneralCommit>(stm)
     }
 
-    fn commit_update(&mut self, stm: &StmInner) -> Result<(), Abort> {
-        stm.lock_write_set(self)?;
+    /// Steps 1–6 of the protocol (see the module header), the same for every path:
+    /// `P` locks (step 1), meets what stands in the way of steps 1–4, and ends.
+    /// The status word reads committing from step 2 on, but `Core::status` keeps the
+    /// active word until the point of no return is passed for good, so that a path
+    /// that gives up can set it back.
+    #[inline(always)]
+    pub(crate) fn commit_writes<P: CommitPath>(&mut self, stm: &StmInner) -> P::Output {
+        // Step 1.
+        if let Err(abort) = P::lock_writes(self, stm) {
+            return P::stopped(self, stm, Obstacle::Lock(abort));
+        }
+        // Step 2: the point of no return, unless the path undoes it.
         let shared = self.shared(stm);
-        let committing = self.status.with_state(TxState::Committing);
+        let active = self.status;
+        let committing = active.with_state(TxState::Committing);
         if shared
             .status
             .compare_exchange(
-                self.status.encode(),
+                active.encode(),
                 committing.encode(),
                 Ordering::SeqCst,
                 Ordering::SeqCst,
             )
             .is_err()
         {
-            return Err(self.doom(AbortReason::Killed));
+            return P::stopped(self, stm, Obstacle::Killed);
         }
-        self.status = committing;
-        if !self.mode().is_irrevocable() && stm.gate.closed_by_other(self.slot) {
-            return Err(self.doom(AbortReason::Irrevocable));
+        let irrevocable = P::MAY_BE_IRREVOCABLE && self.mode().is_irrevocable();
+        // Step 3.
+        if !irrevocable && stm.gate.closed_by_other(self.slot) {
+            return P::stopped(self, stm, Obstacle::Gate);
         }
+        // Step 4.
         let write_version = stm.clock.fetch_add(1, Ordering::SeqCst) + 1;
         // Step 1 of the wait table's committer (`waiting.rs`): every written record is
         // locked by now.
         let waiters = stm.waits.has_waiters();
-        if write_version != self.rv + 1 && !self.mode().is_irrevocable() && !self.validate(stm) {
-            return Err(self.doom(AbortReason::Validation));
+        if write_version != self.rv + 1 && !irrevocable && !self.validate(stm) {
+            return P::stopped(self, stm, Obstacle::Validation);
         }
+        self.status = committing;
+        // Steps 5 and 6.
         self.write_back_and_release(stm, write_version, waiters);
-        self.finish_committed(stm);
-        Ok(())
+        P::committed(self, stm)
     }
 
     /// Steps 5 and 6 up to the end: writes every buffered word back, releases every

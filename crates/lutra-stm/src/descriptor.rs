@@ -21,7 +21,7 @@
 //! - Every entry of the read set records a version no newer than the snapshot `rv`.
 
 use crate::abort::{Abort, AbortReason};
-use crate::access::{checked_word_index, load_alone};
+use crate::access::{checked_word_index, load_through, store_through};
 use crate::epoch::{Release, Retired};
 use crate::hooks::{Decision, TxEvent};
 use crate::mode::{Escalation, Mode};
@@ -454,20 +454,18 @@ impl TxDescriptor {
     ) -> Option<usize> {
         let index = checked_word_index(addr as usize)?;
         let front = front.as_ptr();
-        // SAFETY: `front` points to a valid front (the contract); no reference is
-        // made, so a closed one shared by threads is only read.
-        if let Some(slot) = unsafe { ReadFront::fast_slot_at(front) } {
-            // SAFETY: an open front (the contract).
-            let desc = unsafe { Self::owner_of_front(front) };
-            return desc.core.load_in_slot(addr as usize, index, slot);
+        // SAFETY: `front` points to a valid front (the contract), read without a
+        // reference, so a closed one shared by threads is only read; an open front's
+        // owner is the descriptor it lies in (the contract); `addr` is a word's
+        // address (checked), valid by the contract.
+        unsafe {
+            load_through(
+                front,
+                || &mut Self::owner_of_front(front).core,
+                addr as usize,
+                index,
+            )
         }
-        // SAFETY: as above.
-        if unsafe { ReadFront::is_plain_at(front) } {
-            // SAFETY: `addr` is a word's address (checked), valid by the contract; a
-            // plain front is a running solo attempt's.
-            return Some(unsafe { load_alone(addr as usize) });
-        }
-        None
     }
 
     /// The write of the whole word at `addr` through a read front, as
@@ -489,18 +487,16 @@ impl TxDescriptor {
             return false;
         }
         let front = front.as_ptr();
-        // SAFETY: as in `try_load_through_front`.
-        let (open, plain) =
-            unsafe { (ReadFront::is_open_at(front), ReadFront::is_plain_at(front)) };
-        if !(open || plain) {
-            return false;
-        }
-        // SAFETY: an open or plain front (the contract).
-        let desc = unsafe { Self::owner_of_front(front) };
-        if open {
-            desc.core.writes.write(addr as usize, value, usize::MAX)
-        } else {
-            desc.core.store_plain(addr as usize, value, usize::MAX)
+        // SAFETY: as in `try_load_through_front`; an open or plain front's owner is
+        // the descriptor it lies in.
+        unsafe {
+            store_through(
+                front,
+                || &mut Self::owner_of_front(front).core,
+                addr as usize,
+                value,
+                usize::MAX,
+            )
         }
     }
 

@@ -35,11 +35,11 @@
 //!   (`Mode::SoloBlocks`), through one call: the short commit of
 //!   `solo_blocks.rs`, which calls the freed blocks' release functions.
 
-use crate::config::DesignKind;
+use crate::abort::{Abort, AbortReason};
+use crate::commit::{CommitPath, Obstacle};
 use crate::descriptor::{Core, TxDescriptor, TxOptions};
 use crate::mode::Mode;
 use crate::orec::LockWord;
-use crate::registry::TxState;
 use crate::stm::StmInner;
 use crate::sync::Ordering;
 
@@ -190,73 +190,20 @@ impl Core {
         self.set_mode(Mode::Settled);
     }
 
-    /// The commit of a straight attempt that wrote (steps 1–6 of `commit.rs`'s protocol
-    /// for commit-time locking), straight: no call but the read set's validation
-    /// when another commit came since the snapshot. Returns `false` when something
-    /// stands in the way, having undone what it did (see the module's invariants):
-    /// the general commit (`commit.rs`) runs then.
+    /// The commit of a straight attempt that wrote: `commit.rs`'s protocol through
+    /// [`StraightCommit`], with no call but the read set's validation when another
+    /// commit came since the snapshot. Returns `false` when something stands in the
+    /// way, having undone what it did (see the module's invariants): the general
+    /// commit (`commit.rs`) runs then.
     #[inline(never)]
     pub(crate) fn try_commit_update(&mut self, stm: &StmInner) -> bool {
         debug_assert!(self.mode() == Mode::Straight && self.doomed.is_none());
         debug_assert!(self.locks.is_empty() && self.frees.is_empty());
         debug_assert!(self.allocations.iter().all(|block| !block.tvar_value));
-        if stm.design_kind != DesignKind::WriteBackCtl {
+        if !stm.locks_at_commit() {
             return false;
         }
-        // Step 1. ORDERING: the release half of the first compare-and-swap publishes
-        // the age and priority to whoever finds a record locked.
-        self.publish_age_and_priority(stm);
-        let mine = LockWord::locked(self.slot);
-        for entry in self.writes.entries() {
-            let orec = stm.orecs.index_of(entry.addr);
-            let record = stm.orecs.record(orec);
-            let current = record.load(Ordering::Acquire);
-            match LockWord::decode(current) {
-                LockWord::Unlocked { version }
-                    if record
-                        .compare_exchange(current, mine, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok() =>
-                {
-                    self.locks.push(orec, version);
-                }
-                // A record guarding two written words, locked for the first.
-                LockWord::Locked { owner } if owner == self.slot => {}
-                _ => return self.give_up_commit(stm, false),
-            }
-        }
-        // Step 2: the point of no return, unless what follows undoes it.
-        let shared = self.shared(stm);
-        let active = self.status;
-        let committing = active.with_state(TxState::Committing);
-        if shared
-            .status
-            .compare_exchange(
-                active.encode(),
-                committing.encode(),
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            )
-            .is_err()
-        {
-            return self.give_up_commit(stm, false);
-        }
-        // Step 3.
-        if stm.gate.closed_by_other(self.slot) {
-            return self.give_up_commit(stm, true);
-        }
-        // Step 4.
-        let write_version = stm.clock.fetch_add(1, Ordering::SeqCst) + 1;
-        let waiters = stm.waits.has_waiters();
-        if write_version != self.rv + 1 && !self.validate(stm) {
-            return self.give_up_commit(stm, true);
-        }
-        self.status = committing;
-        // Steps 5 and 6.
-        self.write_back_and_release(stm, write_version, waiters);
-        self.writes.clear();
-        self.locks.clear();
-        self.finish_straight(stm, false);
-        true
+        self.commit_writes::<StraightCommit>(stm)
     }
 
     /// [`Core::try_commit_update`] met something in its way: its status word reads
@@ -279,5 +226,54 @@ impl Core {
         }
         self.release_unchanged(stm);
         false
+    }
+}
+
+/// The straight commit's way through the protocol (`commit.rs`): it locks each
+/// written record by one compare-and-swap, never waits, and gives up at the first
+/// obstacle, undoing what it did ([`Core::give_up_commit`]).
+pub(crate) struct StraightCommit;
+
+impl CommitPath for StraightCommit {
+    type Output = bool;
+    const MAY_BE_IRREVOCABLE: bool = false;
+
+    #[inline(always)]
+    fn lock_writes(core: &mut Core, stm: &StmInner) -> Result<(), Abort> {
+        // ORDERING: the release half of the first compare-and-swap publishes the age
+        // and priority to whoever finds a record locked.
+        core.publish_age_and_priority(stm);
+        let mine = LockWord::locked(core.slot);
+        for entry in core.writes.entries() {
+            let orec = stm.orecs.index_of(entry.addr);
+            let record = stm.orecs.record(orec);
+            let current = record.load(Ordering::Acquire);
+            match LockWord::decode(current) {
+                LockWord::Unlocked { version }
+                    if record
+                        .compare_exchange(current, mine, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok() =>
+                {
+                    core.locks.push(orec, version);
+                }
+                // A record guarding two written words, locked for the first.
+                LockWord::Locked { owner } if owner == core.slot => {}
+                _ => return Err(Abort::new(AbortReason::WriteConflict)),
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn stopped(core: &mut Core, stm: &StmInner, obstacle: Obstacle) -> bool {
+        core.give_up_commit(stm, obstacle.after_status_set())
+    }
+
+    #[inline(always)]
+    fn committed(core: &mut Core, stm: &StmInner) -> bool {
+        core.writes.clear();
+        core.locks.clear();
+        core.finish_straight(stm, false);
+        true
     }
 }

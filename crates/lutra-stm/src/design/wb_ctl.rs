@@ -10,6 +10,8 @@ use crate::stm::StmInner;
 pub(crate) struct WriteBackCtl;
 
 impl Design for WriteBackCtl {
+    const LOCKS_AT_COMMIT: bool = true;
+
     fn before_first_write(
         &self,
         _stm: &StmInner,

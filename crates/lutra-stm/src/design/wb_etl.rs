@@ -14,6 +14,8 @@ use crate::stm::StmInner;
 pub(crate) struct WriteBackEtl;
 
 impl Design for WriteBackEtl {
+    const LOCKS_AT_COMMIT: bool = false;
+
     fn before_first_write(&self, stm: &StmInner, tx: &mut Core, orec: usize) -> Result<(), Abort> {
         // Holding a record before its commit, the attempt can be killed: its commit
         // must look at its status word (not straight).
