@@ -9,10 +9,10 @@
 mod wb_ctl;
 mod wb_etl;
 
-use crate::abort::Abort;
-use crate::config::DesignKind;
-use crate::descriptor::Core;
-use crate::stm::StmInner;
+use crate::api::config::DesignKind;
+use crate::attempt::abort::Abort;
+use crate::attempt::descriptor::Core;
+use crate::global::stm::StmInner;
 
 /// The operations in which designs differ.
 pub(crate) trait Design: Sync {

@@ -3,9 +3,9 @@
 //! transactions, briefly), then validates and writes back.
 
 use super::Design;
-use crate::abort::Abort;
-use crate::descriptor::Core;
-use crate::stm::StmInner;
+use crate::attempt::abort::Abort;
+use crate::attempt::descriptor::Core;
+use crate::global::stm::StmInner;
 
 pub(crate) struct WriteBackCtl;
 

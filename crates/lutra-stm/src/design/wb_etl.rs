@@ -7,9 +7,9 @@
 //!   locked: reads of words under held records (straight from memory) stay opaque.
 
 use super::Design;
-use crate::abort::Abort;
-use crate::descriptor::Core;
-use crate::stm::StmInner;
+use crate::attempt::abort::Abort;
+use crate::attempt::descriptor::Core;
+use crate::global::stm::StmInner;
 
 pub(crate) struct WriteBackEtl;
 
