@@ -56,6 +56,8 @@
 //!   the straight begin and commit (`straight.rs`). *Inlined* says where code sits
 //!   (in its caller), not which case it serves.
 //! - *Solo*: an attempt alone in its engine, uninstrumented (`solo.rs`).
+//! - *Blocks commit*: the commit of a solo attempt that is straight but for the blocks
+//!   it freed (`solo_blocks.rs`).
 //! - *Instrumented*: an attempt that records its reads and buffers its writes.
 //! - *Mode*: what an attempt is doing, one of `mode.rs`'s table.
 //!

@@ -71,7 +71,7 @@ impl Core {
         }
     }
 
-    /// Begins an attempt. The common case (a first attempt, or one after a `retry`,
+    /// Begins an attempt. The straight case (a first attempt, or one after a `retry`,
     /// on an engine without hooks, not irrevocable; solo or instrumented) is inlined
     /// and straight; everything else goes through [`Core::start_special`].
     #[inline]

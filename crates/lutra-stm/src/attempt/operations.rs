@@ -29,7 +29,7 @@ impl TxDescriptor {
         self.core.load(&self.stm, addr as usize)
     }
 
-    /// The common case of [`TxDescriptor::load`], inlined into the caller: the word
+    /// The straight case of [`TxDescriptor::load`], inlined into the caller: the word
     /// at `addr`, or `None` when the full [`TxDescriptor::load`] must run (it has
     /// done nothing then). For a caller that keeps its own slow path out of line.
     ///
@@ -96,7 +96,7 @@ impl TxDescriptor {
     }
 
     /// The write of the whole word at `addr` through a read front, as
-    /// [`TxDescriptor::try_load_through_front`] reads: the common case of
+    /// [`TxDescriptor::try_load_through_front`] reads: the straight case of
     /// [`TxDescriptor::store`] (a write buffered, or a solo attempt's write logged
     /// and done), or false (nothing done) when the full [`TxDescriptor::store`] must
     /// run, and also when `front` is closed or `addr` is NULL or not aligned.
@@ -152,7 +152,7 @@ impl TxDescriptor {
         unsafe { NonNull::new_unchecked(whole.byte_add(Self::READ_FRONT_OFFSET).cast()) }
     }
 
-    /// [`TxDescriptor::load`] without its inlined common case: for a caller whose own
+    /// [`TxDescriptor::load`] without its inlined straight case: for a caller whose own
     /// [`TxDescriptor::try_load`] (or a read through the front) just returned `None`.
     ///
     /// # Errors

@@ -142,7 +142,7 @@ pub(crate) unsafe fn store_through<'a>(
 const COMPACT_FROM: usize = 1 << 16;
 
 impl Core {
-    /// The read barrier. The common case ([`Core::try_load`]) is inlined into the
+    /// The read barrier. The straight case ([`Core::try_load`]) is inlined into the
     /// caller; everything else is [`Core::load_slow`].
     #[inline]
     pub(crate) fn load(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
@@ -152,7 +152,7 @@ impl Core {
         }
     }
 
-    /// The read barrier's common case ([`load_through`] of the own front), or `None`
+    /// The read barrier's straight case ([`load_through`] of the own front), or `None`
     /// (nothing done) when [`Core::load_slow`] must run.
     #[inline(always)]
     pub(crate) fn try_load(&mut self, addr: usize) -> Option<usize> {
@@ -332,7 +332,7 @@ impl Core {
         Ok(())
     }
 
-    /// The write barrier. The common case ([`store_through`] of the own front: a
+    /// The write barrier. The straight case ([`store_through`] of the own front: a
     /// write buffered under commit-time locking, or a solo attempt's write done) is
     /// inlined; everything else is [`Core::store_slow`]. Always inlined: at its
     /// callers the mask is often a constant and the address known to be aligned,

@@ -12,7 +12,7 @@
 //!
 //! An unlocked word is its version, and a locked one is larger than any version (the
 //! clock never reaches 2^63), so one unsigned comparison with a snapshot tells the
-//! read path's common case: unlocked and no newer than the snapshot
+//! read path's straight case: unlocked and no newer than the snapshot
 //! ([`LockWord::readable_at`]).
 //!
 //! # Invariants

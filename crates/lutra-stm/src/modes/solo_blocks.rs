@@ -1,6 +1,6 @@
 //! Blocks of memory freed by a solo attempt (`solo.rs`), kept off the general
 //! commit: a solo attempt that would be straight (`mode.rs`) but for such blocks
-//! commits on a short path of its own, [`Core::commit_solo_blocks`], which
+//! commits on a path of its own, the blocks commit, [`Core::commit_solo_blocks`], which
 //! `TxDescriptor::try_commit` (`straight.rs`) takes. The C ABI's `stm_free` inside
 //! transactions is what it serves (STAMP's vacation frees in some of its
 //! transactions). Blocks an attempt allocates keep it straight by themselves: a straight
@@ -13,18 +13,18 @@
 //! unreachable. The epochs (`epoch.rs`) are not needed for it, nor are the unchanged
 //! writes that make other users of a freed block conflict with the freeing attempt:
 //! a solo free writes none (`TxDescriptor::write_unchanged`), so a large block
-//! neither fills the undo log nor takes the attempt off the short path.
+//! neither fills the undo log nor takes the attempt off the blocks commit.
 //!
 //! # Invariants
 //! - The mode `SoloBlocks` is taken only by a solo attempt that would be straight
 //!   but for the blocks it freed (`Core::frees`). Whatever makes the attempt not
 //!   straight ([`Core::mark_not_straight`], a doom) leaves it, and so does every end
-//!   of an attempt (the short commit, `Core::finish`).
+//!   of an attempt (the blocks commit, `Core::finish`).
 //! - An attempt in `SoloBlocks` has nothing to write back (its writes are in
 //!   memory, their old words in the solo undo log), holds no lock, no gate, no
 //!   serial, counts no statistics and calls no hooks, as a straight one.
 //!
-//! # Protocol: the short commit
+//! # Protocol: the blocks commit
 //! 1. Release every freed block, still alone in the engine.
 //! 2. End as a straight commit (`Core::finish_straight`): the allocations forgotten (they
 //!    are the program's now), idle, quiescent, the solo gate given back.
@@ -48,7 +48,7 @@ impl Core {
         self.set_mode(mode);
     }
 
-    /// The short commit of a solo attempt that is straight but for blocks (see the
+    /// The blocks commit of a solo attempt that is straight but for blocks (see the
     /// module's protocol). Returns `true`: it cannot fail.
     #[inline(never)]
     pub(crate) fn commit_solo_blocks(&mut self, stm: &StmInner) -> bool {
@@ -135,7 +135,7 @@ mod tests {
             (desc.core.mode() == Mode::SoloBlocks),
             "allocating and freeing kept it short"
         );
-        assert!(desc.try_commit(), "the short commit applies");
+        assert!(desc.try_commit(), "the blocks commit applies");
         assert!(!desc.is_active() && (desc.core.mode() == Mode::Settled));
         assert_eq!(released(), vec![0x2000], "the freed block, at the commit");
         next_releases_nothing(&mut desc, false);
@@ -151,7 +151,7 @@ mod tests {
         // SAFETY: `record` frees nothing; the block outlives the attempt.
         unsafe { desc.free_on_commit(addr, 1024 * size_of::<usize>(), record) }.unwrap();
         assert!((desc.core.mode() == Mode::SoloBlocks) && desc.core.solo_undo.entries().is_empty());
-        assert!(desc.try_commit(), "the short commit applies");
+        assert!(desc.try_commit(), "the blocks commit applies");
         assert_eq!(released(), vec![addr]);
     }
 

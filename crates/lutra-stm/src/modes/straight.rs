@@ -1,8 +1,8 @@
 //! The straight paths of a transaction's begin and end: [`TxDescriptor::try_begin`]
-//! and [`TxDescriptor::try_commit`], the common cases of `begin` and `commit` for a
+//! and [`TxDescriptor::try_commit`], the straight cases of `begin` and `commit` for a
 //! driver that keeps its own general path out of line. The C ABI's `stm_start` and
 //! `stm_commit` try these first and tail-call their general path otherwise, so that
-//! their common case needs no stack frame.
+//! their straight case needs no stack frame.
 //!
 //! # Invariants
 //! - `try_begin` does what `begin(TxOptions::site(site))` does, when the engine has
@@ -32,7 +32,7 @@
 //!   blocks a straight attempt allocated for the program (`Core::allocations`, none a
 //!   boxed `TVar` value) are forgotten at its end: they are the program's.
 //! - `try_commit` also commits a solo attempt that is straight but for blocks it freed
-//!   (`Mode::SoloBlocks`), through one call: the short commit of
+//!   (`Mode::SoloBlocks`), through one call: the blocks commit of
 //!   `solo_blocks.rs`, which calls the freed blocks' release functions.
 
 use crate::attempt::abort::{Abort, AbortReason};
@@ -45,7 +45,7 @@ use crate::global::sync::Ordering;
 
 impl TxDescriptor {
     /// Begins a transaction at `site` (priority 0, not irrevocable) if nothing but the
-    /// common case applies: the descriptor's last transaction committed without
+    /// straight case applies: the descriptor's last transaction committed without
     /// aborts on an engine without hooks or statistics (so it left nothing to give
     /// way to), and no serial attempt is in the way.
     /// Returns `false`, having changed nothing, otherwise: call
@@ -124,7 +124,7 @@ impl TxDescriptor {
 
     /// The part of [`TxDescriptor::try_commit`] that needs no call: commits the
     /// running attempt if it is straight and has nothing to write back. Returns `false`,
-    /// having done nothing, otherwise. For a driver whose common case must not
+    /// having done nothing, otherwise. For a driver whose straight case must not
     /// need a stack frame (the C ABI's `stm_commit`).
     #[inline(always)]
     pub fn try_commit_inline(&mut self) -> bool {
