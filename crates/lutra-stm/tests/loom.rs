@@ -26,7 +26,7 @@
 //!   under encounter-time locking and `Timestamp`; neither deadlocks (loom reports
 //!   it) nor loses its update. A liveness and lost-update check of the real kill path
 //!   rather than of one ordering: no weakening tried made it fail.
-//! - the straight begin and commit (`lean.rs`): the serial check's audit made twice
+//! - the straight begin and commit (`straight.rs`): the serial check's audit made twice
 //!   by one descriptor on the straight paths; the second begin meets the serial
 //!   attempt and must withdraw its announcement.
 //! - the solo gate (`solo.rs`), both designs: a soloist's raw word transfer beside a
@@ -233,7 +233,7 @@ fn until_committed<T>(
     until_committed_on(tx, false, body)
 }
 
-/// [`until_committed`], beginning and committing on the straight paths (`lean.rs`)
+/// [`until_committed`], beginning and committing on the straight paths (`straight.rs`)
 /// when `straight` and they apply, as the C ABI does.
 fn until_committed_on<T>(
     tx: &mut TxDescriptor,
@@ -353,7 +353,7 @@ fn serial_move_and_audit(design: DesignKind) {
 }
 
 /// As [`serial_move_and_audit`], the audit made twice by one descriptor whose
-/// transactions begin and commit on the straight paths (`lean.rs`) when they can:
+/// transactions begin and commit on the straight paths (`straight.rs`) when they can:
 /// the second begins there, and must withdraw from a serial attempt it meets.
 fn serial_move_and_straight_audits(design: DesignKind) {
     let stm = tiny(design);

@@ -21,7 +21,7 @@
 //! - solo: a descriptor allowed to run solo (uninstrumented, `solo.rs`) transfers
 //!   between two words while another thread creates a descriptor and audits: the
 //!   audit never sees a half-done transfer, and no transfer is lost (also with
-//!   both beginning and committing on the straight paths of `lean.rs`);
+//!   both beginning and committing on the straight paths of `straight.rs`);
 //! - solo blocks: the soloist replaces a published node by a new one, freeing the
 //!   old one, while a newcomer follows the pointer: the newcomer never reads a
 //!   released node (a solo attempt releases its frees at its commit, an
@@ -29,7 +29,7 @@
 //! - serial: an attempt made serial moves an amount with plain writes while an
 //!   auditor, an updater and an irrevocable updater run transactions: none runs
 //!   beside it, and none deadlocks with it (also with the auditor and the updater
-//!   on the straight paths of `lean.rs`, which withdraw from a serial attempt);
+//!   on the straight paths of `straight.rs`, which withdraw from a serial attempt);
 //! - irrevocable fallback: with a set limit of 4 and one abort allowed, audits past
 //!   the limit and movers that lose run their next attempt irrevocable; the total
 //!   holds, nothing hangs, and an effect after `become_irrevocable` happens once;
@@ -483,28 +483,28 @@ fn the_irrevocable_fallback_keeps_the_total_and_never_hangs() {
 }
 
 /// Runs `check` under [`explore`] for every design, off and on the straight paths
-/// of `lean.rs`.
+/// of `straight.rs`.
 fn explore_designs_and_paths(seed: u64, check: fn(DesignKind, bool)) {
     for design in DesignKind::ALL {
-        for lean in [false, true] {
-            explore(seed, true, move || check(design, lean));
+        for straight in [false, true] {
+            explore(seed, true, move || check(design, straight));
         }
     }
 }
 
 /// Begins a transaction with `options` on `tx`: on the straight path
-/// (`TxDescriptor::try_begin`) when `lean` and the options are the defaults, and
+/// (`TxDescriptor::try_begin`) when `straight` and the options are the defaults, and
 /// through `begin` when that declines or otherwise.
-fn begin_on(tx: &mut lutra_stm::TxDescriptor, options: lutra_stm::TxOptions, lean: bool) {
-    if !(lean && options == lutra_stm::TxOptions::default() && tx.try_begin(0)) {
+fn begin_on(tx: &mut lutra_stm::TxDescriptor, options: lutra_stm::TxOptions, straight: bool) {
+    if !(straight && options == lutra_stm::TxOptions::default() && tx.try_begin(0)) {
         tx.begin(options);
     }
 }
 
 /// Commits `tx`'s attempt: on the straight path (`TxDescriptor::try_commit`) when
-/// `lean`, and through `commit` when that declines or otherwise.
-fn commit_on(tx: &mut lutra_stm::TxDescriptor, lean: bool) -> Result<(), lutra_stm::Abort> {
-    if lean && tx.try_commit() {
+/// `straight`, and through `commit` when that declines or otherwise.
+fn commit_on(tx: &mut lutra_stm::TxDescriptor, straight: bool) -> Result<(), lutra_stm::Abort> {
+    if straight && tx.try_commit() {
         return Ok(());
     }
     tx.commit()
@@ -512,16 +512,16 @@ fn commit_on(tx: &mut lutra_stm::TxDescriptor, lean: bool) -> Result<(), lutra_s
 
 /// Runs `body` as a word transaction of `tx` until it commits (`Some` of its value)
 /// or ends in an explicit abort, which is not retried (`None`). (On the straight
-/// paths of `lean.rs` when `lean`.)
+/// paths of `straight.rs` when `straight`.)
 fn until_done<T>(
     tx: &mut lutra_stm::TxDescriptor,
     options: lutra_stm::TxOptions,
-    lean: bool,
+    straight: bool,
     mut body: impl FnMut(&mut lutra_stm::TxDescriptor) -> Result<T, lutra_stm::Abort>,
 ) -> Option<T> {
     loop {
-        begin_on(tx, options, lean);
-        match body(tx).and_then(|value| commit_on(tx, lean).map(|()| value)) {
+        begin_on(tx, options, straight);
+        match body(tx).and_then(|value| commit_on(tx, straight).map(|()| value)) {
             Ok(value) => return Some(value),
             Err(abort) => {
                 tx.rollback(abort.reason());
@@ -540,10 +540,10 @@ fn until_done<T>(
 fn until_committed<T>(
     tx: &mut lutra_stm::TxDescriptor,
     options: lutra_stm::TxOptions,
-    lean: bool,
+    straight: bool,
     body: impl FnMut(&mut lutra_stm::TxDescriptor) -> Result<T, lutra_stm::Abort>,
 ) -> T {
-    until_done(tx, options, lean, body).expect("no explicit abort")
+    until_done(tx, options, straight, body).expect("no explicit abort")
 }
 
 /// Two words of 100 each, to move amounts between with raw word transactions.
@@ -578,7 +578,7 @@ fn on_words(
 /// Two words summing to 200; the soloist moves amounts between them with raw word
 /// transactions (as the C ABI does), aborting every other attempt after its first
 /// write; a newcomer creates its descriptor mid-run and audits the sum.
-fn solo_transfers_and_newcomer_audit(design: DesignKind, lean: bool) {
+fn solo_transfers_and_newcomer_audit(design: DesignKind, straight: bool) {
     use lutra_stm::{AbortReason, TxOptions};
     let stm = tiny(design, "suicide");
     let words = two_words();
@@ -586,7 +586,7 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind, lean: bool) {
         for round in 0..3 {
             // SAFETY: the words live in the `Arc` and are only accessed through
             // transactions of this engine.
-            until_done(tx, TxOptions::default(), lean, |tx| unsafe {
+            until_done(tx, TxOptions::default(), straight, |tx| unsafe {
                 let from = tx.load(a)?;
                 tx.store(a, from - 1, usize::MAX)?;
                 if round == 1 {
@@ -600,7 +600,7 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind, lean: bool) {
     });
     let newcomer = on_words(&stm, &words, false, move |tx, a, b| {
         // SAFETY: as above.
-        let sum = until_committed(tx, TxOptions::default(), lean, |tx| unsafe {
+        let sum = until_committed(tx, TxOptions::default(), straight, |tx| unsafe {
             Ok(tx.load(a)? + tx.load(b)?)
         });
         assert_eq!(sum, 200, "an audit saw half a transfer");
@@ -661,7 +661,7 @@ unsafe fn store_via_front(
 /// them, and an auditor that registers mid-run sums them, both reading and writing
 /// through the read front: every sum an attempt sees is 200, even in an attempt
 /// that aborts.
-fn front_reads_beside_transfers(design: DesignKind, lean: bool) {
+fn front_reads_beside_transfers(design: DesignKind, straight: bool) {
     use lutra_stm::TxOptions;
     let stm = tiny(design, "suicide");
     let words = two_words();
@@ -669,7 +669,7 @@ fn front_reads_beside_transfers(design: DesignKind, lean: bool) {
         for _ in 0..3 {
             // SAFETY: the words live in the `Arc` and are only accessed through
             // transactions of this engine.
-            until_committed(tx, TxOptions::default(), lean, |tx| unsafe {
+            until_committed(tx, TxOptions::default(), straight, |tx| unsafe {
                 let (from, to) = (load_via_front(tx, a)?, load_via_front(tx, b)?);
                 assert_eq!(from + to, 200, "the mover saw half a transfer");
                 store_via_front(tx, a, from - 1)?;
@@ -680,7 +680,7 @@ fn front_reads_beside_transfers(design: DesignKind, lean: bool) {
     let auditor = on_words(&stm, &words, false, move |tx, a, b| {
         for _ in 0..2 {
             // SAFETY: as above.
-            until_committed(tx, TxOptions::default(), lean, |tx| unsafe {
+            until_committed(tx, TxOptions::default(), straight, |tx| unsafe {
                 let sum = load_via_front(tx, a)? + load_via_front(tx, b)?;
                 assert_eq!(sum, 200, "an audit saw half a transfer");
                 Ok(())
@@ -719,7 +719,7 @@ unsafe fn poison(addr: usize, _size: usize) {
 /// freeing the old one in the same attempt, and aborts the second time after doing
 /// so; a newcomer creates its descriptor mid-run and follows the pointer twice: it
 /// never reads a released node, and every committed replacement is kept.
-fn solo_replaces_node_beside_newcomer(design: DesignKind, lean: bool) {
+fn solo_replaces_node_beside_newcomer(design: DesignKind, straight: bool) {
     use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
     let stm = tiny(design, "suicide");
     let slot = Arc::new(AtomicUsize::new(new_node(0)));
@@ -732,7 +732,7 @@ fn solo_replaces_node_beside_newcomer(design: DesignKind, lean: bool) {
             for round in 1..=4 {
                 // SAFETY: the slot lives in the `Arc`, the nodes are leaked, and both
                 // are only accessed through transactions of this engine.
-                until_done(&mut tx, TxOptions::default(), lean, |tx| unsafe {
+                until_done(&mut tx, TxOptions::default(), straight, |tx| unsafe {
                     let old = tx.load(slot)?;
                     let node = new_node(round);
                     tx.record_allocation(node, 8, poison);
@@ -753,7 +753,7 @@ fn solo_replaces_node_beside_newcomer(design: DesignKind, lean: bool) {
             let slot = slot.as_ptr();
             for _ in 0..2 {
                 // SAFETY: as above.
-                let value = until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
+                let value = until_committed(&mut tx, TxOptions::default(), straight, |tx| unsafe {
                     let node = tx.load(slot)?;
                     thread::yield_now();
                     tx.load(node as *const usize)
@@ -779,7 +779,7 @@ fn solo_frees_are_never_read_after_their_release() {
 /// writes (as GCC's uninstrumented code does), yielding between the two; an
 /// auditor and an updater of the same words run transactions meanwhile: no audit
 /// sees the half-done move, and no update is lost.
-fn serial_plain_move_beside_audit_and_update(design: DesignKind, lean: bool) {
+fn serial_plain_move_beside_audit_and_update(design: DesignKind, straight: bool) {
     use lutra_stm::{TxDescriptor, TxOptions};
     let stm = tiny(design, "suicide");
     let words = two_words();
@@ -805,7 +805,7 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind, lean: bool) {
             for _ in 0..2 {
                 // SAFETY: the words live in the `Arc`; besides the serial attempt,
                 // only transactions of this engine access them.
-                let sum = until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
+                let sum = until_committed(&mut tx, TxOptions::default(), straight, |tx| unsafe {
                     Ok(tx.load(a)? + tx.load(b)?)
                 });
                 assert_eq!(sum, 200, "an audit saw half of a serial move");
@@ -818,7 +818,7 @@ fn serial_plain_move_beside_audit_and_update(design: DesignKind, lean: bool) {
             let mut tx = TxDescriptor::new(&stm).unwrap();
             let (a, b) = (words[0].as_ptr(), words[1].as_ptr());
             // SAFETY: as for the auditor.
-            until_committed(&mut tx, TxOptions::default(), lean, |tx| unsafe {
+            until_committed(&mut tx, TxOptions::default(), straight, |tx| unsafe {
                 let (x, y) = (tx.load(a)?, tx.load(b)?);
                 tx.store(a, x + 5, usize::MAX)?;
                 tx.store(b, y - 5, usize::MAX)

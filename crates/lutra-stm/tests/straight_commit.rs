@@ -1,4 +1,4 @@
-//! The straight commit of a transaction that wrote (`lean.rs`, `TxDescriptor::try_commit`)
+//! The straight commit of a transaction that wrote (`straight.rs`, `TxDescriptor::try_commit`)
 //! gives up when something stands in its way, and then leaves nothing behind: every
 //! record it locked is free again with the version it had, its status reads active,
 //! and the general commit meets the same obstacle and decides.
@@ -6,13 +6,13 @@
 //! Each test drives the interleaving it needs with several descriptors on one thread
 //! (no timing, no chance): the obstacle is in place before the straight commit runs.
 //! The random and weak-memory explorations of the same path are in `model.rs` and
-//! `loom.rs` (their lean transactions commit through it).
+//! `loom.rs` (their straight transactions commit through it).
 
 use lutra_stm::{Abort, AbortReason, Config, DesignKind, Stm, TxDescriptor, TxOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// An engine without statistics or hooks, so that its attempts are lean.
-fn lean_engine() -> Stm {
+/// An engine without statistics or hooks, so that its attempts are straight.
+fn straight_engine() -> Stm {
     Stm::new(
         Config::default()
             .with_design(DesignKind::WriteBackCtl)
@@ -43,7 +43,7 @@ fn store(desc: &mut TxDescriptor, word: &AtomicUsize, value: usize) -> Result<()
 }
 
 /// A first transaction reading `word`: the read set grows to its kept capacity,
-/// which makes that attempt not lean; the descriptor's next ones are.
+/// which makes that attempt not straight; the descriptor's next ones are.
 fn warm_up(desc: &mut TxDescriptor, word: &AtomicUsize) {
     desc.begin(TxOptions::default());
     load(desc, word).unwrap();
@@ -52,7 +52,7 @@ fn warm_up(desc: &mut TxDescriptor, word: &AtomicUsize) {
 
 #[test]
 fn a_straight_commit_whose_read_changed_gives_up_and_keeps_versions() {
-    let stm = lean_engine();
+    let stm = straight_engine();
     let [x, y, z] = &*words();
     let mut writer = TxDescriptor::new(&stm).unwrap();
     let mut other = TxDescriptor::new(&stm).unwrap();
@@ -95,7 +95,7 @@ fn a_straight_commit_whose_read_changed_gives_up_and_keeps_versions() {
 
 #[test]
 fn a_straight_commit_meeting_the_commit_gate_gives_up_and_frees_its_records() {
-    let stm = lean_engine();
+    let stm = straight_engine();
     let [x, _, _] = &*words();
     let mut writer = TxDescriptor::new(&stm).unwrap();
     let mut irrevocable = TxDescriptor::new(&stm).unwrap();

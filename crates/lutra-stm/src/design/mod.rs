@@ -9,13 +9,16 @@
 mod wb_ctl;
 mod wb_etl;
 
-use crate::abort::Abort;
-use crate::config::DesignKind;
-use crate::descriptor::Core;
-use crate::stm::StmInner;
+use crate::api::config::DesignKind;
+use crate::attempt::abort::Abort;
+use crate::attempt::descriptor::Core;
+use crate::global::stm::StmInner;
 
 /// The operations in which designs differ.
 pub(crate) trait Design: Sync {
+    /// Whether every record is locked at commit only (never before).
+    const LOCKS_AT_COMMIT: bool;
+
     /// Before the first buffered write to a word guarded by record `orec`.
     fn before_first_write(&self, stm: &StmInner, tx: &mut Core, orec: usize) -> Result<(), Abort>;
 
@@ -25,6 +28,17 @@ pub(crate) trait Design: Sync {
 }
 
 impl StmInner {
+    /// Whether the configured design locks only at commit (`wb_ctl.rs`), so an
+    /// attempt holds no lock before its commit: the inlined write's room and the
+    /// straight commit (`straight.rs`) apply only then.
+    #[inline(always)]
+    pub(crate) fn locks_at_commit(&self) -> bool {
+        match self.design_kind {
+            DesignKind::WriteBackCtl => wb_ctl::WriteBackCtl::LOCKS_AT_COMMIT,
+            DesignKind::WriteBackEtl => wb_etl::WriteBackEtl::LOCKS_AT_COMMIT,
+        }
+    }
+
     /// [`Design::before_first_write`] of the configured design, dispatched statically
     /// (a predictable branch, no indirect call).
     #[inline]

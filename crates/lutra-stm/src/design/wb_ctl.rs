@@ -3,13 +3,15 @@
 //! transactions, briefly), then validates and writes back.
 
 use super::Design;
-use crate::abort::Abort;
-use crate::descriptor::Core;
-use crate::stm::StmInner;
+use crate::attempt::abort::Abort;
+use crate::attempt::descriptor::Core;
+use crate::global::stm::StmInner;
 
 pub(crate) struct WriteBackCtl;
 
 impl Design for WriteBackCtl {
+    const LOCKS_AT_COMMIT: bool = true;
+
     fn before_first_write(
         &self,
         _stm: &StmInner,

@@ -7,17 +7,19 @@
 //!   locked: reads of words under held records (straight from memory) stay opaque.
 
 use super::Design;
-use crate::abort::Abort;
-use crate::descriptor::Core;
-use crate::stm::StmInner;
+use crate::attempt::abort::Abort;
+use crate::attempt::descriptor::Core;
+use crate::global::stm::StmInner;
 
 pub(crate) struct WriteBackEtl;
 
 impl Design for WriteBackEtl {
+    const LOCKS_AT_COMMIT: bool = false;
+
     fn before_first_write(&self, stm: &StmInner, tx: &mut Core, orec: usize) -> Result<(), Abort> {
         // Holding a record before its commit, the attempt can be killed: its commit
-        // must look at its status word (not lean).
-        tx.mark_not_lean();
+        // must look at its status word (not straight).
+        tx.mark_not_straight();
         let version = tx.acquire(stm, orec)?;
         // Words under a record this attempt holds are read straight from memory, so
         // memory must belong to the snapshot: move the snapshot past the version found.

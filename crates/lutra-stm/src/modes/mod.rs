@@ -1,0 +1,19 @@
+//! The ways an attempt runs beside the instrumented one (`mode.rs` has the table).
+//!
+//! - `straight.rs`: the straight begin and commit, the common case that needs no call.
+//! - `solo.rs`: solo attempts, uninstrumented while their descriptor is the engine's
+//!   only one; `solo_blocks.rs`: the blocks they free, released at their commit.
+//! - `irrevocable.rs`: attempts that will not abort; `gate.rs`: the commit gate they
+//!   hold.
+//! - `serial.rs`: irrevocable attempts that run alone.
+//! - `fallback.rs`: when the engine makes a transaction irrevocable.
+//! - `inplace.rs`: boxed values lent by reference and changed in place.
+
+pub(crate) mod fallback;
+pub(crate) mod gate;
+pub(crate) mod inplace;
+pub(crate) mod irrevocable;
+pub(crate) mod serial;
+pub(crate) mod solo;
+pub(crate) mod solo_blocks;
+pub(crate) mod straight;
