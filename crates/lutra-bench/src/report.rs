@@ -1,4 +1,4 @@
-//! Result rows and the on-screen table (the CSV file is written by `csv.rs`), and the
+//! Result rows, their CSV records and the on-screen table, and the
 //! table blocks other reports reuse ([`write_grid`], [`si`], [`ratio`]).
 //!
 //! Derived figures, per group (one workload):
@@ -11,6 +11,7 @@
 //! | `abort_rate` | aborted attempts ÷ started attempts (STM only) |
 
 use crate::contender::{CEILING_THREADS, Contender};
+use crate::csv::{Fields, counters_fields, counters_header, optional, or_empty};
 use crate::measure::Sample;
 use std::fmt::Write as _;
 
@@ -54,7 +55,46 @@ pub struct Group {
     pub rows: Vec<Row>,
 }
 
+/// The CSV header of the contender sweeps (`intset`, `bank`).
+pub fn csv_header() -> String {
+    format!(
+        "bench,structure,size,update_percent,threads,impl,design,manager,ops,seconds,\
+         ops_per_sec{},final_total,vs_seq,scaling,fraction_of_ceiling",
+        counters_header()
+    )
+}
+
 impl Group {
+    /// One CSV record per row, in order (fields as [`csv_header`]).
+    pub fn csv_records(&self) -> Vec<Fields> {
+        self.rows.iter().map(|row| self.csv_record(row)).collect()
+    }
+
+    fn csv_record(&self, row: &Row) -> Fields {
+        let run = row.sample.run;
+        let mut fields = crate::fields![
+            self.bench,
+            self.structure,
+            self.size,
+            self.update_percent,
+            row.threads,
+            row.contender.kind(),
+            row.contender.design_name(),
+            row.contender.manager_name(),
+            run.ops,
+            format!("{:.6}", run.elapsed.as_secs_f64()),
+            format!("{:.1}", row.throughput()),
+        ];
+        fields.extend(counters_fields(row.sample.stats.as_ref()));
+        fields.extend([
+            or_empty(row.sample.final_total),
+            optional(self.vs_sequential(row), 4),
+            optional(self.scaling(row), 4),
+            optional(self.fraction_of_ceiling(row), 4),
+        ]);
+        fields
+    }
+
     fn throughput_of(&self, contender: Contender, threads: usize) -> Option<f64> {
         self.rows
             .iter()

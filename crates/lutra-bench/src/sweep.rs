@@ -158,7 +158,7 @@ pub fn run(
     let threads = args.thread_counts();
     let contenders = args.contenders();
     let duration = args.duration();
-    let mut csv = Csv::create(&args.csv_path(bench))?;
+    let mut csv = Csv::with_header(&args.csv_path(bench), &crate::report::csv_header())?;
     let per_workload: usize = contenders
         .iter()
         .map(|contender| contender.thread_counts(&threads).len())
@@ -191,7 +191,7 @@ pub fn run(
             }
         }
         progress.suspend(|| println!("{}", group.table(&threads)));
-        csv.write_group(&group)?;
+        csv.write_records(group.csv_records())?;
         groups.push(group);
     }
     progress.finish_and_clear();

@@ -15,7 +15,7 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::csv::{Csv, counters_fields, counters_header};
+use lutra_bench::csv::{Csv, counters_fields, counters_header, optional, or_empty};
 use lutra_bench::measure::{self, Run};
 use lutra_bench::report::{GridLine, percent, ratio, si, thread_headers, write_grid};
 use lutra_bench::sweep::{RunArgs, progress_bar};
@@ -326,13 +326,13 @@ fn write_csv(path: &std::path::Path, args: &Args, rows: &[Row]) -> std::io::Resu
         counters_header()
     );
     let mut csv = Csv::with_header(path, &header)?;
-    csv.write_lines(rows.iter().map(|row| {
+    csv.write_records(rows.iter().map(|row| {
         let run = row.outcome.run;
         let vs_mutex = find(rows, Contender::Mutex, row.threads)
             .map(|mutex| run.throughput() / mutex.outcome.run.throughput());
         let stats = row.outcome.stats;
-        format!(
-            "coop,{},{},{},{},{},{},{},{:.6},{:.1},{},{},{}{}",
+        let mut fields = lutra_bench::fields![
+            "coop",
             row.contender.name(),
             row.threads,
             args.io_percent,
@@ -340,14 +340,13 @@ fn write_csv(path: &std::path::Path, args: &Args, rows: &[Row]) -> std::io::Resu
             args.touches,
             args.work,
             run.ops,
-            run.elapsed.as_secs_f64(),
-            run.throughput(),
-            vs_mutex.map_or(String::new(), |v| format!("{v:.4}")),
-            stats.map_or(String::new(), |s| s
-                .aborts_for(AbortReason::Irrevocable)
-                .to_string()),
-            stats.map_or(String::new(), |s| s.irrevocable_commits.to_string()),
-            counters_fields(stats.as_ref()),
-        )
+            format!("{:.6}", run.elapsed.as_secs_f64()),
+            format!("{:.1}", run.throughput()),
+            optional(vs_mutex, 4),
+            or_empty(stats.map(|s| s.aborts_for(AbortReason::Irrevocable))),
+            or_empty(stats.map(|s| s.irrevocable_commits)),
+        ];
+        fields.extend(counters_fields(stats.as_ref()));
+        fields
     }))
 }

@@ -31,7 +31,8 @@
 
 use clap::Parser;
 use indicatif::ProgressBar;
-use lutra_bench::csv::{Csv, default_csv_path};
+use lutra_bench::csv::{Csv, Fields, default_csv_path, optional};
+use lutra_bench::fields;
 use lutra_bench::measure::{Run, timed};
 use lutra_bench::report::{GridLine, ratio, si, thread_headers, write_grid};
 use lutra_bench::sweep::progress_bar;
@@ -515,14 +516,17 @@ fn main() -> std::io::Result<()> {
         }
         single_rows.extend(bench.measure(workload, &singles, 1, &progress));
         progress.suspend(|| println!("{}", grid_table(workload, &bench.backend, &rows, &threads)));
-        csv.write_lines(rows.iter().map(|row| csv_line(row, &bench.backend, &rows)))?;
+        csv.write_records(
+            rows.iter()
+                .map(|row| csv_record(row, &bench.backend, &rows)),
+        )?;
     }
     progress.finish_and_clear();
     println!("{}", single_table(&args.workloads, &single_rows));
-    csv.write_lines(
+    csv.write_records(
         single_rows
             .iter()
-            .map(|row| csv_line(row, &bench.backend, &single_rows)),
+            .map(|row| csv_record(row, &bench.backend, &single_rows)),
     )?;
     if args.trace {
         let workload = if args.workloads.contains(&Workload::Conflict) {
@@ -537,10 +541,10 @@ fn main() -> std::io::Result<()> {
         };
         let points = bench.trace(workload, count);
         println!("{}", trace_table(workload, count, &points));
-        csv.write_lines(
+        csv.write_records(
             points
                 .iter()
-                .map(|point| trace_line(workload, &bench.backend, count, point)),
+                .map(|point| trace_record(workload, &bench.backend, count, point)),
         )?;
     }
     eprintln!(
@@ -731,29 +735,44 @@ fn trace_table(workload: Workload, threads: usize, points: &[(Duration, SiteStat
 
 /// A `--trace` sample as a CSV row (`bench` = `gil-trace`, `idle_thread` = `trace`,
 /// `seconds` since the start; the counters are the site's).
-fn trace_line(
+fn trace_record(
     workload: Workload,
     backend: &str,
     threads: usize,
     (elapsed, site): &(Duration, SiteStats),
-) -> String {
-    let mut line = format!(
-        "gil-trace,{},{backend},dynamic,dynamic,{threads},trace,{},{:.6},,,{},{},{}",
+) -> Fields {
+    let mut fields = fields![
+        "gil-trace",
         workload.name(),
+        backend,
+        "dynamic",
+        "dynamic",
+        threads,
+        "trace",
         site.steps,
-        elapsed.as_secs_f64(),
-        site.transactions,
-        site.speculative_commits,
-        site.steps
+        format!("{:.6}", elapsed.as_secs_f64()),
+        "",
+        "",
+    ];
+    fields.extend(site_fields(site, site.steps));
+    fields.extend(fields![site.length, ""]);
+    fields
+}
+
+/// A site's counters as the columns from `transactions` to the fallbacks by cause.
+fn site_fields(site: &SiteStats, committed_steps: u64) -> Fields {
+    let mut fields = fields![site.transactions, site.speculative_commits, committed_steps];
+    fields.extend(
+        AbortClass::ALL
+            .iter()
+            .map(|&class| site.aborts_of(class).to_string()),
     );
-    for class in AbortClass::ALL {
-        let _ = write!(line, ",{}", site.aborts_of(class));
-    }
-    for cause in FallbackCause::ALL {
-        let _ = write!(line, ",{}", site.fallbacks_for(cause));
-    }
-    let _ = write!(line, ",{},", site.length);
-    line
+    fields.extend(
+        FallbackCause::ALL
+            .iter()
+            .map(|&cause| site.fallbacks_for(cause).to_string()),
+    );
+    fields
 }
 
 fn csv_header() -> String {
@@ -771,7 +790,7 @@ fn csv_header() -> String {
     header
 }
 
-fn csv_line(row: &Row, backend: &str, rows: &[Row]) -> String {
+fn csv_record(row: &Row, backend: &str, rows: &[Row]) -> Fields {
     let sample = &row.sample;
     let length = match row.contender {
         Contender::NoLock => String::new(),
@@ -781,43 +800,29 @@ fn csv_line(row: &Row, backend: &str, rows: &[Row]) -> String {
     };
     let vs_lock = find(rows, Contender::Lock, row.threads)
         .filter(|lock| !row.idle && lock.workload == row.workload)
-        .map_or(String::new(), |lock| {
-            format!(
-                "{:.4}",
-                sample.steps_per_sec() / lock.sample.steps_per_sec()
-            )
-        });
-    let mut line = format!(
-        "gil,{},{backend},{},{length},{},{},{},{:.6},{:.1},{vs_lock}",
+        .map(|lock| sample.steps_per_sec() / lock.sample.steps_per_sec());
+    let mut fields = fields![
+        "gil",
         row.workload.name(),
+        backend,
         row.contender.label(),
+        length,
         row.threads,
         u8::from(row.idle),
         sample.run.ops * CHUNK,
-        sample.run.elapsed.as_secs_f64(),
-        sample.steps_per_sec(),
-    );
+        format!("{:.6}", sample.run.elapsed.as_secs_f64()),
+        format!("{:.1}", sample.steps_per_sec()),
+        optional(vs_lock, 4),
+    ];
     let total = sample.total().unwrap_or_default();
-    let _ = write!(
-        line,
-        ",{},{},{}",
-        total.transactions, total.speculative_commits, total.steps
-    );
-    for class in AbortClass::ALL {
-        let _ = write!(line, ",{}", total.aborts_of(class));
-    }
-    for cause in FallbackCause::ALL {
-        let _ = write!(line, ",{}", total.fallbacks_for(cause));
-    }
+    fields.extend(site_fields(&total, total.steps));
     let dynamic = sample
         .stats
         .as_ref()
         .filter(|_| row.contender == Contender::Dynamic)
         .and_then(|stats| stats.by_site.get(&SITE))
         .map_or(String::new(), |site| site.length.to_string());
-    let cpu = sample
-        .cpu
-        .map_or(String::new(), |cpu| format!("{:.3}", cpu.as_secs_f64()));
-    let _ = write!(line, ",{dynamic},{cpu}");
-    line
+    let cpu = optional(sample.cpu.map(|cpu| cpu.as_secs_f64()), 3);
+    fields.extend([dynamic, cpu]);
+    fields
 }

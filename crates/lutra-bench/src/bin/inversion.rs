@@ -318,9 +318,9 @@ fn write_csv(path: &std::path::Path, args: &Args, outcomes: &[Outcome]) -> std::
          high_validation_aborts,escalations,window_escalations,total_inversion_rate,\
          high_commits,low_commits",
     )?;
-    csv.write_lines(outcomes.iter().map(|o| {
-        format!(
-            "inversion,{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{},{:.6},{},{},{},{},{:.6},{},{}",
+    csv.write_records(outcomes.iter().map(|o| {
+        lutra_bench::fields![
+            "inversion",
             o.design.name(),
             o.variant.name,
             args.tasks,
@@ -331,18 +331,18 @@ fn write_csv(path: &std::path::Path, args: &Args, outcomes: &[Outcome]) -> std::
             args.window_first,
             args.window_max,
             args.half_life,
-            args.duration_ms as f64 / 1000.0,
+            format!("{:.3}", args.duration_ms as f64 / 1000.0),
             o.decisions.decided,
             o.decisions.mixed,
             o.decisions.inversions,
-            o.decisions.inversion_rate(),
+            format!("{:.6}", o.decisions.inversion_rate()),
             o.losses.aborts,
             o.losses.high_aborts,
             o.losses.escalations,
             o.losses.window_escalations,
-            o.total_inversion_rate(),
+            format!("{:.6}", o.total_inversion_rate()),
             o.commits[1],
             o.commits[0],
-        )
+        ]
     }))
 }

@@ -29,7 +29,7 @@
 mod child;
 
 use clap::Parser;
-use lutra_bench::csv::Csv;
+use lutra_bench::csv::{Csv, Fields, optional};
 use lutra_lua::shared::{Key, SharedTable, Stored};
 use lutra_stm::Stm;
 use std::path::{Path, PathBuf};
@@ -75,18 +75,16 @@ struct Line {
 }
 
 impl Line {
-    fn csv(&self) -> String {
-        let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
-        format!(
-            "{},{},{},{},{},{:.4},{}",
+    fn csv(&self) -> Fields {
+        lutra_bench::fields![
             self.measurement,
             self.variant,
-            opt(self.wall),
-            opt(self.cpu),
+            optional(self.wall, 4),
+            optional(self.cpu, 4),
             self.figure,
-            self.value,
+            format!("{:.4}", self.value),
             self.unit
-        )
+        ]
     }
 }
 
@@ -355,7 +353,7 @@ fn main() -> std::io::Result<()> {
         );
     }
     let mut csv = Csv::with_header(&args.csv, CSV_HEADER)?;
-    csv.write_lines(lines.iter().map(Line::csv))?;
+    csv.write_records(lines.iter().map(Line::csv))?;
     eprintln!("CSV written to {}", csv.path().display());
     Ok(())
 }

@@ -265,18 +265,17 @@ fn main() -> std::io::Result<()> {
                     show(all),
                     instructions
                 );
-                csv.write_lines([format!(
-                    "{},{},{},{},{:.6},{:.1},{},{},{}",
+                csv.write_records([lutra_bench::fields![
                     sync.name(),
                     workers,
                     config.tasks(),
                     config.total_yields(),
-                    seconds,
-                    ns,
+                    format!("{seconds:.6}"),
+                    format!("{ns:.1}"),
                     show(futex),
                     show(all),
                     instructions
-                )])?;
+                ]])?;
             }
         }
     }

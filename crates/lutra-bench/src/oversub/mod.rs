@@ -381,7 +381,7 @@ pub fn run(setup: &Setup, plan: &Plan, csv: &mut Csv) -> io::Result<Vec<OversubG
             }
         }
         progress.suspend(|| println!("{}", group.table(setup, &plan.threads)));
-        csv.write_lines(group.csv_lines(setup))?;
+        csv.write_records(group.csv_records(setup))?;
         groups.push(group);
     }
     if let Some(script) = plan.script {
@@ -393,7 +393,7 @@ pub fn run(setup: &Setup, plan: &Plan, csv: &mut Csv) -> io::Result<Vec<OversubG
                 .push(script.measure(setup, mode, || progress.inc(1)));
         }
         progress.suspend(|| println!("{}", group.counts_table(setup)));
-        csv.write_lines(group.csv_lines(setup))?;
+        csv.write_records(group.csv_records(setup))?;
         groups.push(group);
     }
     progress.finish_and_clear();

@@ -12,7 +12,7 @@
 
 use super::scripted::ConflictScript;
 use super::{Mode, OversubWorkload, SCRIPT_YIELD_EVERY, Setup};
-use crate::csv::{counters_fields, counters_header};
+use crate::csv::{Fields, counters_fields, counters_header, optional, or_empty};
 use crate::measure::Sample;
 use crate::report::{GridLine, percent, ratio, si, thread_headers, write_grid};
 use std::fmt::Write as _;
@@ -247,19 +247,17 @@ impl OversubGroup {
     }
 
     /// One CSV line per row (fields as [`csv_header`]).
-    pub fn csv_lines(&self, setup: &Setup) -> Vec<String> {
+    pub fn csv_records(&self, setup: &Setup) -> Vec<Fields> {
         self.rows
             .iter()
-            .map(|row| self.csv_line(setup, row))
+            .map(|row| self.csv_record(setup, row))
             .collect()
     }
 
-    fn csv_line(&self, setup: &Setup, row: &Measurement) -> String {
+    fn csv_record(&self, setup: &Setup, row: &Measurement) -> Fields {
         let run = row.sample.run;
-        let optional =
-            |value: Option<f64>| value.map_or(String::new(), |value| format!("{value:.4}"));
-        let mut line = format!(
-            "oversub,{},{},{},{},{},{},{},{},{},{},{},{:.6},{:.1}",
+        let mut fields = crate::fields![
+            "oversub",
             self.workload,
             self.size,
             self.update_percent,
@@ -275,21 +273,17 @@ impl OversubGroup {
                 setup.yield_every.to_string()
             },
             run.ops,
-            run.elapsed.as_secs_f64(),
-            row.throughput(),
-        );
-        line.push_str(&counters_fields(row.sample.stats.as_ref()));
-        let _ = write!(
-            line,
-            ",{},{},{},{}",
-            row.switches.map_or(String::new(), |n| n.to_string()),
-            row.sample
-                .final_total
-                .map_or(String::new(), |total| total.to_string()),
-            optional(self.vs_base(row)),
-            optional(self.vs_threads(row)),
-        );
-        line
+            format!("{:.6}", run.elapsed.as_secs_f64()),
+            format!("{:.1}", row.throughput()),
+        ];
+        fields.extend(counters_fields(row.sample.stats.as_ref()));
+        fields.extend([
+            or_empty(row.switches),
+            or_empty(row.sample.final_total),
+            optional(self.vs_base(row), 4),
+            optional(self.vs_threads(row), 4),
+        ]);
+        fields
     }
 }
 
@@ -365,12 +359,13 @@ mod tests {
         assert!(table.contains("64/2"), "{table}");
         assert!(table.contains("0.95"), "{table}");
         let header_fields = csv_header().split(',').count();
-        for line in group.csv_lines(&setup) {
-            assert_eq!(line.split(',').count(), header_fields, "{line}");
+        let records = group.csv_records(&setup);
+        for record in &records {
+            assert_eq!(record.len(), header_fields, "{record:?}");
         }
-        assert!(
-            group.csv_lines(&setup)[3]
-                .starts_with("oversub,bank,64,95,64,tasks,round-robin,wb-ctl,backoff,2,8,760,")
+        assert_eq!(
+            records[3][..12].join(","),
+            "oversub,bank,64,95,64,tasks,round-robin,wb-ctl,backoff,2,8,760"
         );
     }
 }

@@ -10,8 +10,8 @@ use super::experiment::{
 };
 use super::jobs::Job;
 use super::spread::Samples;
-use super::table::{Record, Table};
 use super::verdict::{largest_x, median, speed};
+use crate::csv::{Record, Table};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {

@@ -20,9 +20,9 @@
 //! the machine's actual speed.
 //!
 //! Modules: [`jobs`] (the binaries and their sizes), [`ruby`] (seed 002 on Ractors),
-//! [`table`] (reading CSV), [`spread`] (min/median/max), [`machine`] (cores, load),
-//! [`experiment`] and one module per experiment, [`chart`] and [`font`] (drawing),
-//! [`report`].
+//! [`spread`] (min/median/max), [`machine`] (cores, load), [`experiment`] and one
+//! module per experiment, [`chart`] and [`font`] (drawing), [`report`]. The jobs' CSV
+//! files are read through [`crate::csv::Table`].
 
 pub mod chart;
 pub mod engine;
@@ -39,7 +39,6 @@ pub mod seed003;
 pub mod seed004;
 pub mod spread;
 pub mod style;
-pub mod table;
 pub mod verdict;
 
 use experiment::{Experiment, Inputs};

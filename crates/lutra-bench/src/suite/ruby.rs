@@ -6,7 +6,7 @@
 //! time from `getrusage(RUSAGE_CHILDREN)`), and writes them as a CSV table.
 
 use super::jobs::{Places, Scale, lua_data};
-use super::table::Table;
+use crate::csv::{Csv, Table};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -55,7 +55,7 @@ pub fn run_round(scale: Scale, places: &Places, round: usize, log: &Path) -> Res
     let wc = scripts.join("word_count.rb").display().to_string();
     let files = documents(&lua_data(places), docs)?;
     let (n, requests) = (n.to_string(), requests.to_string());
-    let mut lines = vec![HEADER.to_owned()];
+    let mut records = Vec::new();
     let runs: [(&str, String, &str, Vec<String>); 4] = [
         (
             "fib",
@@ -96,20 +96,24 @@ pub fn run_round(scale: Scale, places: &Places, round: usize, log: &Path) -> Res
         } else {
             workers.as_str()
         };
-        lines.push(format!(
-            "ruby,{workload},{group},{mode},{used},{wall:.4},{cpu:.4}"
-        ));
+        records.push(crate::fields![
+            "ruby",
+            workload,
+            group,
+            mode,
+            used,
+            format!("{wall:.4}"),
+            format!("{cpu:.4}"),
+        ]);
     }
-    let text = lines.join("\n");
-    let csv = places
+    let path = places
         .out
         .join("csv")
         .join(format!("ruby-r{}.csv", round + 1));
-    if let Some(dir) = csv.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    }
-    std::fs::write(&csv, format!("{text}\n")).map_err(|e| format!("{}: {e}", csv.display()))?;
-    Table::parse(&text).ok_or_else(|| "empty table".into())
+    let written = Csv::with_header(&path, HEADER).and_then(|mut csv| csv.write_records(records));
+    written
+        .and_then(|()| Table::read(&path))
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The documents luabench generated for `count` documents.

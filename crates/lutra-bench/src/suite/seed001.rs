@@ -8,8 +8,8 @@
 use super::experiment::{Experiment, Findings, Grid, Inputs, bars, gather, missing};
 use super::jobs::Job;
 use super::spread::{Samples, Spread};
-use super::table::{Record, Table};
 use super::verdict::{best_at, speed};
+use crate::csv::{Record, Table};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {

@@ -10,8 +10,8 @@ use super::experiment::{Experiment, Findings, Inputs, bars, gather, missing, spr
 use super::jobs::Job;
 use super::ruby;
 use super::spread::Samples;
-use super::table::Table;
 use super::verdict::{median, speed};
+use crate::csv::Table;
 use std::collections::BTreeMap;
 
 /// The experiment.

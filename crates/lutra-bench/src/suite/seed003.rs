@@ -8,7 +8,7 @@ use super::experiment::{
 };
 use super::jobs::Job;
 use super::spread::Samples;
-use super::table::{Record, Table};
+use crate::csv::{Record, Table};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {

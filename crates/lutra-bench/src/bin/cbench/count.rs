@@ -21,7 +21,7 @@
 
 use crate::Args;
 use crate::compile::Programs;
-use lutra_bench::csv::Csv;
+use lutra_bench::csv::{Csv, optional, or_empty};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -259,16 +259,16 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
         .flat_map(|(op, _, target)| {
             let cell = &cell;
             COLUMNS.iter().enumerate().map(move |(column, spec)| {
-                format!(
-                    "{op},{},{},{}",
+                lutra_bench::fields![
+                    op,
                     spec.name,
-                    cell(column, op).map_or(String::new(), |v| format!("{v:.1}")),
-                    target.map_or(String::new(), |t| t.to_string())
-                )
+                    optional(cell(column, op), 1),
+                    or_empty(*target),
+                ]
             })
         })
         .collect::<Vec<_>>();
-    csv.write_lines(lines)
+    csv.write_records(lines)
         .map_err(|error| format!("{}: {error}", path.display()))?;
     println!("CSV: {}", path.display());
     Ok(())

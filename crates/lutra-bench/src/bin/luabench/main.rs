@@ -221,7 +221,7 @@ fn main() -> std::io::Result<()> {
     );
     print!("{}", report::aims(&rows, cores));
     let mut csv = Csv::with_header(&args.csv, report::CSV_HEADER)?;
-    csv.write_lines(rows.iter().map(|row| report::csv_line(row, &rows)))?;
+    csv.write_records(rows.iter().map(|row| report::csv_record(row, &rows)))?;
     eprintln!("CSV written to {}", csv.path().display());
     Ok(())
 }

@@ -11,6 +11,7 @@
 
 use crate::child::Measured;
 use crate::plan::{EXP2_MESSAGES, FIB17, NO_PREEMPT, Runner, Spec, WC_HALVES, exp2_messages};
+use lutra_bench::csv::{Fields, optional, or_empty};
 use std::fmt::Write as _;
 
 /// One configuration and its best run.
@@ -459,8 +460,8 @@ fn exp2_times(out: &mut String, rows: &[Row], cores: usize) {
     }
 }
 
-/// One CSV line (see [`CSV_HEADER`]).
-pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
+/// One CSV record (see [`CSV_HEADER`]).
+pub(crate) fn csv_record(row: &Row, rows: &[Row]) -> Fields {
     let spec = &row.spec;
     let m = &row.measured;
     let program = match spec.runner {
@@ -468,28 +469,26 @@ pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
         Runner::Lutra { .. } => "lutra",
         Runner::Module { .. } => "lua5.4+module",
     };
-    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
-    format!(
-        "{},{},{},{program},{},{},{:.4},{:.4},{:.3},{},{},{},{},{},\"{}\",{},{}",
+    let opt = |v: Option<f64>| optional(v, 4);
+    lutra_bench::fields![
         spec.exp,
         spec.group,
         spec.variant(),
-        spec.workers()
-            .or(spec.module_workers())
-            .map_or(String::new(), |w| w.to_string()),
+        program,
+        or_empty(spec.workers().or(spec.module_workers())),
         spec.sync().unwrap_or(""),
-        m.wall,
-        m.cpu,
-        m.cores_busy(),
+        format!("{:.4}", m.wall),
+        format!("{:.4}", m.cpu),
+        format!("{:.3}", m.cores_busy()),
         opt(vs_lua(row, rows)),
         opt(vs_one_worker(row, rows)),
         opt(tm_vs_locks(row, rows)),
         opt(module_vs_binary(row, rows, false)),
         m.ok,
-        m.problem.replace('"', "'"),
+        m.problem,
         opt(beyond_work(row, rows).map(|(wall, _)| wall)),
         opt(beyond_work(row, rows).map(|(_, cpu)| cpu)),
-    )
+    ]
 }
 
 #[cfg(test)]
