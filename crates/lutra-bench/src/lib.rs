@@ -8,7 +8,8 @@
 //! - [`measure`]: fixed-duration runs on many threads.
 //! - [`contender`]: the implementations a run compares (sequential, the two-copy
 //!   ceiling, `Mutex`, `RwLock`, each STM design × contention manager).
-//! - [`report`]: result rows and the on-screen table; [`csv`]: CSV files, written
+//! - [`report`]: result rows and their table; [`table`]: the one text-table printer
+//!   of every binary; [`csv`]: CSV files, written
 //!   and read back through the `csv` crate.
 //! - [`sweep`]: the command-line options and loop shared by the benchmark binaries.
 //! - [`tasks`]: the same timed (or scripted) runs on the scheduler's tasks, beside OS
@@ -39,5 +40,6 @@ pub mod pipeline;
 pub mod report;
 pub mod suite;
 pub mod sweep;
+pub mod table;
 pub mod tasks;
 pub mod workload;

@@ -1,5 +1,5 @@
-//! Result rows, their CSV records and the on-screen table, and the
-//! table blocks other reports reuse ([`write_grid`], [`si`], [`ratio`]).
+//! Result rows, their CSV records and their on-screen table (printed by
+//! [`crate::table`]).
 //!
 //! Derived figures, per group (one workload):
 //!
@@ -13,6 +13,7 @@
 use crate::contender::{CEILING_THREADS, Contender};
 use crate::csv::{Fields, counters_fields, counters_header, optional, or_empty};
 use crate::measure::Sample;
+use crate::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
 use std::fmt::Write as _;
 
 /// One measured run.
@@ -221,60 +222,6 @@ impl Group {
             write_grid(out, "abort rate %", &thread_headers(threads), &lines);
         }
     }
-}
-
-/// One line of a [`write_grid`] block: its label and its cells, in column order
-/// (an empty cell for a run that was not made).
-pub type GridLine = (String, Vec<String>);
-
-/// Writes one block of a table: a header line (`corner`, then `headers`), then each
-/// line: a 22-character label, then its cells right-aligned in 9 characters.
-pub fn write_grid(out: &mut String, corner: &str, headers: &[String], lines: &[GridLine]) {
-    let _ = write!(out, "{corner:<22}");
-    for header in headers {
-        let _ = write!(out, "{header:>9}");
-    }
-    out.push('\n');
-    for (label, cells) in lines {
-        let _ = write!(out, "{label:<22}");
-        for cell in cells {
-            let _ = write!(out, "{cell:>9}");
-        }
-        out.push('\n');
-    }
-}
-
-/// Thread counts as column headers.
-pub fn thread_headers(threads: &[usize]) -> Vec<String> {
-    threads.iter().map(usize::to_string).collect()
-}
-
-/// `12.3M`, `850k`, `42`: three significant digits with an SI suffix.
-pub fn si(value: f64) -> String {
-    let (scaled, suffix) = match value {
-        v if v >= 1e9 => (v / 1e9, "G"),
-        v if v >= 1e6 => (v / 1e6, "M"),
-        v if v >= 1e3 => (v / 1e3, "k"),
-        v => (v, ""),
-    };
-    let digits = if scaled >= 100.0 {
-        0
-    } else if scaled >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{scaled:.digits$}{suffix}")
-}
-
-/// A ratio with two decimals, or an empty cell.
-pub fn ratio(value: Option<f64>) -> String {
-    value.map_or(String::new(), |value| format!("{value:.2}"))
-}
-
-/// A fraction as a percentage with one decimal (`0.123` → `12.3`).
-pub fn percent(fraction: f64) -> String {
-    format!("{:.1}", fraction * 100.0)
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@
 
 use clap::Parser;
 use lutra_bench::csv::Csv;
-use lutra_bench::report::{GridLine, percent, write_grid};
+use lutra_bench::table::{GridLine, percent, write_grid};
 use lutra_elide::coop::{
     CountingManager, Decisions, TaskIdentity, TaskKey, TaskMemory, ValidationEscalation,
     ValidationLosses,

@@ -30,6 +30,7 @@ mod child;
 
 use clap::Parser;
 use lutra_bench::csv::{Csv, Fields, optional};
+use lutra_bench::table::TextTable;
 use lutra_lua::shared::{Key, SharedTable, Stored};
 use lutra_stm::Stm;
 use std::path::{Path, PathBuf};
@@ -335,23 +336,27 @@ fn main() -> std::io::Result<()> {
     }
     lines.extend(engine_reads(lookups));
     lines.extend(engine_inserts(inserts));
-    println!(
-        "{:<15} {:<26} {:>8} {:>8} {:<24} {:>10} unit",
-        "measurement", "variant", "wall s", "cpu s", "figure", "value"
-    );
+    let mut table = TextTable::new(" ")
+        .left("measurement", 15)
+        .left("variant", 26)
+        .right("wall s", 8)
+        .right("cpu s", 8)
+        .left("figure", 24)
+        .right("value", 10)
+        .left("unit", 0);
     let opt = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.3}"));
     for line in &lines {
-        println!(
-            "{:<15} {:<26} {:>8} {:>8} {:<24} {:>10.3} {}",
-            line.measurement,
-            line.variant,
+        table.push(vec![
+            line.measurement.to_owned(),
+            line.variant.clone(),
             opt(line.wall),
             opt(line.cpu),
-            line.figure,
-            line.value,
-            line.unit
-        );
+            line.figure.to_owned(),
+            format!("{:.3}", line.value),
+            line.unit.to_owned(),
+        ]);
     }
+    print!("{}", table.render());
     let mut csv = Csv::with_header(&args.csv, CSV_HEADER)?;
     csv.write_records(lines.iter().map(Line::csv))?;
     eprintln!("CSV written to {}", csv.path().display());

@@ -14,7 +14,7 @@ use super::scripted::ConflictScript;
 use super::{Mode, OversubWorkload, SCRIPT_YIELD_EVERY, Setup};
 use crate::csv::{Fields, counters_fields, counters_header, optional, or_empty};
 use crate::measure::Sample;
-use crate::report::{GridLine, percent, ratio, si, thread_headers, write_grid};
+use crate::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
 use std::fmt::Write as _;
 
 /// The thread count the stability figure divides by (one per core on the 2-core

@@ -22,6 +22,7 @@
 use crate::Args;
 use crate::compile::Programs;
 use lutra_bench::csv::{Csv, optional, or_empty};
+use lutra_bench::table::TextTable;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -214,20 +215,20 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
         table.push(measure(programs, column, reps, &dir)?);
     }
     let cell = |column: usize, op: &str| per_op(&table[column], op, reps);
-    print!("{:<26}", "instructions per op");
-    for column in &COLUMNS {
-        print!("{:>19}", column.name);
-    }
-    println!("{:>8}", "target");
+    let mut text = COLUMNS.iter().fold(
+        TextTable::new("").left("instructions per op", 26),
+        |text, column| text.right(column.name, 19),
+    );
+    text = text.right("target", 8);
     for (op, label, target) in OPERATIONS.iter() {
-        print!("{label:<26}");
-        for column in 0..COLUMNS.len() {
-            let text =
-                cell(column, op).map_or("-".to_owned(), |value| format!("{:.1}", value + 0.0));
-            print!("{text:>19}");
-        }
-        println!("{:>8}", target.map_or(String::new(), |t| format!("≤ {t}")));
+        let mut cells = vec![(*label).to_owned()];
+        cells.extend((0..COLUMNS.len()).map(|column| {
+            cell(column, op).map_or("-".to_owned(), |value| format!("{:.1}", value + 0.0))
+        }));
+        cells.push(target.map_or(String::new(), |t| format!("≤ {t}")));
+        text.push(cells);
     }
+    print!("{}", text.render());
     println!(
         "(differential: (cost at {} − cost at {reps}) ÷ {reps}; each figure includes the loop \
          around the operation, the last column; libitm's default method runs one thread \

@@ -25,7 +25,7 @@ use crate::run::{
     Measurement, Results, Rounds, SEQ, SYSTEMS, WORKLOADS,
 };
 use lutra_bench::csv::{Csv, Fields, optional, or_empty};
-use lutra_bench::report::{GridLine, ratio, si, thread_headers, write_grid};
+use lutra_bench::table::{GridLine, ratio, si, thread_headers, write_grid};
 use std::io;
 use std::path::Path;
 

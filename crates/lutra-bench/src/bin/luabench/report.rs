@@ -12,6 +12,7 @@
 use crate::child::Measured;
 use crate::plan::{EXP2_MESSAGES, FIB17, NO_PREEMPT, Runner, Spec, WC_HALVES, exp2_messages};
 use lutra_bench::csv::{Fields, optional, or_empty};
+use lutra_bench::table::TextTable;
 use std::fmt::Write as _;
 
 /// One configuration and its best run.
@@ -173,35 +174,40 @@ pub(crate) fn tables(rows: &[Row]) -> String {
             continue;
         }
         let _ = writeln!(out, "== {title}");
-        let _ = writeln!(
-            out,
-            "{:<16}{:<27}{:>9}{:>9}{:>7}{:>8}{:>7}{:>10}{:>9}",
-            "work", "variant", "wall s", "cpu s", "cores", "×lua", "×1w", "tm/locks", "mod/bin"
-        );
+        let mut table = TextTable::new("")
+            .left("work", 16)
+            .left("variant", 27)
+            .right("wall s", 9)
+            .right("cpu s", 9)
+            .right("cores", 7)
+            .right("×lua", 8)
+            .right("×1w", 7)
+            .right("tm/locks", 10)
+            .right("mod/bin", 9);
         for row in mine {
             let m = &row.measured;
-            let _ = write!(
-                out,
-                "{:<16}{:<27}{:>9.3}{:>9.3}{:>7.2}{:>8}{:>7}{:>10}{:>9}",
-                row.spec.group,
+            let cells = vec![
+                row.spec.group.to_string(),
                 row.spec.variant(),
-                m.wall,
-                m.cpu,
-                m.cores_busy(),
+                format!("{:.3}", m.wall),
+                format!("{:.3}", m.cpu),
+                format!("{:.2}", m.cores_busy()),
                 cell(vs_lua(row, rows)),
                 cell(vs_one_worker(row, rows)),
                 cell(tm_vs_locks(row, rows)),
                 cell(module_vs_binary(row, rows, false)),
-            );
+            ];
+            let mut tail = String::new();
             if let Some((wall, cpu)) = beyond_work(row, rows) {
-                let _ = write!(out, "  beyond the work: {wall:+.3} s ({cpu:+.3} s CPU)");
+                let _ = write!(tail, "  beyond the work: {wall:+.3} s ({cpu:+.3} s CPU)");
             }
-            out.push_str(&crate::figures::cell(row));
+            tail.push_str(&crate::figures::cell(row));
             if !m.ok {
-                let _ = write!(out, "  FAILED: {}", m.problem);
+                let _ = write!(tail, "  FAILED: {}", m.problem);
             }
-            out.push('\n');
+            table.push_with_tail(cells, tail);
         }
+        table.write(&mut out);
         out.push('\n');
     }
     out
