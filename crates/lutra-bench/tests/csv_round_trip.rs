@@ -2,8 +2,8 @@
 //! failed run's problem, say) with a quote and a comma in it comes back whole, and
 //! the fields after it stay in their columns.
 
-use lutra_bench::csv::{Csv, Table};
 use lutra_bench::fields;
+use lutra_bench::harness::csv::{Csv, Table};
 
 #[test]
 fn a_quoted_field_with_a_quote_and_a_comma_round_trips() {

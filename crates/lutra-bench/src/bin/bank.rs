@@ -8,8 +8,8 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::bank::BankWorkload;
-use lutra_bench::sweep::{self, SweepArgs, Workload};
+use lutra_bench::harness::sweep::{self, SweepArgs, Workload};
+use lutra_bench::workloads::bank::BankWorkload;
 
 /// Bank transfers and audits on the STM against sequential, Mutex and RwLock baselines.
 #[derive(Parser, Debug)]

@@ -15,10 +15,10 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::csv::{Csv, counters_fields, counters_header, optional, or_empty};
-use lutra_bench::measure::{self, Run};
-use lutra_bench::sweep::{RunArgs, progress_bar};
-use lutra_bench::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
+use lutra_bench::harness::csv::{Csv, counters_fields, counters_header, optional, or_empty};
+use lutra_bench::harness::measure::{self, Run};
+use lutra_bench::harness::sweep::{RunArgs, progress_bar};
+use lutra_bench::harness::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
 use lutra_elide::coop::{CoopLock, CoopTx};
 use lutra_stm::{AbortReason, Counters, Stm, TVar};
 use std::fs::File;

@@ -8,10 +8,10 @@
 //! throughput, aborts by reason and the conserved total (≈ 7 s with the defaults).
 
 use clap::Parser;
-use lutra_bench::bank::{BankWorkload, OPENING_BALANCE};
-use lutra_bench::contender::{Contender, parse_manager};
-use lutra_bench::measure::Sample;
-use lutra_bench::table::{TextTable, percent, si};
+use lutra_bench::harness::contender::{Contender, parse_manager};
+use lutra_bench::harness::measure::Sample;
+use lutra_bench::harness::table::{TextTable, percent, si};
+use lutra_bench::workloads::bank::{BankWorkload, OPENING_BALANCE};
 use lutra_stm::{AbortReason, Counters, DesignKind};
 use std::time::{Duration, Instant};
 

@@ -31,11 +31,11 @@
 
 use clap::Parser;
 use indicatif::ProgressBar;
-use lutra_bench::csv::{Csv, Fields, default_csv_path, optional};
 use lutra_bench::fields;
-use lutra_bench::measure::{Run, timed};
-use lutra_bench::sweep::progress_bar;
-use lutra_bench::table::{GridLine, ratio, si, thread_headers, write_grid};
+use lutra_bench::harness::csv::{Csv, Fields, default_csv_path, optional};
+use lutra_bench::harness::measure::{Run, timed};
+use lutra_bench::harness::sweep::progress_bar;
+use lutra_bench::harness::table::{GridLine, ratio, si, thread_headers, write_grid};
 use lutra_elide::global::{
     AbortClass, Backend, FallbackCause, GilConfig, GilStats, GlobalLock, LengthPolicy, LiveThread,
     RandomAborts, Section, SiteStats, Step,

@@ -8,9 +8,9 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::intset::Structure;
-use lutra_bench::sweep::{self, SweepArgs, Workload};
-use lutra_bench::workload::IntsetWorkload;
+use lutra_bench::harness::sweep::{self, SweepArgs, Workload};
+use lutra_bench::workloads::intset::Structure;
+use lutra_bench::workloads::intset_workload::IntsetWorkload;
 
 /// Integer sets on the STM against sequential, Mutex and RwLock baselines.
 #[derive(Parser, Debug)]

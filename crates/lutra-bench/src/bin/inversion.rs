@@ -32,8 +32,8 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::csv::Csv;
-use lutra_bench::table::{GridLine, percent, write_grid};
+use lutra_bench::harness::csv::Csv;
+use lutra_bench::harness::table::{GridLine, percent, write_grid};
 use lutra_elide::coop::{
     CountingManager, Decisions, TaskIdentity, TaskKey, TaskMemory, ValidationEscalation,
     ValidationLosses,
@@ -239,7 +239,7 @@ fn main() -> std::io::Result<()> {
     assert!(args.words >= 2 && args.tasks > 0, "need 2 words and a task");
     let runtime = Runtime::builder().workers(2).build();
     let progress =
-        lutra_bench::sweep::progress_bar((DesignKind::ALL.len() * VARIANTS.len()) as u64);
+        lutra_bench::harness::sweep::progress_bar((DesignKind::ALL.len() * VARIANTS.len()) as u64);
     let mut outcomes = Vec::new();
     for design in DesignKind::ALL {
         for variant in VARIANTS {
@@ -253,7 +253,7 @@ fn main() -> std::io::Result<()> {
     let path = args
         .csv
         .clone()
-        .unwrap_or_else(|| lutra_bench::csv::default_csv_path("inversion"));
+        .unwrap_or_else(|| lutra_bench::harness::csv::default_csv_path("inversion"));
     write_csv(&path, &args, &outcomes)?;
     println!("CSV: {}", path.display());
     runtime.shutdown();

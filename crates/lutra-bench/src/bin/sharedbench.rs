@@ -29,8 +29,8 @@
 mod child;
 
 use clap::Parser;
-use lutra_bench::csv::{Csv, Fields, optional};
-use lutra_bench::table::TextTable;
+use lutra_bench::harness::csv::{Csv, Fields, optional};
+use lutra_bench::harness::table::TextTable;
 use lutra_lua::shared::{Key, SharedTable, Stored};
 use lutra_stm::Stm;
 use std::path::{Path, PathBuf};
@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[global_allocator]
-static ALLOCATOR: lutra_bench::memory::Counting = lutra_bench::memory::Counting;
+static ALLOCATOR: lutra_bench::harness::memory::Counting = lutra_bench::harness::memory::Counting;
 
 /// Shared-table reads and big transactions: scaling and memory.
 #[derive(Parser, Debug)]
@@ -285,7 +285,7 @@ fn lua_inserts(lutra: &Path, scripts: &Path, inserts: u64) -> Vec<Line> {
 
 /// Measurement 4: `inserts` inserts in one transaction, counted by the allocator.
 fn engine_inserts(inserts: u64) -> Vec<Line> {
-    let measured = lutra_bench::memory::insert_peak(inserts as i64);
+    let measured = lutra_bench::harness::memory::insert_peak(inserts as i64);
     let (peak, table_bytes, wall) = (
         measured.peak as f64,
         measured.table as f64,

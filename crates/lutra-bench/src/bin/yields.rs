@@ -20,8 +20,8 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::csv::{Csv, default_csv_path};
-use lutra_bench::table::TextTable;
+use lutra_bench::harness::csv::{Csv, default_csv_path};
+use lutra_bench::harness::table::TextTable;
 use lutra_sched::Runtime;
 use lutra_sched::sync_mode::SyncMode;
 use std::path::PathBuf;

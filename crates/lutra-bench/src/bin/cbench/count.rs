@@ -21,8 +21,8 @@
 
 use crate::Args;
 use crate::compile::Programs;
-use lutra_bench::csv::{Csv, optional, or_empty};
-use lutra_bench::table::TextTable;
+use lutra_bench::harness::csv::{Csv, optional, or_empty};
+use lutra_bench::harness::table::TextTable;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -252,7 +252,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     let path = args
         .csv
         .clone()
-        .unwrap_or_else(|| lutra_bench::csv::default_csv_path("cbench-count"));
+        .unwrap_or_else(|| lutra_bench::harness::csv::default_csv_path("cbench-count"));
     let mut csv = Csv::with_header(&path, "operation,column,instructions_per_op,target")
         .map_err(|error| format!("{}: {error}", path.display()))?;
     let lines = OPERATIONS

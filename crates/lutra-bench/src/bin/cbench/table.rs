@@ -24,8 +24,8 @@ use crate::run::{
     FLOOR, LIBITM, LIBITM_ML_WT, LUTRA, LUTRA_ITM, LUTRA_SHARED, LUTRA_SHARED_INLINE, LUTRA_STATIC,
     Measurement, Results, Rounds, SEQ, SYSTEMS, WORKLOADS,
 };
-use lutra_bench::csv::{Csv, Fields, optional, or_empty};
-use lutra_bench::table::{GridLine, ratio, si, thread_headers, write_grid};
+use lutra_bench::harness::csv::{Csv, Fields, optional, or_empty};
+use lutra_bench::harness::table::{GridLine, ratio, si, thread_headers, write_grid};
 use std::io;
 use std::path::Path;
 

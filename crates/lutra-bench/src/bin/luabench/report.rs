@@ -11,8 +11,8 @@
 
 use crate::child::Measured;
 use crate::plan::{EXP2_MESSAGES, FIB17, NO_PREEMPT, Runner, Spec, WC_HALVES, exp2_messages};
-use lutra_bench::csv::{Fields, optional, or_empty};
-use lutra_bench::table::TextTable;
+use lutra_bench::harness::csv::{Fields, optional, or_empty};
+use lutra_bench::harness::table::TextTable;
 use std::fmt::Write as _;
 
 /// One configuration and its best run.

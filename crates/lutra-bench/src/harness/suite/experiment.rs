@@ -6,7 +6,7 @@ use super::chart::{Figure, Layout, Series};
 use super::jobs::{Job, JobData, Scale};
 use super::spread::Samples;
 use super::{engine, seed000, seed001, seed002, seed003, seed004};
-use crate::csv::{Record, Table};
+use crate::harness::csv::{Record, Table};
 use std::collections::BTreeMap;
 
 /// One experiment of the suite.

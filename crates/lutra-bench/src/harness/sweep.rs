@@ -12,10 +12,10 @@
 //! [`RunArgs`] (thread counts, run length, CSV path) and [`progress_bar`] serve the
 //! `oversub` benchmark too, whose rows are execution modes rather than contenders.
 
-use crate::contender::{Contender, parse_design, parse_manager};
-use crate::csv::{Csv, default_csv_path};
-use crate::measure::Sample;
-use crate::report::{Group, Row};
+use crate::harness::contender::{Contender, parse_design, parse_manager};
+use crate::harness::csv::{Csv, default_csv_path};
+use crate::harness::measure::Sample;
+use crate::harness::report::{Group, Row};
 use indicatif::{ProgressBar, ProgressStyle};
 use lutra_stm::{DesignKind, cm};
 use std::io;
@@ -158,7 +158,7 @@ pub fn run(
     let threads = args.thread_counts();
     let contenders = args.contenders();
     let duration = args.duration();
-    let mut csv = Csv::with_header(&args.csv_path(bench), &crate::report::csv_header())?;
+    let mut csv = Csv::with_header(&args.csv_path(bench), &crate::harness::report::csv_header())?;
     let per_workload: usize = contenders
         .iter()
         .map(|contender| contender.thread_counts(&threads).len())

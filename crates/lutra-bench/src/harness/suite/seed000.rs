@@ -42,7 +42,7 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
         ("iterator", "Iterator"),
         ("conflict", "While with a shared counter"),
     ] {
-        let running = |r: &crate::csv::Record<'_>| {
+        let running = |r: &crate::harness::csv::Record<'_>| {
             r.get("workload") == workload
                 && r.get("idle_thread") == "0"
                 && r.get("contender") != "no lock"

@@ -7,7 +7,7 @@
 //!
 //! ```ignore
 //! #[global_allocator]
-//! static ALLOCATOR: lutra_bench::memory::Counting = lutra_bench::memory::Counting;
+//! static ALLOCATOR: lutra_bench::harness::memory::Counting = lutra_bench::harness::memory::Counting;
 //! ```
 
 use lutra_lua::shared::{Key, SharedTable, Stored};

@@ -22,7 +22,7 @@
 //! Modules: [`jobs`] (the binaries and their sizes), [`ruby`] (seed 002 on Ractors),
 //! [`spread`] (min/median/max), [`machine`] (cores, load), [`experiment`] and one
 //! module per experiment, [`chart`] and [`font`] (drawing), [`report`]. The jobs' CSV
-//! files are read through [`crate::csv::Table`].
+//! files are read through [`crate::harness::csv::Table`].
 
 pub mod chart;
 pub mod engine;

@@ -9,7 +9,7 @@ use super::experiment::{Experiment, Findings, Grid, Inputs, bars, gather, missin
 use super::jobs::Job;
 use super::spread::{Samples, Spread};
 use super::verdict::{best_at, speed};
-use crate::csv::{Record, Table};
+use crate::harness::csv::{Record, Table};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {

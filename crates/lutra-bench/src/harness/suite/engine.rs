@@ -11,7 +11,7 @@ use super::experiment::{
 use super::jobs::Job;
 use super::spread::Samples;
 use super::verdict::{largest_x, median, speed};
-use crate::csv::{Record, Table};
+use crate::harness::csv::{Record, Table};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
@@ -236,7 +236,7 @@ fn slug(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::jobs::{JobData, Scale};
+    use crate::harness::suite::jobs::{JobData, Scale};
     use std::collections::BTreeMap;
 
     fn data(rounds: Vec<&str>) -> JobData {

@@ -6,7 +6,7 @@
 //! time from `getrusage(RUSAGE_CHILDREN)`), and writes them as a CSV table.
 
 use super::jobs::{Places, Scale, lua_data};
-use crate::csv::{Csv, Table};
+use crate::harness::csv::{Csv, Table};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;

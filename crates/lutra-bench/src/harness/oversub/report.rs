@@ -12,9 +12,9 @@
 
 use super::scripted::ConflictScript;
 use super::{Mode, OversubWorkload, SCRIPT_YIELD_EVERY, Setup};
-use crate::csv::{Fields, counters_fields, counters_header, optional, or_empty};
-use crate::measure::Sample;
-use crate::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
+use crate::harness::csv::{Fields, counters_fields, counters_header, optional, or_empty};
+use crate::harness::measure::Sample;
+use crate::harness::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
 use std::fmt::Write as _;
 
 /// The thread count the stability figure divides by (one per core on the 2-core
@@ -309,7 +309,7 @@ fn describe(setup: &Setup, yield_every: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::Run;
+    use crate::harness::measure::Run;
     use lutra_sched::policy::Policy;
     use lutra_stm::DesignKind;
     use std::time::Duration;

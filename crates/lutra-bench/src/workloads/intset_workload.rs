@@ -6,12 +6,13 @@
 //!
 //! [`IntsetWorkload::measure`] runs it on any [`Contender`].
 
-use crate::contender::Contender;
-use crate::intset::{
+use crate::harness::contender::Contender;
+use crate::harness::measure::{Run, Sample, counters_since, timed};
+use crate::workloads::intset::{
     HashSet, IntSet, LinkedList, PlainWord, RbTree, Sequential, SharedIntSet, SkipList, StmIntSet,
     Structure,
 };
-use crate::measure::{Run, Sample, counters_since, timed};
+use crate::workloads::thread_rng;
 use lutra_stm::{Stm, TVar};
 use std::hint::black_box;
 use std::sync::{Mutex, RwLock};
@@ -26,11 +27,6 @@ pub enum Op {
     Remove(u64),
     /// Look the key up.
     Contains(u64),
-}
-
-/// A seeded generator for thread `index` of a run (reproducible key sequences).
-pub fn thread_rng(index: usize) -> fastrand::Rng {
-    fastrand::Rng::with_seed(0x006c_7574_7261_u64 ^ (index as u64).wrapping_mul(0x9E37_79B9))
 }
 
 /// An `intset` workload.

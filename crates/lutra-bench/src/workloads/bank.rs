@@ -7,9 +7,9 @@
 //!   total, not even one that would abort, so an audit that sees one panics the run.
 //! - After each run the total is checked once more.
 
-use crate::contender::Contender;
-use crate::measure::{Run, Sample, timed};
-use crate::workload::thread_rng;
+use crate::harness::contender::Contender;
+use crate::harness::measure::{Run, Sample, timed};
+use crate::workloads::thread_rng;
 use lutra_stm::{Stm, TVar};
 use std::hint::black_box;
 use std::sync::{Mutex, RwLock};

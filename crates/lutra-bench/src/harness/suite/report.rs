@@ -341,7 +341,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::experiment::ALL;
+    use crate::harness::suite::experiment::ALL;
 
     fn info() -> RunInfo {
         RunInfo {

@@ -10,7 +10,7 @@
 //! 3. A failed round is recorded with the end of its log; the other rounds still run.
 
 use super::ruby;
-use crate::csv::Table;
+use crate::harness::csv::Table;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};

@@ -26,16 +26,17 @@ mod scripted;
 pub use report::{Measurement, OversubGroup, STABILITY_BASE, csv_header};
 pub use scripted::{COLD_IDS, ConflictScript, HOT_IDS, SCRIPT_YIELD_EVERY};
 
-use crate::bank::{BankWorkload, SharedBank, StmBank};
-use crate::csv::Csv;
-use crate::intset::{
+use crate::harness::csv::Csv;
+use crate::harness::measure::{Sample, counters_since};
+use crate::harness::sweep::progress_bar;
+use crate::harness::tasks::Runner;
+use crate::workloads::bank::{BankWorkload, SharedBank, StmBank};
+use crate::workloads::intset::{
     HashSet, IntSet, LinkedList, RbTree, SharedIntSet, SkipList, StmIntSet, Structure,
 };
-use crate::measure::{Sample, counters_since};
-use crate::pipeline::{Pipeline, PipelineCursor, PipelineWorkload};
-use crate::sweep::progress_bar;
-use crate::tasks::Runner;
-use crate::workload::{IntsetWorkload, thread_rng};
+use crate::workloads::intset_workload::IntsetWorkload;
+use crate::workloads::pipeline::{Pipeline, PipelineCursor, PipelineWorkload};
+use crate::workloads::thread_rng;
 use lutra_sched::Runtime;
 use lutra_sched::policy::Policy;
 use lutra_stm::{Config, DesignKind, Stm, TVar, cm};

@@ -24,8 +24,8 @@
 //!   word holds the number of hot steps and each task's word its cold steps.
 
 use super::{Measurement, Mode, Setup};
-use crate::measure::Sample;
-use crate::pipeline::spin;
+use crate::harness::measure::Sample;
+use crate::workloads::pipeline::spin;
 use lutra_stm::{Stm, TVar};
 use std::sync::Arc;
 

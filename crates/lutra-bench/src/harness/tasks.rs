@@ -37,7 +37,7 @@
 //! turn every few microseconds. The benchmark's `--yield-every` changes it (1 yields
 //! after every operation); scripted runs always yield after every transaction.
 
-use crate::measure::Run;
+use crate::harness::measure::Run;
 use lutra_sched::{Barrier, Runtime};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -11,7 +11,7 @@ use super::jobs::Job;
 use super::ruby;
 use super::spread::Samples;
 use super::verdict::{median, speed};
-use crate::csv::Table;
+use crate::harness::csv::Table;
 use std::collections::BTreeMap;
 
 /// The experiment.

@@ -190,7 +190,7 @@ pub(crate) fn spin(iterations: u32, seed: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::thread_rng;
+    use crate::workloads::thread_rng;
 
     #[test]
     fn a_cursor_works_through_the_phases_in_order_and_wraps() {

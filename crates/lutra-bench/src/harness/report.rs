@@ -1,5 +1,5 @@
 //! Result rows, their CSV records and their on-screen table (printed by
-//! [`crate::table`]).
+//! [`crate::harness::table`]).
 //!
 //! Derived figures, per group (one workload):
 //!
@@ -10,10 +10,10 @@
 //! | `fraction_of_ceiling` | at 2 threads: throughput ÷ the ceiling's (two sequential copies side by side), i.e. the 2-thread speedup over sequential as a fraction of the speedup this machine can give |
 //! | `abort_rate` | aborted attempts ÷ started attempts (STM only) |
 
-use crate::contender::{CEILING_THREADS, Contender};
-use crate::csv::{Fields, counters_fields, counters_header, optional, or_empty};
-use crate::measure::Sample;
-use crate::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
+use crate::harness::contender::{CEILING_THREADS, Contender};
+use crate::harness::csv::{Fields, counters_fields, counters_header, optional, or_empty};
+use crate::harness::measure::Sample;
+use crate::harness::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
 use std::fmt::Write as _;
 
 /// One measured run.
@@ -227,7 +227,7 @@ impl Group {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::Run;
+    use crate::harness::measure::Run;
     use std::time::Duration;
 
     fn row(contender: Contender, threads: usize, ops: u64) -> Row {

@@ -40,7 +40,7 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
     }
     let rounds = inputs.rounds(Job::Oversub);
     for (workload, id, title) in WORKLOADS {
-        let keep = |r: &crate::csv::Record<'_>| r.get("workload") == workload;
+        let keep = |r: &crate::harness::csv::Record<'_>| r.get("workload") == workload;
         let throughput = gather(
             rounds,
             keep,

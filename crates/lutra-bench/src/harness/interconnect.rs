@@ -17,7 +17,7 @@ const ROUND_TRIPS: u64 = 200_000;
 /// a machine with one processor (the threads would take turns, not share a line).
 ///
 /// ```
-/// if let Some(ns) = lutra_bench::interconnect::round_trip_ns() {
+/// if let Some(ns) = lutra_bench::harness::interconnect::round_trip_ns() {
 ///     assert!(ns > 0.0);
 /// }
 /// ```

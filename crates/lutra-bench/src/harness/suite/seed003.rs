@@ -8,7 +8,7 @@ use super::experiment::{
 };
 use super::jobs::Job;
 use super::spread::Samples;
-use crate::csv::{Record, Table};
+use crate::harness::csv::{Record, Table};
 
 /// The experiment.
 pub const EXPERIMENT: Experiment = Experiment {
