@@ -136,24 +136,37 @@ impl Bench<'_> {
         self.io_done.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn mutex(&self, threads: usize, duration: Duration) -> Outcome {
-        let table = Mutex::new(vec![0u64; self.args.counters]);
-        let run = measure::timed(
+    /// A timed run of `section` on `threads` threads, each drawing its next
+    /// operation before every section.
+    fn timed(
+        &self,
+        threads: usize,
+        duration: Duration,
+        section: impl Fn(&mut Worker) + Sync,
+    ) -> Run {
+        measure::timed(
             threads,
             duration,
             |i| self.worker(i),
             |worker| {
                 self.draw(worker);
-                let mut table = table.lock().expect("no panics under the lock");
-                for &slot in &worker.operation.slots {
-                    table[slot] += 1;
-                }
-                std::hint::black_box(self.compute(table[worker.operation.slots[0]]));
-                if worker.operation.io {
-                    self.write_line(&mut worker.sink, worker.operation.slots[0]);
-                }
+                section(worker);
             },
-        );
+        )
+    }
+
+    fn mutex(&self, threads: usize, duration: Duration) -> Outcome {
+        let table = Mutex::new(vec![0u64; self.args.counters]);
+        let run = self.timed(threads, duration, |worker| {
+            let mut table = table.lock().expect("no panics under the lock");
+            for &slot in &worker.operation.slots {
+                table[slot] += 1;
+            }
+            std::hint::black_box(self.compute(table[worker.operation.slots[0]]));
+            if worker.operation.io {
+                self.write_line(&mut worker.sink, worker.operation.slots[0]);
+            }
+        });
         let total: u64 = table.into_inner().expect("no panics").iter().sum();
         self.check(total, run);
         Outcome { run, stats: None }
@@ -163,32 +176,26 @@ impl Bench<'_> {
         let (stm, lock) = (Stm::default(), CoopLock::new());
         let table: Vec<TVar<u64>> = (0..self.args.counters).map(|_| TVar::new(0)).collect();
         let before = stm.stats().total;
-        let run = measure::timed(
-            threads,
-            duration,
-            |i| self.worker(i),
-            |worker| {
-                self.draw(worker);
-                let Worker {
-                    sink, operation, ..
-                } = worker;
-                let section = |tx: &mut lutra_stm::Transaction<'_>| {
-                    for &slot in &operation.slots {
-                        tx.modify(&table[slot], |n| n + 1)?;
-                    }
-                    std::hint::black_box(self.compute(tx.read(&table[operation.slots[0]])?));
-                    if operation.io {
-                        tx.io(|| self.write_line(sink, operation.slots[0]))?;
-                    }
-                    Ok(())
-                };
-                if exclusive {
-                    lock.exclusive(&stm, section);
-                } else {
-                    lock.optimistic(&stm, section);
+        let run = self.timed(threads, duration, |worker| {
+            let Worker {
+                sink, operation, ..
+            } = worker;
+            let section = |tx: &mut lutra_stm::Transaction<'_>| {
+                for &slot in &operation.slots {
+                    tx.modify(&table[slot], |n| n + 1)?;
                 }
-            },
-        );
+                std::hint::black_box(self.compute(tx.read(&table[operation.slots[0]])?));
+                if operation.io {
+                    tx.io(|| self.write_line(sink, operation.slots[0]))?;
+                }
+                Ok(())
+            };
+            if exclusive {
+                lock.exclusive(&stm, section);
+            } else {
+                lock.optimistic(&stm, section);
+            }
+        });
         let stats = measure::counters_since(&stm.stats().total, &before);
         let total = stm.atomically(|tx| table.iter().map(|var| tx.read(var)).sum());
         self.check(total, run);

@@ -32,7 +32,7 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::harness::csv::Csv;
+use lutra_bench::harness::csv::{Csv, Fields};
 use lutra_bench::harness::table::{GridLine, percent, write_grid};
 use lutra_elide::coop::{
     CountingManager, Decisions, TaskIdentity, TaskKey, TaskMemory, ValidationEscalation,
@@ -260,10 +260,9 @@ fn main() -> std::io::Result<()> {
     Ok(())
 }
 
-fn table(args: &Args, outcomes: &[Outcome]) -> String {
-    let mut out = format!(
-        "inversion · {} tasks on 2 workers, {} at priority {HIGH} · {} words · reads 2..={} · \
-         escalate after {} · window {}..={}, half-life {}\n",
+/// The run's settings, in the CSV's column order (`tasks` to `half_life`).
+fn settings(args: &Args) -> Fields {
+    lutra_bench::fields![
         args.tasks,
         args.high,
         args.words,
@@ -271,7 +270,25 @@ fn table(args: &Args, outcomes: &[Outcome]) -> String {
         args.escalate_after,
         args.window_first,
         args.window_max,
-        args.half_life
+        args.half_life,
+    ]
+}
+
+fn table(args: &Args, outcomes: &[Outcome]) -> String {
+    let [
+        tasks,
+        high,
+        words,
+        max_reads,
+        escalate,
+        first,
+        max,
+        half_life,
+    ] = <[String; 8]>::try_from(settings(args)).expect("eight settings");
+    let mut out = format!(
+        "inversion · {tasks} tasks on 2 workers, {high} at priority {HIGH} · {words} words · \
+         reads 2..={max_reads} · escalate after {escalate} · window {first}..={max}, \
+         half-life {half_life}\n"
     );
     let headers: Vec<String> = [
         "decided", "mixed", "cm inv", "cm inv%", "val ab", "val high", "escal", "w escal",
@@ -319,18 +336,9 @@ fn write_csv(path: &std::path::Path, args: &Args, outcomes: &[Outcome]) -> std::
          high_commits,low_commits",
     )?;
     csv.write_records(outcomes.iter().map(|o| {
-        lutra_bench::fields![
-            "inversion",
-            o.design.name(),
-            o.variant.name,
-            args.tasks,
-            args.high,
-            args.words,
-            args.max_reads,
-            args.escalate_after,
-            args.window_first,
-            args.window_max,
-            args.half_life,
+        let mut fields = lutra_bench::fields!["inversion", o.design.name(), o.variant.name];
+        fields.extend(settings(args));
+        fields.extend(lutra_bench::fields![
             format!("{:.3}", args.duration_ms as f64 / 1000.0),
             o.decisions.decided,
             o.decisions.mixed,
@@ -343,6 +351,7 @@ fn write_csv(path: &std::path::Path, args: &Args, outcomes: &[Outcome]) -> std::
             format!("{:.6}", o.total_inversion_rate()),
             o.commits[1],
             o.commits[0],
-        ]
+        ]);
+        fields
     }))
 }

@@ -75,6 +75,28 @@ struct Line {
     unit: &'static str,
 }
 
+/// One line per `(figure, value, unit)` of `figures`, all of the same measurement,
+/// variant and times.
+fn lines_of(
+    measurement: &'static str,
+    variant: String,
+    (wall, cpu): (Option<f64>, Option<f64>),
+    figures: &[(&'static str, f64, &'static str)],
+) -> Vec<Line> {
+    figures
+        .iter()
+        .map(|&(figure, value, unit)| Line {
+            measurement,
+            variant: variant.clone(),
+            wall,
+            cpu,
+            figure,
+            value,
+            unit,
+        })
+        .collect()
+}
+
 impl Line {
     fn csv(&self) -> Fields {
         lutra_bench::fields![
@@ -145,24 +167,19 @@ fn lua_reads(lutra: &Path, scripts: &Path, lookups: u64, repeats: usize) -> Vec<
         });
     }
     if let [(_, Some(one)), (_, Some(two))] = best.as_slice() {
-        lines.push(Line {
-            measurement: "lua_reads",
-            variant: "-w2 vs -w1".into(),
-            wall: None,
-            cpu: None,
-            figure: "speedup",
-            value: one.wall / two.wall,
-            unit: "x (aim >= 1.8)",
-        });
-        lines.push(Line {
-            measurement: "lua_reads",
-            variant: "-w2 vs -w1".into(),
-            wall: None,
-            cpu: None,
-            figure: "cpu_ratio",
-            value: two.cpu / one.cpu,
-            unit: "x CPU for the same work (1.0: no contention)",
-        });
+        lines.extend(lines_of(
+            "lua_reads",
+            "-w2 vs -w1".into(),
+            (None, None),
+            &[
+                ("speedup", one.wall / two.wall, "x (aim >= 1.8)"),
+                (
+                    "cpu_ratio",
+                    two.cpu / one.cpu,
+                    "x CPU for the same work (1.0: no contention)",
+                ),
+            ],
+        ));
     }
     lines
 }
@@ -268,19 +285,15 @@ fn lua_inserts(lutra: &Path, scripts: &Path, inserts: u64) -> Vec<Line> {
         eprintln!("shared_insert.lua printed no figures: {text}");
         return Vec::new();
     };
-    let line = |figure, value, unit| Line {
-        measurement: "lua_inserts",
-        variant: format!("{inserts} in one atomic"),
-        wall: Some(wall),
-        cpu: None,
-        figure,
-        value,
-        unit,
-    };
-    vec![
-        line("peak_rss_growth", (peak - base) / 1024.0, "MiB"),
-        line("rss_growth_after_commit", (after - base) / 1024.0, "MiB"),
-    ]
+    lines_of(
+        "lua_inserts",
+        format!("{inserts} in one atomic"),
+        (Some(wall), None),
+        &[
+            ("peak_rss_growth", (peak - base) / 1024.0, "MiB"),
+            ("rss_growth_after_commit", (after - base) / 1024.0, "MiB"),
+        ],
+    )
 }
 
 /// Measurement 4: `inserts` inserts in one transaction, counted by the allocator.
@@ -291,21 +304,17 @@ fn engine_inserts(inserts: u64) -> Vec<Line> {
         measured.table as f64,
         measured.seconds,
     );
-    let line = |figure, value, unit| Line {
-        measurement: "engine_inserts",
-        variant: format!("{inserts} in one transaction"),
-        wall: Some(wall),
-        cpu: None,
-        figure,
-        value,
-        unit,
-    };
-    vec![
-        line("peak_live", peak / (1 << 20) as f64, "MiB"),
-        line("table_live", table_bytes / (1 << 20) as f64, "MiB"),
-        line("table_per_key", table_bytes / inserts as f64, "B"),
-        line("peak_vs_table", peak / table_bytes, "x (aim < 4)"),
-    ]
+    lines_of(
+        "engine_inserts",
+        format!("{inserts} in one transaction"),
+        (Some(wall), None),
+        &[
+            ("peak_live", peak / (1 << 20) as f64, "MiB"),
+            ("table_live", table_bytes / (1 << 20) as f64, "MiB"),
+            ("table_per_key", table_bytes / inserts as f64, "B"),
+            ("peak_vs_table", peak / table_bytes, "x (aim < 4)"),
+        ],
+    )
 }
 
 fn main() -> std::io::Result<()> {

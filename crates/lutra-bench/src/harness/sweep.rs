@@ -16,6 +16,8 @@ use crate::harness::contender::{Contender, parse_design, parse_manager};
 use crate::harness::csv::{Csv, default_csv_path};
 use crate::harness::measure::Sample;
 use crate::harness::report::{Group, Row};
+use crate::workloads::bank::BankWorkload;
+use crate::workloads::intset_workload::IntsetWorkload;
 use indicatif::{ProgressBar, ProgressStyle};
 use lutra_stm::{DesignKind, cm};
 use std::io;
@@ -140,8 +142,55 @@ pub struct Workload {
     pub title: String,
 }
 
-/// Runs the sweep of benchmark `bench` (see the module protocol); `measure` runs one
-/// workload (by index) with one contender on a number of threads for a duration.
+/// A workload a sweep can run: it says how the report names it and measures one run.
+pub trait Swept {
+    /// How the report and the CSV file name the workload.
+    fn describe(&self) -> Workload;
+
+    /// One run with `contender` on `threads` threads for `duration`.
+    fn measure(&self, contender: Contender, threads: usize, duration: Duration) -> Sample;
+}
+
+impl Swept for BankWorkload {
+    fn describe(&self) -> Workload {
+        Workload {
+            structure: "bank".into(),
+            size: self.accounts,
+            update_percent: self.update_percent(),
+            title: format!(
+                "bank · {} accounts · {}% audits",
+                self.accounts, self.audit_percent
+            ),
+        }
+    }
+
+    fn measure(&self, contender: Contender, threads: usize, duration: Duration) -> Sample {
+        BankWorkload::measure(self, contender, threads, duration)
+    }
+}
+
+impl Swept for IntsetWorkload {
+    fn describe(&self) -> Workload {
+        Workload {
+            structure: self.structure.name().to_string(),
+            size: self.initial,
+            update_percent: self.update_percent,
+            title: format!(
+                "intset {} · {} keys in 0..{} · {}% updates",
+                self.structure.name(),
+                self.initial,
+                self.range(),
+                self.update_percent
+            ),
+        }
+    }
+
+    fn measure(&self, contender: Contender, threads: usize, duration: Duration) -> Sample {
+        IntsetWorkload::measure(self, contender, threads, duration)
+    }
+}
+
+/// Runs the sweep of benchmark `bench` over `workloads` (see the module protocol).
 /// Returns every group.
 ///
 /// # Errors
@@ -152,8 +201,7 @@ pub struct Workload {
 pub fn run(
     bench: &'static str,
     args: &SweepArgs,
-    workloads: &[Workload],
-    measure: impl Fn(usize, Contender, usize, Duration) -> Sample,
+    workloads: &[impl Swept],
 ) -> io::Result<Vec<Group>> {
     let threads = args.thread_counts();
     let contenders = args.contenders();
@@ -165,7 +213,8 @@ pub fn run(
         .sum();
     let progress = progress_bar((workloads.len() * per_workload) as u64);
     let mut groups = Vec::new();
-    for (index, workload) in workloads.iter().enumerate() {
+    for swept in workloads {
+        let workload = swept.describe();
         let mut group = Group {
             bench,
             structure: workload.structure.clone(),
@@ -181,7 +230,7 @@ pub fn run(
                     workload.title,
                     contender.label()
                 ));
-                let sample = measure(index, contender, count, duration);
+                let sample = swept.measure(contender, count, duration);
                 group.rows.push(Row {
                     contender,
                     threads: count,

@@ -113,17 +113,12 @@ pub fn thread_lines(
     x_label: &str,
     samples: &Samples,
 ) -> Figure {
-    Figure {
-        id: id.to_owned(),
-        title: title.to_owned(),
-        y_label: y_label.to_owned(),
-        layout: Layout::Lines {
-            x_label: x_label.to_owned(),
-            log_x: true,
-            log_y: false,
-        },
-        series: series_of(samples),
-    }
+    let layout = Layout::Lines {
+        x_label: x_label.to_owned(),
+        log_x: true,
+        log_y: false,
+    };
+    figure(id, title, y_label, layout, samples)
 }
 
 /// A grouped bar chart from `samples` whose x are indices into `categories`.
@@ -134,11 +129,15 @@ pub fn bars(
     categories: Vec<String>,
     samples: &Samples,
 ) -> Figure {
+    figure(id, title, y_label, Layout::Bars { categories }, samples)
+}
+
+fn figure(id: &str, title: &str, y_label: &str, layout: Layout, samples: &Samples) -> Figure {
     Figure {
         id: id.to_owned(),
         title: title.to_owned(),
         y_label: y_label.to_owned(),
-        layout: Layout::Bars { categories },
+        layout,
         series: series_of(samples),
     }
 }

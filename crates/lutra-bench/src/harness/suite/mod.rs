@@ -330,21 +330,20 @@ fn status(multi: &MultiProgress, line: &str) {
 }
 
 fn utc_now() -> String {
-    Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-        .output()
-        .ok()
-        .filter(|out| out.status.success())
-        .map_or_else(
-            || "unknown".into(),
-            |out| String::from_utf8_lossy(&out.stdout).trim().to_owned(),
-        )
+    stdout_of(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]))
 }
 
 fn commit(repo: &Path) -> String {
-    Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .current_dir(repo)
+    stdout_of(
+        Command::new("git")
+            .args(["rev-parse", "--short", "HEAD"])
+            .current_dir(repo),
+    )
+}
+
+/// What `command` printed, trimmed; `unknown` when it cannot run or fails.
+fn stdout_of(command: &mut Command) -> String {
+    command
         .output()
         .ok()
         .filter(|out| out.status.success())

@@ -32,7 +32,9 @@ pub use linked_list::LinkedList;
 pub use memory::{Access, Direct, PlainWord, Word};
 pub use rb_check::RbSnapshot;
 pub use rb_tree::RbTree;
-pub use shared::{SITE_CONTAINS, SITE_INSERT, SITE_REMOVE, Sequential, SharedIntSet, StmIntSet};
+pub use shared::{
+    SITE_CONTAINS, SITE_INSERT, SITE_REMOVE, Sequential, SetLock, SharedIntSet, StmIntSet,
+};
 pub use skip_list::{MAX_LEVELS, SkipList};
 
 /// A set of `u64` keys, written over an [`Access`] to its words.

@@ -163,34 +163,49 @@ impl<S: IntSet<Word = PlainWord>> Sequential<S> {
     }
 }
 
-impl<S: IntSet<Word = PlainWord>> SharedIntSet for Mutex<Sequential<S>> {
-    type Handle<'s>
-        = ()
-    where
-        Self: 's;
+/// A global lock around a sequential set: updates take it exclusively, lookups
+/// shared where the lock can share.
+pub trait SetLock {
+    /// The set behind the lock.
+    type Set;
 
-    fn handle(&self) {}
+    /// Runs `f` on the set under the lock, exclusively.
+    fn update<R>(&self, f: impl FnOnce(&mut Self::Set) -> R) -> R;
 
-    fn insert(&self, _: &mut (), key: u64) -> bool {
-        self.lock()
-            .expect("a benchmark thread panicked")
-            .insert(key)
+    /// Runs `f` on the set under the lock, shared with other lookups if the lock
+    /// allows it.
+    fn look<R>(&self, f: impl FnOnce(&Self::Set) -> R) -> R;
+}
+
+impl<T> SetLock for Mutex<T> {
+    type Set = T;
+
+    fn update<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.lock().expect("a benchmark thread panicked"))
     }
 
-    fn remove(&self, _: &mut (), key: u64) -> bool {
-        self.lock()
-            .expect("a benchmark thread panicked")
-            .remove(key)
-    }
-
-    fn contains(&self, _: &mut (), key: u64) -> bool {
-        self.lock()
-            .expect("a benchmark thread panicked")
-            .contains(key)
+    fn look<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.lock().expect("a benchmark thread panicked"))
     }
 }
 
-impl<S: IntSet<Word = PlainWord>> SharedIntSet for RwLock<Sequential<S>> {
+impl<T> SetLock for RwLock<T> {
+    type Set = T;
+
+    fn update<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.write().expect("a benchmark thread panicked"))
+    }
+
+    fn look<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.read().expect("a benchmark thread panicked"))
+    }
+}
+
+impl<S, L> SharedIntSet for L
+where
+    S: IntSet<Word = PlainWord>,
+    L: SetLock<Set = Sequential<S>> + Sync,
+{
     type Handle<'s>
         = ()
     where
@@ -199,20 +214,14 @@ impl<S: IntSet<Word = PlainWord>> SharedIntSet for RwLock<Sequential<S>> {
     fn handle(&self) {}
 
     fn insert(&self, _: &mut (), key: u64) -> bool {
-        self.write()
-            .expect("a benchmark thread panicked")
-            .insert(key)
+        self.update(|set| set.insert(key))
     }
 
     fn remove(&self, _: &mut (), key: u64) -> bool {
-        self.write()
-            .expect("a benchmark thread panicked")
-            .remove(key)
+        self.update(|set| set.remove(key))
     }
 
     fn contains(&self, _: &mut (), key: u64) -> bool {
-        self.read()
-            .expect("a benchmark thread panicked")
-            .contains(key)
+        self.look(|set| set.contains(key))
     }
 }
