@@ -660,12 +660,8 @@ fn grid_table(workload: Workload, backend: &str, rows: &[Row], threads: &[usize]
 }
 
 /// A count: exact below 10 000, then with an SI suffix.
-fn counted(count: u64) -> String {
-    if count < 10_000 {
-        count.to_string()
-    } else {
-        si(count as f64)
-    }
+fn counted(n: u64) -> String {
+    lutra_bench::harness::table::count(n, 10_000)
 }
 
 /// One running thread: steps/s per workload and the ratio to no lock at all.

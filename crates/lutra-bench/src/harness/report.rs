@@ -13,7 +13,7 @@
 use crate::harness::contender::{CEILING_THREADS, Contender};
 use crate::harness::csv::{Fields, counters_fields, counters_header, optional, or_empty};
 use crate::harness::measure::Sample;
-use crate::harness::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
+use crate::harness::table::{GridLine, distinct, percent, ratio, si, thread_headers, write_grid};
 use std::fmt::Write as _;
 
 /// One measured run.
@@ -158,13 +158,7 @@ impl Group {
 
     /// The distinct contenders, in order of first appearance.
     fn contenders(&self) -> Vec<Contender> {
-        let mut seen = Vec::new();
-        for row in &self.rows {
-            if !seen.contains(&row.contender) {
-                seen.push(row.contender);
-            }
-        }
-        seen
+        distinct(self.rows.iter().map(|row| row.contender))
     }
 
     fn row(&self, contender: Contender, threads: usize) -> Option<&Row> {

@@ -180,6 +180,27 @@ pub fn write_grid(out: &mut String, corner: &str, headers: &[String], lines: &[G
     table.write(out);
 }
 
+/// The distinct `items`, in order of first appearance (a table's lines, one per
+/// contender or mode, from rows in the order measured).
+pub fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut seen = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
+}
+
+/// A count: exact below `exact_below`, then with an SI suffix (`950`, `12.3k`).
+pub fn count(n: u64, exact_below: u64) -> String {
+    if n < exact_below {
+        n.to_string()
+    } else {
+        si(n as f64)
+    }
+}
+
 /// Thread counts as column headers.
 pub fn thread_headers(threads: &[usize]) -> Vec<String> {
     threads.iter().map(usize::to_string).collect()

@@ -14,7 +14,7 @@ use super::scripted::ConflictScript;
 use super::{Mode, OversubWorkload, SCRIPT_YIELD_EVERY, Setup};
 use crate::harness::csv::{Fields, counters_fields, counters_header, optional, or_empty};
 use crate::harness::measure::Sample;
-use crate::harness::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
+use crate::harness::table::{GridLine, distinct, percent, ratio, si, thread_headers, write_grid};
 use std::fmt::Write as _;
 
 /// The thread count the stability figure divides by (one per core on the 2-core
@@ -110,13 +110,7 @@ impl OversubGroup {
 
     /// The distinct modes, in order of first appearance.
     fn modes(&self) -> Vec<Mode> {
-        let mut seen = Vec::new();
-        for row in &self.rows {
-            if !seen.contains(&row.mode) {
-                seen.push(row.mode);
-            }
-        }
-        seen
+        distinct(self.rows.iter().map(|row| row.mode))
     }
 
     /// `row`'s throughput ÷ the same mode's at [`STABILITY_BASE`] threads.
@@ -289,11 +283,7 @@ impl OversubGroup {
 
 /// `950`, `12.3k`: exact below a thousand.
 fn count(n: u64) -> String {
-    if n < 1000 {
-        n.to_string()
-    } else {
-        si(n as f64)
-    }
+    crate::harness::table::count(n, 1000)
 }
 
 /// `wb-ctl/backoff · 2 workers · tasks yield every 8 ops`.

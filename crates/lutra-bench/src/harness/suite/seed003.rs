@@ -3,6 +3,7 @@
 //! plain mutex (`coop`), and TxLinux's pipeline under restart-profile scheduling
 //! beside round-robin and plain threads (`oversub`'s pipeline rows).
 
+use super::chart::Figure;
 use super::experiment::{
     Experiment, Findings, Inputs, bars, gather, missing, spread_grid, thread_lines, threads, times,
 };
@@ -176,21 +177,13 @@ fn pipeline(inputs: &Inputs<'_>, findings: &mut Findings) {
                 "threads" | "round-robin" | "restart-profile"
             )
     };
-    let throughput = gather(
-        rounds,
-        keep,
-        mode,
-        |r| r.num("threads"),
-        |r| r.num("ops_per_sec"),
-    );
-    findings.figures.push(thread_lines(
+    let throughput = by_mode(rounds, keep, |r| r.num("ops_per_sec"));
+    findings.figures.push(transactions_per_second(
         "seed003-pipeline",
         "Pipeline under restart-profile scheduling: transactions/s",
-        "transactions per second",
-        "threads or tasks",
         &throughput,
     ));
-    let aborts = gather(rounds, keep, mode, |r| r.num("threads"), aborts_per_commit);
+    let aborts = by_mode(rounds, keep, aborts_per_commit);
     findings.grids.push(spread_grid(
         "Pipeline: aborts per commit",
         "mode",
@@ -198,6 +191,27 @@ fn pipeline(inputs: &Inputs<'_>, findings: &mut Findings) {
         threads,
         |v| format!("{v:.3}"),
     ));
+}
+
+/// An `oversub` figure (`value`) of the rows `keep` takes, over `rounds`: one series
+/// per [`mode`], by thread count.
+pub fn by_mode(
+    rounds: &[Table],
+    keep: impl Fn(&Record<'_>) -> bool,
+    value: impl Fn(&Record<'_>) -> Option<f64>,
+) -> Samples {
+    gather(rounds, keep, mode, |r| r.num("threads"), value)
+}
+
+/// A line chart of transactions per second by threads or tasks.
+pub fn transactions_per_second(id: &str, title: &str, throughput: &Samples) -> Figure {
+    thread_lines(
+        id,
+        title,
+        "transactions per second",
+        "threads or tasks",
+        throughput,
+    )
 }
 
 /// `threads`, or the policy of a task row.

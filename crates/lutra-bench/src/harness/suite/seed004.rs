@@ -4,10 +4,10 @@
 //! curves, and aborts per commit.
 
 use super::experiment::{
-    Experiment, Findings, Inputs, gather, missing, spread_grid, thread_lines, threads,
+    Experiment, Findings, Inputs, missing, spread_grid, thread_lines, threads,
 };
 use super::jobs::Job;
-use super::seed003::{aborts_per_commit, mode};
+use super::seed003::{aborts_per_commit, by_mode, transactions_per_second};
 use super::verdict::{best_at, largest_x, speed};
 
 /// The experiment.
@@ -41,21 +41,13 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
     let rounds = inputs.rounds(Job::Oversub);
     for (workload, id, title) in WORKLOADS {
         let keep = |r: &crate::harness::csv::Record<'_>| r.get("workload") == workload;
-        let throughput = gather(
-            rounds,
-            keep,
-            mode,
-            |r| r.num("threads"),
-            |r| r.num("ops_per_sec"),
-        );
-        findings.figures.push(thread_lines(
+        let throughput = by_mode(rounds, keep, |r| r.num("ops_per_sec"));
+        findings.figures.push(transactions_per_second(
             &format!("seed004-{id}"),
             &format!("{title}: transactions/s, 1 to 64 threads or tasks"),
-            "transactions per second",
-            "threads or tasks",
             &throughput,
         ));
-        let aborts = gather(rounds, keep, mode, |r| r.num("threads"), aborts_per_commit);
+        let aborts = by_mode(rounds, keep, aborts_per_commit);
         findings.figures.push(thread_lines(
             &format!("seed004-{id}-aborts"),
             &format!("{title}: aborts per commit"),
@@ -63,11 +55,9 @@ fn analyze(inputs: &Inputs<'_>) -> Findings {
             "threads or tasks",
             &aborts,
         ));
-        let versus = gather(
+        let versus = by_mode(
             rounds,
             |r| keep(r) && !r.get("policy").is_empty(),
-            mode,
-            |r| r.num("threads"),
             |r| r.num("vs_threads"),
         );
         if workload == "bank" {
