@@ -6,6 +6,7 @@
 //! | integer sets | `intset/` | sorted linked list, skip list, red-black tree and hash set, written once over [`intset::Access`] and run transactionally or directly |
 //! | `intset` | `intset_workload.rs` | the operation mix over a set (lookups, inserts, removes at an update rate), run on any contender |
 //! | `bank` | `bank.rs` | accounts, transfers and read-only audits that check the total |
+//! | `gil` | `gil_loops.rs` | seed 000's While, Iterator and conflict loops under the elided global lock |
 //! | `pipeline` | `pipeline.rs` | TxLinux's pipeline: 8 phases, memory mostly private to a phase |
 //!
 //! # Invariants
@@ -15,6 +16,7 @@
 //!   answer panics the run rather than being timed.
 
 pub mod bank;
+pub mod gil_loops;
 pub mod intset;
 pub mod intset_workload;
 pub mod pipeline;
