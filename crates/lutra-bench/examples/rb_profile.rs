@@ -1,7 +1,7 @@
 //! Profiling aid: one thread runs the red-black tree (1024 keys, 20% updates) on the
 //! STM for a few seconds and then sequentially, printing both rates.
 //! `cargo run --release -p lutra-bench --example rb_profile`
-use lutra_bench::intset::{RbTree, Sequential, SharedIntSet, StmIntSet};
+use lutra_bench::workloads::intset::{RbTree, Sequential, SharedIntSet, StmIntSet};
 use lutra_stm::{Config, Stm};
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,8 @@ fn main() {
     let set: StmIntSet<RbTree<lutra_stm::TVar<u64>>> =
         StmIntSet::new(Stm::new(Config::default()), 2048);
     let mut pool = set.handle();
-    let mut seq: Sequential<RbTree<lutra_bench::intset::PlainWord>> = Sequential::new(2048);
+    let mut seq: Sequential<RbTree<lutra_bench::workloads::intset::PlainWord>> =
+        Sequential::new(2048);
     for key in (0..2048).step_by(2) {
         set.insert(&mut pool, key);
         seq.insert(key);

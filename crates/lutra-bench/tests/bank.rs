@@ -2,8 +2,8 @@
 //! cores: audits check the total inside their transactions (an opaque engine never
 //! shows them anything else), and the total is checked again after each run.
 
-use lutra_bench::bank::{BankWorkload, OPENING_BALANCE, SharedBank, StmBank};
-use lutra_bench::contender::Contender;
+use lutra_bench::harness::contender::Contender;
+use lutra_bench::workloads::bank::{BankWorkload, OPENING_BALANCE, SharedBank, StmBank};
 use lutra_stm::{Config, DesignKind, Stm, cm};
 use std::time::Duration;
 

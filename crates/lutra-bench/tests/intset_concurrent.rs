@@ -14,7 +14,7 @@
 //! accesses, so that transactions are preempted in the middle far more often than a
 //! time slice would.
 
-use lutra_bench::intset::{
+use lutra_bench::workloads::intset::{
     Access, HashSet, IntSet, LinkedList, NodePool, RbTree, SharedIntSet, SkipList, StmIntSet,
 };
 use lutra_stm::{Abort, Config, DesignKind, Stm, TVar, Transaction, cm};

@@ -1,7 +1,7 @@
 //! Single-threaded property tests: every structure, run transactionally and directly,
 //! against `BTreeSet` as the model, operation by operation.
 
-use lutra_bench::intset::{
+use lutra_bench::workloads::intset::{
     HashSet, IntSet, LinkedList, PlainWord, RbTree, Sequential, SharedIntSet, SkipList, StmIntSet,
 };
 use lutra_stm::{Config, Stm, TVar};
@@ -95,7 +95,7 @@ proptest! {
                 Op::Contains(key) => set.contains(key),
             };
             prop_assert_eq!(got, apply_model(&mut model, op));
-            let Ok(snapshot) = set.set().snapshot(&mut lutra_bench::intset::Direct);
+            let Ok(snapshot) = set.set().snapshot(&mut lutra_bench::workloads::intset::Direct);
             let size = snapshot.check().map_err(TestCaseError::fail)?;
             prop_assert_eq!(size, model.len());
         }
@@ -107,7 +107,9 @@ proptest! {
 fn rb_tree_survives_sorted_inserts_and_removes() {
     let mut set = Sequential::<RbTree<PlainWord>>::new(16);
     let check = |set: &Sequential<RbTree<PlainWord>>| {
-        let Ok(snapshot) = set.set().snapshot(&mut lutra_bench::intset::Direct);
+        let Ok(snapshot) = set
+            .set()
+            .snapshot(&mut lutra_bench::workloads::intset::Direct);
         snapshot.check().unwrap()
     };
     for key in 0..500 {

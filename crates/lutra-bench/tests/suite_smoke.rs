@@ -4,7 +4,7 @@
 //! and C runs are skipped by `--smoke` (the report must say so); `--quick` runs
 //! them (CI: `make bench-quick`).
 
-use lutra_bench::suite::experiment::ALL;
+use lutra_bench::harness::suite::experiment::ALL;
 use std::path::Path;
 use std::process::Command;
 

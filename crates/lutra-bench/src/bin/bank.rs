@@ -8,8 +8,8 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::bank::BankWorkload;
-use lutra_bench::sweep::{self, SweepArgs, Workload};
+use lutra_bench::harness::sweep::{self, SweepArgs};
+use lutra_bench::workloads::bank::BankWorkload;
 
 /// Bank transfers and audits on the STM against sequential, Mutex and RwLock baselines.
 #[derive(Parser, Debug)]
@@ -37,25 +37,6 @@ fn main() -> std::io::Result<()> {
             audit_percent: args.audit_percent,
         })
         .collect();
-    let described: Vec<Workload> = workloads
-        .iter()
-        .map(|workload| Workload {
-            structure: "bank".into(),
-            size: workload.accounts,
-            update_percent: workload.update_percent(),
-            title: format!(
-                "bank · {} accounts · {}% audits",
-                workload.accounts, workload.audit_percent
-            ),
-        })
-        .collect();
-    sweep::run(
-        "bank",
-        &args.sweep,
-        &described,
-        |index, contender, threads, duration| {
-            workloads[index].measure(contender, threads, duration)
-        },
-    )?;
+    sweep::run("bank", &args.sweep, &workloads)?;
     Ok(())
 }

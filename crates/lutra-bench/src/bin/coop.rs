@@ -15,10 +15,10 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::csv::{Csv, counters_fields, counters_header};
-use lutra_bench::measure::{self, Run};
-use lutra_bench::report::{GridLine, percent, ratio, si, thread_headers, write_grid};
-use lutra_bench::sweep::{RunArgs, progress_bar};
+use lutra_bench::harness::csv::{Csv, counters_fields, counters_header, optional, or_empty};
+use lutra_bench::harness::measure::{self, Run};
+use lutra_bench::harness::sweep::{RunArgs, progress_bar};
+use lutra_bench::harness::table::{GridLine, percent, ratio, si, thread_headers, write_grid};
 use lutra_elide::coop::{CoopLock, CoopTx};
 use lutra_stm::{AbortReason, Counters, Stm, TVar};
 use std::fs::File;
@@ -136,24 +136,37 @@ impl Bench<'_> {
         self.io_done.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn mutex(&self, threads: usize, duration: Duration) -> Outcome {
-        let table = Mutex::new(vec![0u64; self.args.counters]);
-        let run = measure::timed(
+    /// A timed run of `section` on `threads` threads, each drawing its next
+    /// operation before every section.
+    fn timed(
+        &self,
+        threads: usize,
+        duration: Duration,
+        section: impl Fn(&mut Worker) + Sync,
+    ) -> Run {
+        measure::timed(
             threads,
             duration,
             |i| self.worker(i),
             |worker| {
                 self.draw(worker);
-                let mut table = table.lock().expect("no panics under the lock");
-                for &slot in &worker.operation.slots {
-                    table[slot] += 1;
-                }
-                std::hint::black_box(self.compute(table[worker.operation.slots[0]]));
-                if worker.operation.io {
-                    self.write_line(&mut worker.sink, worker.operation.slots[0]);
-                }
+                section(worker);
             },
-        );
+        )
+    }
+
+    fn mutex(&self, threads: usize, duration: Duration) -> Outcome {
+        let table = Mutex::new(vec![0u64; self.args.counters]);
+        let run = self.timed(threads, duration, |worker| {
+            let mut table = table.lock().expect("no panics under the lock");
+            for &slot in &worker.operation.slots {
+                table[slot] += 1;
+            }
+            std::hint::black_box(self.compute(table[worker.operation.slots[0]]));
+            if worker.operation.io {
+                self.write_line(&mut worker.sink, worker.operation.slots[0]);
+            }
+        });
         let total: u64 = table.into_inner().expect("no panics").iter().sum();
         self.check(total, run);
         Outcome { run, stats: None }
@@ -163,32 +176,26 @@ impl Bench<'_> {
         let (stm, lock) = (Stm::default(), CoopLock::new());
         let table: Vec<TVar<u64>> = (0..self.args.counters).map(|_| TVar::new(0)).collect();
         let before = stm.stats().total;
-        let run = measure::timed(
-            threads,
-            duration,
-            |i| self.worker(i),
-            |worker| {
-                self.draw(worker);
-                let Worker {
-                    sink, operation, ..
-                } = worker;
-                let section = |tx: &mut lutra_stm::Transaction<'_>| {
-                    for &slot in &operation.slots {
-                        tx.modify(&table[slot], |n| n + 1)?;
-                    }
-                    std::hint::black_box(self.compute(tx.read(&table[operation.slots[0]])?));
-                    if operation.io {
-                        tx.io(|| self.write_line(sink, operation.slots[0]))?;
-                    }
-                    Ok(())
-                };
-                if exclusive {
-                    lock.exclusive(&stm, section);
-                } else {
-                    lock.optimistic(&stm, section);
+        let run = self.timed(threads, duration, |worker| {
+            let Worker {
+                sink, operation, ..
+            } = worker;
+            let section = |tx: &mut lutra_stm::Transaction<'_>| {
+                for &slot in &operation.slots {
+                    tx.modify(&table[slot], |n| n + 1)?;
                 }
-            },
-        );
+                std::hint::black_box(self.compute(tx.read(&table[operation.slots[0]])?));
+                if operation.io {
+                    tx.io(|| self.write_line(sink, operation.slots[0]))?;
+                }
+                Ok(())
+            };
+            if exclusive {
+                lock.exclusive(&stm, section);
+            } else {
+                lock.optimistic(&stm, section);
+            }
+        });
         let stats = measure::counters_since(&stm.stats().total, &before);
         let total = stm.atomically(|tx| table.iter().map(|var| tx.read(var)).sum());
         self.check(total, run);
@@ -326,13 +333,13 @@ fn write_csv(path: &std::path::Path, args: &Args, rows: &[Row]) -> std::io::Resu
         counters_header()
     );
     let mut csv = Csv::with_header(path, &header)?;
-    csv.write_lines(rows.iter().map(|row| {
+    csv.write_records(rows.iter().map(|row| {
         let run = row.outcome.run;
         let vs_mutex = find(rows, Contender::Mutex, row.threads)
             .map(|mutex| run.throughput() / mutex.outcome.run.throughput());
         let stats = row.outcome.stats;
-        format!(
-            "coop,{},{},{},{},{},{},{},{:.6},{:.1},{},{},{}{}",
+        let mut fields = lutra_bench::fields![
+            "coop",
             row.contender.name(),
             row.threads,
             args.io_percent,
@@ -340,14 +347,13 @@ fn write_csv(path: &std::path::Path, args: &Args, rows: &[Row]) -> std::io::Resu
             args.touches,
             args.work,
             run.ops,
-            run.elapsed.as_secs_f64(),
-            run.throughput(),
-            vs_mutex.map_or(String::new(), |v| format!("{v:.4}")),
-            stats.map_or(String::new(), |s| s
-                .aborts_for(AbortReason::Irrevocable)
-                .to_string()),
-            stats.map_or(String::new(), |s| s.irrevocable_commits.to_string()),
-            counters_fields(stats.as_ref()),
-        )
+            format!("{:.6}", run.elapsed.as_secs_f64()),
+            format!("{:.1}", run.throughput()),
+            optional(vs_mutex, 4),
+            or_empty(stats.map(|s| s.aborts_for(AbortReason::Irrevocable))),
+            or_empty(stats.map(|s| s.irrevocable_commits)),
+        ];
+        fields.extend(counters_fields(stats.as_ref()));
+        fields
     }))
 }

@@ -8,10 +8,10 @@
 //! throughput, aborts by reason and the conserved total (≈ 7 s with the defaults).
 
 use clap::Parser;
-use lutra_bench::bank::{BankWorkload, OPENING_BALANCE};
-use lutra_bench::contender::{Contender, parse_manager};
-use lutra_bench::measure::Sample;
-use lutra_bench::report::si;
+use lutra_bench::harness::contender::{Contender, parse_manager};
+use lutra_bench::harness::measure::Sample;
+use lutra_bench::harness::table::{TextTable, percent, si};
+use lutra_bench::workloads::bank::{BankWorkload, OPENING_BALANCE};
 use lutra_stm::{AbortReason, Counters, DesignKind};
 use std::time::{Duration, Instant};
 
@@ -69,20 +69,38 @@ fn main() {
         let manager = parse_manager(manager).expect("demo managers exist");
         let contender = Contender::Stm { design, manager };
         println!("{}", contender.label());
-        println!(
-            "{:>8} {:>9} {:>8} {:>10} {:>9} {:>7}  {:<58} total",
-            "threads", "ops/s", "vs seq", "commits", "aborts", "abort%", "aborts by reason"
-        );
+        let table = run_table();
+        print!("{}", table.header());
         for &count in &threads {
             let sample = workload.measure(contender, count, duration);
-            print_run(count, &sample, seq.run.throughput(), workload);
+            print_run(&table, count, &sample, seq.run.throughput(), workload);
         }
         println!();
     }
     println!("done in {:.1?}", started.elapsed());
 }
 
-fn print_run(threads: usize, sample: &Sample, sequential: f64, workload: BankWorkload) {
+/// The columns of a design's runs, one line per thread count.
+fn run_table() -> TextTable {
+    TextTable::new(" ")
+        .right("threads", 8)
+        .right("ops/s", 9)
+        .right("vs seq", 8)
+        .right("commits", 10)
+        .right("aborts", 9)
+        .right("abort%", 7)
+        .gap("  ")
+        .left("aborts by reason", 58)
+        .left("total", 0)
+}
+
+fn print_run(
+    table: &TextTable,
+    threads: usize,
+    sample: &Sample,
+    sequential: f64,
+    workload: BankWorkload,
+) {
     let stats = sample.stats.unwrap_or_default();
     let expected = OPENING_BALANCE * workload.accounts as i64;
     let total = sample.final_total.unwrap_or_default();
@@ -91,15 +109,17 @@ fn print_run(threads: usize, sample: &Sample, sequential: f64, workload: BankWor
     } else {
         "WRONG"
     };
-    println!(
-        "{threads:>8} {:>9} {:>8.2} {:>10} {:>9} {:>6.1}%  {:<58} {total} {verdict}",
+    let cells = [
+        threads.to_string(),
         si(sample.run.throughput()),
-        sample.run.throughput() / sequential,
-        stats.commits,
-        stats.total_aborts(),
-        stats.abort_rate() * 100.0,
+        format!("{:.2}", sample.run.throughput() / sequential),
+        stats.commits.to_string(),
+        stats.total_aborts().to_string(),
+        format!("{}%", percent(stats.abort_rate())),
         reasons(&stats),
-    );
+        format!("{total} {verdict}"),
+    ];
+    print!("{}", table.line(&cells.each_ref().map(String::as_str), ""));
 }
 
 /// `validation=12 killed=3`, or `-`.

@@ -8,9 +8,9 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::intset::Structure;
-use lutra_bench::sweep::{self, SweepArgs, Workload};
-use lutra_bench::workload::IntsetWorkload;
+use lutra_bench::harness::sweep::{self, SweepArgs};
+use lutra_bench::workloads::intset::Structure;
+use lutra_bench::workloads::intset_workload::IntsetWorkload;
 
 /// Integer sets on the STM against sequential, Mutex and RwLock baselines.
 #[derive(Parser, Debug)]
@@ -48,28 +48,6 @@ fn main() -> std::io::Result<()> {
                 })
         })
         .collect();
-    let described: Vec<Workload> = workloads
-        .iter()
-        .map(|workload| Workload {
-            structure: workload.structure.name().to_string(),
-            size: workload.initial,
-            update_percent: workload.update_percent,
-            title: format!(
-                "intset {} · {} keys in 0..{} · {}% updates",
-                workload.structure.name(),
-                workload.initial,
-                workload.range(),
-                workload.update_percent
-            ),
-        })
-        .collect();
-    sweep::run(
-        "intset",
-        &args.sweep,
-        &described,
-        |index, contender, threads, duration| {
-            workloads[index].measure(contender, threads, duration)
-        },
-    )?;
+    sweep::run("intset", &args.sweep, &workloads)?;
     Ok(())
 }

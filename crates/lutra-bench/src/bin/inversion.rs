@@ -32,8 +32,8 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::csv::Csv;
-use lutra_bench::report::{GridLine, percent, write_grid};
+use lutra_bench::harness::csv::{Csv, Fields};
+use lutra_bench::harness::table::{GridLine, percent, write_grid};
 use lutra_elide::coop::{
     CountingManager, Decisions, TaskIdentity, TaskKey, TaskMemory, ValidationEscalation,
     ValidationLosses,
@@ -239,7 +239,7 @@ fn main() -> std::io::Result<()> {
     assert!(args.words >= 2 && args.tasks > 0, "need 2 words and a task");
     let runtime = Runtime::builder().workers(2).build();
     let progress =
-        lutra_bench::sweep::progress_bar((DesignKind::ALL.len() * VARIANTS.len()) as u64);
+        lutra_bench::harness::sweep::progress_bar((DesignKind::ALL.len() * VARIANTS.len()) as u64);
     let mut outcomes = Vec::new();
     for design in DesignKind::ALL {
         for variant in VARIANTS {
@@ -253,17 +253,16 @@ fn main() -> std::io::Result<()> {
     let path = args
         .csv
         .clone()
-        .unwrap_or_else(|| lutra_bench::csv::default_csv_path("inversion"));
+        .unwrap_or_else(|| lutra_bench::harness::csv::default_csv_path("inversion"));
     write_csv(&path, &args, &outcomes)?;
     println!("CSV: {}", path.display());
     runtime.shutdown();
     Ok(())
 }
 
-fn table(args: &Args, outcomes: &[Outcome]) -> String {
-    let mut out = format!(
-        "inversion · {} tasks on 2 workers, {} at priority {HIGH} · {} words · reads 2..={} · \
-         escalate after {} · window {}..={}, half-life {}\n",
+/// The run's settings, in the CSV's column order (`tasks` to `half_life`).
+fn settings(args: &Args) -> Fields {
+    lutra_bench::fields![
         args.tasks,
         args.high,
         args.words,
@@ -271,7 +270,25 @@ fn table(args: &Args, outcomes: &[Outcome]) -> String {
         args.escalate_after,
         args.window_first,
         args.window_max,
-        args.half_life
+        args.half_life,
+    ]
+}
+
+fn table(args: &Args, outcomes: &[Outcome]) -> String {
+    let [
+        tasks,
+        high,
+        words,
+        max_reads,
+        escalate,
+        first,
+        max,
+        half_life,
+    ] = <[String; 8]>::try_from(settings(args)).expect("eight settings");
+    let mut out = format!(
+        "inversion · {tasks} tasks on 2 workers, {high} at priority {HIGH} · {words} words · \
+         reads 2..={max_reads} · escalate after {escalate} · window {first}..={max}, \
+         half-life {half_life}\n"
     );
     let headers: Vec<String> = [
         "decided", "mixed", "cm inv", "cm inv%", "val ab", "val high", "escal", "w escal",
@@ -318,31 +335,23 @@ fn write_csv(path: &std::path::Path, args: &Args, outcomes: &[Outcome]) -> std::
          high_validation_aborts,escalations,window_escalations,total_inversion_rate,\
          high_commits,low_commits",
     )?;
-    csv.write_lines(outcomes.iter().map(|o| {
-        format!(
-            "inversion,{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{},{:.6},{},{},{},{},{:.6},{},{}",
-            o.design.name(),
-            o.variant.name,
-            args.tasks,
-            args.high,
-            args.words,
-            args.max_reads,
-            args.escalate_after,
-            args.window_first,
-            args.window_max,
-            args.half_life,
-            args.duration_ms as f64 / 1000.0,
+    csv.write_records(outcomes.iter().map(|o| {
+        let mut fields = lutra_bench::fields!["inversion", o.design.name(), o.variant.name];
+        fields.extend(settings(args));
+        fields.extend(lutra_bench::fields![
+            format!("{:.3}", args.duration_ms as f64 / 1000.0),
             o.decisions.decided,
             o.decisions.mixed,
             o.decisions.inversions,
-            o.decisions.inversion_rate(),
+            format!("{:.6}", o.decisions.inversion_rate()),
             o.losses.aborts,
             o.losses.high_aborts,
             o.losses.escalations,
             o.losses.window_escalations,
-            o.total_inversion_rate(),
+            format!("{:.6}", o.total_inversion_rate()),
             o.commits[1],
             o.commits[0],
-        )
+        ]);
+        fields
     }))
 }

@@ -14,7 +14,7 @@
 //! does); an experiment whose binary is missing says "not available" in the report.
 
 use clap::Parser;
-use lutra_bench::suite::{self, Options, jobs::Places, jobs::Scale};
+use lutra_bench::harness::suite::{self, Options, jobs::Places, jobs::Scale};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

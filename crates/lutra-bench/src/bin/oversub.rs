@@ -13,15 +13,15 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::bank::BankWorkload;
-use lutra_bench::contender::{parse_design, parse_manager};
-use lutra_bench::csv::Csv;
-use lutra_bench::intset::Structure;
-use lutra_bench::oversub::{self, ConflictScript, Mode, OversubWorkload, Plan, Setup};
-use lutra_bench::pipeline::PipelineWorkload;
-use lutra_bench::sweep::RunArgs;
-use lutra_bench::tasks::DEFAULT_YIELD_EVERY;
-use lutra_bench::workload::IntsetWorkload;
+use lutra_bench::harness::contender::{parse_design, parse_manager};
+use lutra_bench::harness::csv::Csv;
+use lutra_bench::harness::oversub::{self, ConflictScript, Mode, OversubWorkload, Plan, Setup};
+use lutra_bench::harness::sweep::RunArgs;
+use lutra_bench::harness::tasks::DEFAULT_YIELD_EVERY;
+use lutra_bench::workloads::bank::BankWorkload;
+use lutra_bench::workloads::intset::Structure;
+use lutra_bench::workloads::intset_workload::IntsetWorkload;
+use lutra_bench::workloads::pipeline::PipelineWorkload;
 use lutra_sched::policy::Policy;
 use lutra_stm::DesignKind;
 

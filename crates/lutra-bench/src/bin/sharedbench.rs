@@ -29,7 +29,8 @@
 mod child;
 
 use clap::Parser;
-use lutra_bench::csv::Csv;
+use lutra_bench::harness::csv::{Csv, Fields, optional};
+use lutra_bench::harness::table::TextTable;
 use lutra_lua::shared::{Key, SharedTable, Stored};
 use lutra_stm::Stm;
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[global_allocator]
-static ALLOCATOR: lutra_bench::memory::Counting = lutra_bench::memory::Counting;
+static ALLOCATOR: lutra_bench::harness::memory::Counting = lutra_bench::harness::memory::Counting;
 
 /// Shared-table reads and big transactions: scaling and memory.
 #[derive(Parser, Debug)]
@@ -74,19 +75,39 @@ struct Line {
     unit: &'static str,
 }
 
+/// One line per `(figure, value, unit)` of `figures`, all of the same measurement,
+/// variant and times.
+fn lines_of(
+    measurement: &'static str,
+    variant: String,
+    (wall, cpu): (Option<f64>, Option<f64>),
+    figures: &[(&'static str, f64, &'static str)],
+) -> Vec<Line> {
+    figures
+        .iter()
+        .map(|&(figure, value, unit)| Line {
+            measurement,
+            variant: variant.clone(),
+            wall,
+            cpu,
+            figure,
+            value,
+            unit,
+        })
+        .collect()
+}
+
 impl Line {
-    fn csv(&self) -> String {
-        let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
-        format!(
-            "{},{},{},{},{},{:.4},{}",
+    fn csv(&self) -> Fields {
+        lutra_bench::fields![
             self.measurement,
             self.variant,
-            opt(self.wall),
-            opt(self.cpu),
+            optional(self.wall, 4),
+            optional(self.cpu, 4),
             self.figure,
-            self.value,
+            format!("{:.4}", self.value),
             self.unit
-        )
+        ]
     }
 }
 
@@ -146,24 +167,19 @@ fn lua_reads(lutra: &Path, scripts: &Path, lookups: u64, repeats: usize) -> Vec<
         });
     }
     if let [(_, Some(one)), (_, Some(two))] = best.as_slice() {
-        lines.push(Line {
-            measurement: "lua_reads",
-            variant: "-w2 vs -w1".into(),
-            wall: None,
-            cpu: None,
-            figure: "speedup",
-            value: one.wall / two.wall,
-            unit: "x (aim >= 1.8)",
-        });
-        lines.push(Line {
-            measurement: "lua_reads",
-            variant: "-w2 vs -w1".into(),
-            wall: None,
-            cpu: None,
-            figure: "cpu_ratio",
-            value: two.cpu / one.cpu,
-            unit: "x CPU for the same work (1.0: no contention)",
-        });
+        lines.extend(lines_of(
+            "lua_reads",
+            "-w2 vs -w1".into(),
+            (None, None),
+            &[
+                ("speedup", one.wall / two.wall, "x (aim >= 1.8)"),
+                (
+                    "cpu_ratio",
+                    two.cpu / one.cpu,
+                    "x CPU for the same work (1.0: no contention)",
+                ),
+            ],
+        ));
     }
     lines
 }
@@ -269,44 +285,36 @@ fn lua_inserts(lutra: &Path, scripts: &Path, inserts: u64) -> Vec<Line> {
         eprintln!("shared_insert.lua printed no figures: {text}");
         return Vec::new();
     };
-    let line = |figure, value, unit| Line {
-        measurement: "lua_inserts",
-        variant: format!("{inserts} in one atomic"),
-        wall: Some(wall),
-        cpu: None,
-        figure,
-        value,
-        unit,
-    };
-    vec![
-        line("peak_rss_growth", (peak - base) / 1024.0, "MiB"),
-        line("rss_growth_after_commit", (after - base) / 1024.0, "MiB"),
-    ]
+    lines_of(
+        "lua_inserts",
+        format!("{inserts} in one atomic"),
+        (Some(wall), None),
+        &[
+            ("peak_rss_growth", (peak - base) / 1024.0, "MiB"),
+            ("rss_growth_after_commit", (after - base) / 1024.0, "MiB"),
+        ],
+    )
 }
 
 /// Measurement 4: `inserts` inserts in one transaction, counted by the allocator.
 fn engine_inserts(inserts: u64) -> Vec<Line> {
-    let measured = lutra_bench::memory::insert_peak(inserts as i64);
+    let measured = lutra_bench::harness::memory::insert_peak(inserts as i64);
     let (peak, table_bytes, wall) = (
         measured.peak as f64,
         measured.table as f64,
         measured.seconds,
     );
-    let line = |figure, value, unit| Line {
-        measurement: "engine_inserts",
-        variant: format!("{inserts} in one transaction"),
-        wall: Some(wall),
-        cpu: None,
-        figure,
-        value,
-        unit,
-    };
-    vec![
-        line("peak_live", peak / (1 << 20) as f64, "MiB"),
-        line("table_live", table_bytes / (1 << 20) as f64, "MiB"),
-        line("table_per_key", table_bytes / inserts as f64, "B"),
-        line("peak_vs_table", peak / table_bytes, "x (aim < 4)"),
-    ]
+    lines_of(
+        "engine_inserts",
+        format!("{inserts} in one transaction"),
+        (Some(wall), None),
+        &[
+            ("peak_live", peak / (1 << 20) as f64, "MiB"),
+            ("table_live", table_bytes / (1 << 20) as f64, "MiB"),
+            ("table_per_key", table_bytes / inserts as f64, "B"),
+            ("peak_vs_table", peak / table_bytes, "x (aim < 4)"),
+        ],
+    )
 }
 
 fn main() -> std::io::Result<()> {
@@ -337,25 +345,29 @@ fn main() -> std::io::Result<()> {
     }
     lines.extend(engine_reads(lookups));
     lines.extend(engine_inserts(inserts));
-    println!(
-        "{:<15} {:<26} {:>8} {:>8} {:<24} {:>10} unit",
-        "measurement", "variant", "wall s", "cpu s", "figure", "value"
-    );
+    let mut table = TextTable::new(" ")
+        .left("measurement", 15)
+        .left("variant", 26)
+        .right("wall s", 8)
+        .right("cpu s", 8)
+        .left("figure", 24)
+        .right("value", 10)
+        .left("unit", 0);
     let opt = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.3}"));
     for line in &lines {
-        println!(
-            "{:<15} {:<26} {:>8} {:>8} {:<24} {:>10.3} {}",
-            line.measurement,
-            line.variant,
+        table.push(vec![
+            line.measurement.to_owned(),
+            line.variant.clone(),
             opt(line.wall),
             opt(line.cpu),
-            line.figure,
-            line.value,
-            line.unit
-        );
+            line.figure.to_owned(),
+            format!("{:.3}", line.value),
+            line.unit.to_owned(),
+        ]);
     }
+    print!("{}", table.render());
     let mut csv = Csv::with_header(&args.csv, CSV_HEADER)?;
-    csv.write_lines(lines.iter().map(Line::csv))?;
+    csv.write_records(lines.iter().map(Line::csv))?;
     eprintln!("CSV written to {}", csv.path().display());
     Ok(())
 }

@@ -20,7 +20,8 @@
 //! ```
 
 use clap::Parser;
-use lutra_bench::csv::{Csv, default_csv_path};
+use lutra_bench::harness::csv::{Csv, default_csv_path};
+use lutra_bench::harness::table::TextTable;
 use lutra_sched::Runtime;
 use lutra_sched::sync_mode::SyncMode;
 use std::path::PathBuf;
@@ -220,18 +221,17 @@ fn main() -> std::io::Result<()> {
         &path,
         "sync,workers,tasks,yields,seconds,ns_per_yield,futex_per_yield,syscalls_per_yield,instructions_per_yield",
     )?;
-    println!(
-        "{:>5} {:>7} {:>5} {:>10} {:>10} {:>12} {:>10} {:>12} {:>12}",
-        "sync",
-        "workers",
-        "tasks",
-        "yields",
-        "seconds",
-        "ns/yield",
-        "futex/yield",
-        "syscalls/yield",
-        "instr/yield"
-    );
+    let table = TextTable::new(" ")
+        .right("sync", 5)
+        .right("workers", 7)
+        .right("tasks", 5)
+        .right("yields", 10)
+        .right("seconds", 10)
+        .right("ns/yield", 12)
+        .right("futex/yield", 11)
+        .right("syscalls/yield", 14)
+        .right("instr/yield", 12);
+    print!("{}", table.header());
     for &sync in &args.sync {
         for &workers in &args.workers {
             for &tasks_per_worker in &args.tasks {
@@ -253,30 +253,29 @@ fn main() -> std::io::Result<()> {
                     .then(|| instructions_per_yield(config, args.count_yields))
                     .flatten()
                     .map_or("-".to_string(), |v| format!("{v:.0}"));
-                println!(
-                    "{:>5} {:>7} {:>5} {:>10} {:>10.3} {:>12.1} {:>11} {:>14} {:>12}",
+                let cells = [
+                    sync.name().to_owned(),
+                    workers.to_string(),
+                    config.tasks().to_string(),
+                    config.total_yields().to_string(),
+                    format!("{seconds:.3}"),
+                    format!("{ns:.1}"),
+                    show(futex),
+                    show(all),
+                    instructions.clone(),
+                ];
+                print!("{}", table.line(&cells.each_ref().map(String::as_str), ""));
+                csv.write_records([lutra_bench::fields![
                     sync.name(),
                     workers,
                     config.tasks(),
                     config.total_yields(),
-                    seconds,
-                    ns,
+                    format!("{seconds:.6}"),
+                    format!("{ns:.1}"),
                     show(futex),
                     show(all),
                     instructions
-                );
-                csv.write_lines([format!(
-                    "{},{},{},{},{:.6},{:.1},{},{},{}",
-                    sync.name(),
-                    workers,
-                    config.tasks(),
-                    config.total_yields(),
-                    seconds,
-                    ns,
-                    show(futex),
-                    show(all),
-                    instructions
-                )])?;
+                ]])?;
             }
         }
     }

@@ -21,7 +21,8 @@
 
 use crate::Args;
 use crate::compile::Programs;
-use lutra_bench::csv::Csv;
+use lutra_bench::harness::csv::{Csv, optional, or_empty};
+use lutra_bench::harness::table::TextTable;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -214,20 +215,20 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
         table.push(measure(programs, column, reps, &dir)?);
     }
     let cell = |column: usize, op: &str| per_op(&table[column], op, reps);
-    print!("{:<26}", "instructions per op");
-    for column in &COLUMNS {
-        print!("{:>19}", column.name);
-    }
-    println!("{:>8}", "target");
+    let mut text = COLUMNS.iter().fold(
+        TextTable::new("").left("instructions per op", 26),
+        |text, column| text.right(column.name, 19),
+    );
+    text = text.right("target", 8);
     for (op, label, target) in OPERATIONS.iter() {
-        print!("{label:<26}");
-        for column in 0..COLUMNS.len() {
-            let text =
-                cell(column, op).map_or("-".to_owned(), |value| format!("{:.1}", value + 0.0));
-            print!("{text:>19}");
-        }
-        println!("{:>8}", target.map_or(String::new(), |t| format!("≤ {t}")));
+        let mut cells = vec![(*label).to_owned()];
+        cells.extend((0..COLUMNS.len()).map(|column| {
+            cell(column, op).map_or("-".to_owned(), |value| format!("{:.1}", value + 0.0))
+        }));
+        cells.push(target.map_or(String::new(), |t| format!("≤ {t}")));
+        text.push(cells);
     }
+    print!("{}", text.render());
     println!(
         "(differential: (cost at {} − cost at {reps}) ÷ {reps}; each figure includes the loop \
          around the operation, the last column; libitm's default method runs one thread \
@@ -251,7 +252,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     let path = args
         .csv
         .clone()
-        .unwrap_or_else(|| lutra_bench::csv::default_csv_path("cbench-count"));
+        .unwrap_or_else(|| lutra_bench::harness::csv::default_csv_path("cbench-count"));
     let mut csv = Csv::with_header(&path, "operation,column,instructions_per_op,target")
         .map_err(|error| format!("{}: {error}", path.display()))?;
     let lines = OPERATIONS
@@ -259,16 +260,16 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
         .flat_map(|(op, _, target)| {
             let cell = &cell;
             COLUMNS.iter().enumerate().map(move |(column, spec)| {
-                format!(
-                    "{op},{},{},{}",
+                lutra_bench::fields![
+                    op,
                     spec.name,
-                    cell(column, op).map_or(String::new(), |v| format!("{v:.1}")),
-                    target.map_or(String::new(), |t| t.to_string())
-                )
+                    optional(cell(column, op), 1),
+                    or_empty(*target),
+                ]
             })
         })
         .collect::<Vec<_>>();
-    csv.write_lines(lines)
+    csv.write_records(lines)
         .map_err(|error| format!("{}: {error}", path.display()))?;
     println!("CSV: {}", path.display());
     Ok(())

@@ -15,7 +15,7 @@
 use crate::Args;
 use crate::compile::Programs;
 use crate::table;
-use lutra_bench::sweep::progress_bar;
+use lutra_bench::harness::sweep::progress_bar;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::process::{Command, Stdio};
@@ -276,7 +276,7 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     let path = args
         .csv
         .clone()
-        .unwrap_or_else(|| lutra_bench::csv::default_csv_path("cbench"));
+        .unwrap_or_else(|| lutra_bench::harness::csv::default_csv_path("cbench"));
     table::report(&results, &rounds, &plan.workloads, &plan.threads, &path)
         .map_err(|error| format!("{}: {error}", path.display()))
 }

@@ -24,8 +24,8 @@ use crate::run::{
     FLOOR, LIBITM, LIBITM_ML_WT, LUTRA, LUTRA_ITM, LUTRA_SHARED, LUTRA_SHARED_INLINE, LUTRA_STATIC,
     Measurement, Results, Rounds, SEQ, SYSTEMS, WORKLOADS,
 };
-use lutra_bench::csv::Csv;
-use lutra_bench::report::{GridLine, ratio, si, thread_headers, write_grid};
+use lutra_bench::harness::csv::{Csv, Fields, optional, or_empty};
+use lutra_bench::harness::table::{GridLine, ratio, si, thread_headers, write_grid};
 use std::io;
 use std::path::Path;
 
@@ -246,24 +246,22 @@ fn targets(results: &Results, rounds: &Rounds, workloads: &[usize]) -> String {
     out
 }
 
-fn csv_lines(results: &Results) -> Vec<String> {
+fn csv_records(results: &Results) -> Vec<Fields> {
     results
         .iter()
         .map(|(&(workload, system, threads), &run)| {
-            format!(
-                "{},{},{threads},{},{:.6},{:.1},{},{},{},{}",
+            lutra_bench::fields![
                 WORKLOADS[workload],
                 SYSTEMS[system],
+                threads,
                 run.ops,
-                run.seconds,
-                run.throughput(),
-                vs_seq(results, workload, run).map_or(String::new(), |r| format!("{r:.4}")),
-                vs_libitm(results, workload, threads, run)
-                    .map_or(String::new(), |r| format!("{r:.4}")),
-                vs_ceiling(results, workload, threads, run)
-                    .map_or(String::new(), |r| format!("{r:.4}")),
-                run.aborts.map_or(String::new(), |n| n.to_string()),
-            )
+                format!("{:.6}", run.seconds),
+                format!("{:.1}", run.throughput()),
+                optional(vs_seq(results, workload, run), 4),
+                optional(vs_libitm(results, workload, threads, run), 4),
+                optional(vs_ceiling(results, workload, threads, run), 4),
+                or_empty(run.aborts),
+            ]
         })
         .collect()
 }
@@ -287,7 +285,7 @@ pub(crate) fn report(
         path,
         "workload,system,threads,ops,seconds,ops_per_sec,vs_seq,vs_libitm,vs_ceiling,aborts",
     )?;
-    csv.write_lines(csv_lines(results))?;
+    csv.write_records(csv_records(results))?;
     drop(csv);
     println!("CSV: {}", path.display());
     Ok(())

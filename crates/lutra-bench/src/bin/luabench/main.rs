@@ -30,8 +30,8 @@ mod plan;
 mod report;
 
 use clap::Parser;
-use lutra_bench::csv::Csv;
-use lutra_bench::sweep::progress_bar;
+use lutra_bench::harness::csv::Csv;
+use lutra_bench::harness::sweep::progress_bar;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -180,7 +180,7 @@ fn main() -> std::io::Result<()> {
             "none (lutra has no --sync yet)"
         }
     );
-    let interconnect_before = lutra_bench::interconnect::round_trip_ns();
+    let interconnect_before = lutra_bench::harness::interconnect::round_trip_ns();
     let progress = progress_bar((specs.len() * repeats) as u64);
     let limit = Duration::from_secs(args.limit);
     // Round by round over every configuration, so that a burst of outside load on this
@@ -217,18 +217,18 @@ fn main() -> std::io::Result<()> {
     print!("{}", report::tables(&rows));
     print_interconnect(
         interconnect_before,
-        lutra_bench::interconnect::round_trip_ns(),
+        lutra_bench::harness::interconnect::round_trip_ns(),
     );
     print!("{}", report::aims(&rows, cores));
     let mut csv = Csv::with_header(&args.csv, report::CSV_HEADER)?;
-    csv.write_lines(rows.iter().map(|row| report::csv_line(row, &rows)))?;
+    csv.write_records(rows.iter().map(|row| report::csv_record(row, &rows)))?;
     eprintln!("CSV written to {}", csv.path().display());
     Ok(())
 }
 
 /// The cache line round trip between two cores before and after the runs: the
 /// host's placement of the virtual CPUs, which sets what shared-line workloads on
-/// two workers can do (see `lutra_bench::interconnect`).
+/// two workers can do (see `lutra_bench::harness::interconnect`).
 fn print_interconnect(before: Option<f64>, after: Option<f64>) {
     if let (Some(before), Some(after)) = (before, after) {
         println!(

@@ -11,6 +11,8 @@
 
 use crate::child::Measured;
 use crate::plan::{EXP2_MESSAGES, FIB17, NO_PREEMPT, Runner, Spec, WC_HALVES, exp2_messages};
+use lutra_bench::harness::csv::{Fields, optional, or_empty};
+use lutra_bench::harness::table::TextTable;
 use std::fmt::Write as _;
 
 /// One configuration and its best run.
@@ -172,35 +174,40 @@ pub(crate) fn tables(rows: &[Row]) -> String {
             continue;
         }
         let _ = writeln!(out, "== {title}");
-        let _ = writeln!(
-            out,
-            "{:<16}{:<27}{:>9}{:>9}{:>7}{:>8}{:>7}{:>10}{:>9}",
-            "work", "variant", "wall s", "cpu s", "cores", "×lua", "×1w", "tm/locks", "mod/bin"
-        );
+        let mut table = TextTable::new("")
+            .left("work", 16)
+            .left("variant", 27)
+            .right("wall s", 9)
+            .right("cpu s", 9)
+            .right("cores", 7)
+            .right("×lua", 8)
+            .right("×1w", 7)
+            .right("tm/locks", 10)
+            .right("mod/bin", 9);
         for row in mine {
             let m = &row.measured;
-            let _ = write!(
-                out,
-                "{:<16}{:<27}{:>9.3}{:>9.3}{:>7.2}{:>8}{:>7}{:>10}{:>9}",
-                row.spec.group,
+            let cells = vec![
+                row.spec.group.to_string(),
                 row.spec.variant(),
-                m.wall,
-                m.cpu,
-                m.cores_busy(),
+                format!("{:.3}", m.wall),
+                format!("{:.3}", m.cpu),
+                format!("{:.2}", m.cores_busy()),
                 cell(vs_lua(row, rows)),
                 cell(vs_one_worker(row, rows)),
                 cell(tm_vs_locks(row, rows)),
                 cell(module_vs_binary(row, rows, false)),
-            );
+            ];
+            let mut tail = String::new();
             if let Some((wall, cpu)) = beyond_work(row, rows) {
-                let _ = write!(out, "  beyond the work: {wall:+.3} s ({cpu:+.3} s CPU)");
+                let _ = write!(tail, "  beyond the work: {wall:+.3} s ({cpu:+.3} s CPU)");
             }
-            out.push_str(&crate::figures::cell(row));
+            tail.push_str(&crate::figures::cell(row));
             if !m.ok {
-                let _ = write!(out, "  FAILED: {}", m.problem);
+                let _ = write!(tail, "  FAILED: {}", m.problem);
             }
-            out.push('\n');
+            table.push_with_tail(cells, tail);
         }
+        table.write(&mut out);
         out.push('\n');
     }
     out
@@ -459,8 +466,8 @@ fn exp2_times(out: &mut String, rows: &[Row], cores: usize) {
     }
 }
 
-/// One CSV line (see [`CSV_HEADER`]).
-pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
+/// One CSV record (see [`CSV_HEADER`]).
+pub(crate) fn csv_record(row: &Row, rows: &[Row]) -> Fields {
     let spec = &row.spec;
     let m = &row.measured;
     let program = match spec.runner {
@@ -468,28 +475,26 @@ pub(crate) fn csv_line(row: &Row, rows: &[Row]) -> String {
         Runner::Lutra { .. } => "lutra",
         Runner::Module { .. } => "lua5.4+module",
     };
-    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
-    format!(
-        "{},{},{},{program},{},{},{:.4},{:.4},{:.3},{},{},{},{},{},\"{}\",{},{}",
+    let opt = |v: Option<f64>| optional(v, 4);
+    lutra_bench::fields![
         spec.exp,
         spec.group,
         spec.variant(),
-        spec.workers()
-            .or(spec.module_workers())
-            .map_or(String::new(), |w| w.to_string()),
+        program,
+        or_empty(spec.workers().or(spec.module_workers())),
         spec.sync().unwrap_or(""),
-        m.wall,
-        m.cpu,
-        m.cores_busy(),
+        format!("{:.4}", m.wall),
+        format!("{:.4}", m.cpu),
+        format!("{:.3}", m.cores_busy()),
         opt(vs_lua(row, rows)),
         opt(vs_one_worker(row, rows)),
         opt(tm_vs_locks(row, rows)),
         opt(module_vs_binary(row, rows, false)),
         m.ok,
-        m.problem.replace('"', "'"),
+        m.problem,
         opt(beyond_work(row, rows).map(|(wall, _)| wall)),
         opt(beyond_work(row, rows).map(|(_, cpu)| cpu)),
-    )
+    ]
 }
 
 #[cfg(test)]
