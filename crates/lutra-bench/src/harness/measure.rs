@@ -2,8 +2,8 @@
 //!
 //! # Protocol
 //! 1. Each thread builds its own state (`init`), then waits at a barrier.
-//! 2. Past the barrier, each thread notes its start time and runs operations until
-//!    the stop flag is raised, counting them, then notes its end time.
+//! 2. Past the barrier, each thread notes its start time and runs operations, at
+//!    least one, until the stop flag is raised, counting them, then notes its end time.
 //! 3. The coordinator passes the barrier, sleeps for the duration, raises the flag and
 //!    joins every thread.
 //! 4. The elapsed time runs from the earliest start to the latest end: it covers every
@@ -55,11 +55,16 @@ pub fn timed<S>(
                     barrier.wait();
                     let start = Instant::now();
                     let mut ops = 0u64;
-                    // ORDERING: the flag carries no data; Relaxed only bounds how late
-                    // a thread notices it.
-                    while !stop.load(Ordering::Relaxed) {
+                    // At least one operation per thread, however late the thread
+                    // first runs on a loaded machine.
+                    loop {
                         op(&mut state);
                         ops += 1;
+                        // ORDERING: the flag carries no data; Relaxed only bounds how
+                        // late a thread notices it.
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
                     }
                     (ops, start, Instant::now())
                 })

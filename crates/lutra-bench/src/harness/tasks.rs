@@ -13,7 +13,7 @@
 //!    count + 1 parties ([`lutra_sched::Barrier`]: a waiting task parks and frees its
 //!    worker for the others; a thread parks).
 //! 2. Past the barrier, each notes its start time and runs operations, counting them:
-//!    until the stop flag is raised ([`Runner::timed`]) or for a fixed number of steps
+//!    until the stop flag is raised, at least one ([`Runner::timed`]), or for a fixed number of steps
 //!    ([`Runner::scripted`]); then it notes its end time.
 //! 3. A task yields after every `yield_every` operations. The scheduler is
 //!    cooperative: a task that never yields keeps its worker until it finishes, and
@@ -109,12 +109,17 @@ impl Runner<'_> {
             barrier.wait();
             let start = Instant::now();
             let mut ops = 0u64;
-            // ORDERING: the flag carries no data; Relaxed only bounds how late an
-            // operation loop notices it.
-            while !flag.load(Ordering::Relaxed) {
+            // At least one operation per thread or task, however late it first runs
+            // on a loaded machine.
+            loop {
                 op(&mut state);
                 ops += 1;
                 pause.after(ops);
+                // ORDERING: the flag carries no data; Relaxed only bounds how late an
+                // operation loop notices it.
+                if flag.load(Ordering::Relaxed) {
+                    break;
+                }
             }
             Tally {
                 ops,

@@ -435,7 +435,10 @@ mod tests {
             for mode in Mode::all(&Policy::ALL) {
                 let row = setup().measure(workload, mode, 6, Duration::from_millis(10));
                 let stats = row.sample.stats.expect("STM rows count");
-                assert!(row.sample.run.ops > 0, "{workload:?} {mode:?}");
+                assert!(
+                    row.sample.run.ops >= 6,
+                    "{workload:?} {mode:?}: a task never ran"
+                );
                 assert_eq!(stats.commits, row.sample.run.ops, "{workload:?} {mode:?}");
                 assert_eq!(row.switches.is_some(), mode != Mode::Threads);
             }
