@@ -26,7 +26,7 @@
     reason = "`__m128` and `__m256` are C's vector types: passed in SSE / AVX registers as GCC passes them"
 )]
 
-use super::transaction::fatal;
+use super::library::fatal;
 use crate::access;
 use crate::attempt::Style;
 use crate::boundary;
