@@ -29,7 +29,9 @@
 //!
 //! # Protocol: a store
 //! 1. A whole aligned word is written through the read front
-//!    ([`TxDescriptor::try_store_through_front`]), as `stm_store` writes.
+//!    ([`TxDescriptor::try_store_through_front`]), as `stm_store` writes; where
+//!    the front declines, the cold [`store_engine`] writes it with the engine's
+//!    full store (a registered plain thread inside a transaction).
 //! 2. A value within one word, on a registered plain thread inside a transaction
 //!    (the fast slot, `fast.rs`): one masked store of the word, inlined.
 //! 3. Anything else: the caller's general path.
@@ -170,16 +172,20 @@ pub(crate) enum Null {
 #[inline(always)]
 pub(crate) unsafe fn store<T: Copy>(addr: usize, value: T, null: Null) -> bool {
     let offset = addr % WORD;
-    if size_of::<T>() == WORD && offset == 0 {
+    if size_of::<T>() == WORD {
         // SAFETY: `T` is exactly a word; any bit pattern is a `usize`.
         let whole = unsafe { std::mem::transmute_copy::<T, usize>(&value) };
-        // SAFETY: as in `load`; `addr` is valid for writes (contract).
+        // SAFETY: as in `load`; `addr` is valid for writes (contract), and the
+        // front declines an address that is NULL or not aligned.
         if unsafe {
             TxDescriptor::try_store_through_front(fast::read_front(), addr as *mut usize, whole)
         } {
             return true;
         }
-    } else if within_word::<T>(offset) && (null == Null::NotPassed || addr != 0) {
+        // SAFETY: forwarded contract.
+        return unsafe { store_engine(addr, value) };
+    }
+    if within_word::<T>(offset) && (null == Null::NotPassed || addr != 0) {
         // SAFETY: entered from C; the reference ends with this call.
         if let Some(state) = unsafe { fast::state() }
             && state.nesting != 0
@@ -196,11 +202,10 @@ pub(crate) unsafe fn store<T: Copy>(addr: usize, value: T, null: Null) -> bool {
             return true;
         }
     }
-    // SAFETY: forwarded contract.
-    unsafe { store_engine(addr, value) }
+    false
 }
 
-/// The rest of a store: the engine's full write of a whole word, else false.
+/// The rest of a store of a whole word: the engine's full write, else false.
 ///
 /// # Safety
 /// As [`store`].
