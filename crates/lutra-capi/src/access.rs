@@ -7,12 +7,12 @@
 //! reads each word and keeps the bytes in range; a store writes each word with a mask
 //! selecting the bytes in range (the engine merges the rest with memory at commit).
 //!
-//! `stm_load`, `stm_store`, their jump-free forms and the typed accessors of
-//! `wrappers.h` have a fast path (`fast.rs`): a registered plain thread, inside a
-//! transaction, at a non-NULL address whose bytes lie in one aligned word, calls the
-//! engine directly; a conflict goes to a `#[cold]` function that rolls back and
-//! jumps (or, jump-free, reports). Everything else takes the general path below
-//! (which checks, records errors and stops panics).
+//! `stm_load`, `stm_store` and their jump-free forms have a fast path (`fast.rs`): a
+//! registered plain thread, inside a transaction, at a non-NULL aligned address,
+//! calls the engine directly; a conflict goes to a `#[cold]` function that rolls
+//! back and jumps (or, jump-free, reports). The typed accessors of `wrappers.h` and
+//! libitm's barriers take the same read front through `subword.rs`. Everything else
+//! takes the general path below (which checks, records errors and stops panics).
 //!
 //! # Invariants
 //! - Only whole aligned words are handed to the engine; an aligned word never crosses
@@ -186,62 +186,6 @@ fn write_range(
         unsafe { desc.store(word as *mut usize, value, mask) }.map_err(|abort| abort.reason())?;
     }
     Ok(())
-}
-
-/// The fast path of a load of `N` bytes at `addr` lying within one aligned word (the
-/// typed accessors of `wrappers.h`): `None` when it does not apply (the caller takes
-/// its general path); otherwise the bytes, or zeros after an abort that ended a
-/// `no_retry` transaction (a restart jumps and does not return).
-///
-/// # Safety
-/// As [`stm_load`], for `N` bytes at `addr`; the caller's frame owns nothing.
-#[inline(always)]
-pub(crate) unsafe fn fast_load_part<const N: usize>(addr: usize) -> Option<[u8; N]> {
-    let offset = addr % WORD;
-    if N > WORD || offset + N > WORD || addr == 0 {
-        return None;
-    }
-    // SAFETY: entered from C; the reference ends with this call.
-    let state = unsafe { fast::state() }.filter(|state| state.nesting != 0)?;
-    // SAFETY: the aligned word holding the caller's bytes: valid (contract), and an
-    // aligned word never crosses a page.
-    let word = match unsafe { state.desc.load((addr - offset) as *const usize) } {
-        Ok(word) => word,
-        // SAFETY: this frame owns only integers and the state's address.
-        Err(abort) => unsafe { access_abort_slow(state, abort.reason(), Site::Read) },
-    };
-    let mut bytes = [0u8; N];
-    bytes.copy_from_slice(&word.to_ne_bytes()[offset..offset + N]);
-    Some(bytes)
-}
-
-/// The fast path of a store of `bytes` at `addr` lying within one aligned word: a
-/// masked store of the word. `false` when it does not apply (the caller takes its
-/// general path).
-///
-/// # Safety
-/// As [`stm_store`], for `N` bytes at `addr`; the caller's frame owns nothing.
-#[inline(always)]
-pub(crate) unsafe fn fast_store_part<const N: usize>(addr: usize, bytes: [u8; N]) -> bool {
-    let offset = addr % WORD;
-    if N > WORD || offset + N > WORD || addr == 0 {
-        return false;
-    }
-    // SAFETY: entered from C; the reference ends with this call.
-    let Some(state) = (unsafe { fast::state() }).filter(|state| state.nesting != 0) else {
-        return false;
-    };
-    let mut value = [0u8; WORD];
-    let mut mask = [0u8; WORD];
-    value[offset..offset + N].copy_from_slice(&bytes);
-    mask[offset..offset + N].fill(0xFF);
-    let (value, mask) = (usize::from_ne_bytes(value), usize::from_ne_bytes(mask));
-    // SAFETY: as in `fast_load_part`; the mask limits the write to the caller's bytes.
-    if let Err(abort) = unsafe { state.desc.store((addr - offset) as *mut usize, value, mask) } {
-        // SAFETY: this frame owns only integers and the state's address.
-        unsafe { access_abort_slow(state, abort.reason(), Site::Write) };
-    }
-    true
 }
 
 /// tinySTM's `stm_load`: reads the word at `addr` in the calling thread's transaction.

@@ -38,6 +38,7 @@
 //! | `txn.rs` | `stm_start`, `stm_commit`, `stm_abort`, irrevocability, flags |
 //! | `access.rs` | word and byte-range loads and stores, both abort styles |
 //! | `wrappers.rs` | `wrappers.h`: typed loads and stores |
+//! | `subword.rs` | the one path of a value within a word: typed accessors, libitm's barriers |
 //! | `memory.rs` | `mod_mem.h`: `stm_malloc`, `stm_free` |
 //! | `pending_free.rs` | what `stm_free` checks: double frees, stack and global pointers |
 //! | `stats.rs`, `params.rs` | statistics and parameters by tinySTM name |
@@ -115,6 +116,7 @@ mod shim;
 pub mod signals;
 pub mod stats;
 pub mod status;
+mod subword;
 pub mod task_exit;
 mod thread;
 pub mod txn;

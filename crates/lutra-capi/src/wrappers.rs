@@ -1,8 +1,9 @@
 //! tinySTM's `wrappers.h`: transactional loads and stores of C's basic types and of
 //! byte ranges, on top of the byte-range core of `access.rs`.
 //!
-//! An access whose bytes lie in one aligned word takes `stm_load`'s fast path
-//! (`access::fast_load_part`, `access::fast_store_part`). Every function here may
+//! An access whose bytes lie in one aligned word takes the sub-word path of
+//! `subword.rs` (shared with libitm's barriers), which reads through the read front
+//! as `stm_load` does. Every function here may
 //! abort like `stm_load`: on a conflict the transaction
 //! restarts from its `sigsetjmp` and the call does not return. Misuse (no registered
 //! thread, no transaction, NULL address) makes a load return 0 and a store write
@@ -18,23 +19,24 @@ use crate::access::{self, WORD};
 use crate::attempt::Style;
 use crate::boundary;
 use crate::shim;
+use crate::subword;
 use std::ffi::{
     c_char, c_double, c_float, c_int, c_long, c_short, c_uchar, c_uint, c_ulong, c_ushort, c_void,
 };
 
-/// Loads `N` bytes at `addr` (the body of every typed load); `function` names the
-/// caller for error messages.
+/// Loads `N` bytes at `addr` (the body of every typed load) by the one sub-word
+/// path (`subword.rs`); `function` names the caller for error messages.
 ///
 /// # Safety
 /// As the module's; the frame calling this must own nothing (it may be jumped over).
 #[inline(always)]
 unsafe fn load_bytes<const N: usize>(function: &'static str, addr: usize) -> [u8; N] {
-    // SAFETY: forwarded contract.
-    if let Some(bytes) = unsafe { access::fast_load_part::<N>(addr) } {
-        return bytes;
-    }
-    // SAFETY: forwarded contract.
-    unsafe { load_bytes_slow(function, addr) }
+    let general = move || {
+        // SAFETY: forwarded contract.
+        unsafe { load_bytes_slow(function, addr) }
+    };
+    // SAFETY: forwarded contract; every bit pattern is a byte array.
+    unsafe { subword::load(addr, general) }
 }
 
 /// The general path of [`load_bytes`].
@@ -53,14 +55,15 @@ unsafe fn load_bytes_slow<const N: usize>(function: &'static str, addr: usize) -
     bytes
 }
 
-/// Stores `bytes` at `addr` (the body of every typed store).
+/// Stores `bytes` at `addr` (the body of every typed store) by the one sub-word
+/// path (`subword.rs`).
 ///
 /// # Safety
 /// As [`load_bytes`].
 #[inline(always)]
 unsafe fn store_bytes<const N: usize>(function: &'static str, addr: usize, bytes: [u8; N]) {
     // SAFETY: forwarded contract.
-    if !unsafe { access::fast_store_part(addr, bytes) } {
+    if !unsafe { subword::store(addr, bytes, subword::Null::Reported) } {
         // SAFETY: forwarded contract.
         unsafe { store_bytes_slow(function, addr, bytes) }
     }

@@ -8,10 +8,12 @@
 //! write", "for write") are hints that Lutra's engine does not need: each behaves as
 //! the plain barrier of its type.
 //!
-//! A value lying within one aligned word, on a registered plain thread, takes the
-//! fast path: one engine access to the word, inlined; anything else (wider values,
-//! values crossing a word, tasks of the scheduler) reads or writes its byte range
-//! through the C ABI's general path (`read_bytes`, `write_bytes`). `long double`
+//! Every barrier takes the sub-word path of `subword.rs`, shared with `stm.h`'s
+//! typed accessors: a value lying within one aligned word is read through the
+//! thread's read front as `stm_load` reads (or written as one masked word);
+//! anything else (wider values, values crossing a word, tasks of the scheduler)
+//! reads or writes its byte range through the C ABI's general path (`read_bytes`,
+//! `write_bytes`). `long double`
 //! values, which travel in x87 registers or on the stack, go through small assembly
 //! trampolines around the same functions.
 //!
@@ -24,13 +26,12 @@
     reason = "`__m128` and `__m256` are C's vector types: passed in SSE / AVX registers as GCC passes them"
 )]
 
-use super::transaction::fatal;
-use crate::access::{self, WORD, access_abort_slow};
+use super::library::fatal;
+use crate::access;
 use crate::attempt::Style;
 use crate::boundary;
-use crate::fast;
 use crate::shim;
-use crate::status::Site;
+use crate::subword;
 use std::arch::x86_64::{__m128, __m256};
 use std::mem::{MaybeUninit, size_of};
 
@@ -54,35 +55,20 @@ pub struct ComplexDouble {
 /// an `f64`.
 type M64 = f64;
 
-/// Reads the `T` at `addr` in the calling thread's transaction.
+/// Reads the `T` at `addr` in the calling thread's transaction, by the one
+/// sub-word path (`subword.rs`); values it leaves go through [`read_bytes`].
 ///
 /// # Safety
 /// `addr` is valid for reads of a `T` and accessed only by transactions meanwhile;
-/// the callers' frames own nothing.
+/// every bit pattern of `T` is a value; the callers' frames own nothing.
 #[inline(always)]
 unsafe fn load<T: Copy>(addr: *const T) -> T {
-    let at = addr as usize;
-    let offset = at % WORD;
-    if size_of::<T>() <= WORD && offset + size_of::<T>() <= WORD {
-        // SAFETY: entered from C; the reference ends with this call.
-        if let Some(state) = unsafe { fast::state() }
-            && state.nesting != 0
-        {
-            // SAFETY: the aligned word holding the value: valid (contract), and an
-            // aligned word never crosses a page.
-            let word = match unsafe { state.desc.load((at - offset) as *const usize) } {
-                Ok(word) => word,
-                // SAFETY: this frame owns only integers and the state's address.
-                Err(abort) => unsafe { access_abort_slow(state, abort.reason(), Site::Read) },
-            };
-            let bytes = word.to_ne_bytes();
-            // SAFETY: `offset + size_of::<T>()` bytes lie in `bytes`; every bit pattern
-            // of the barrier types is a value.
-            return unsafe { bytes.as_ptr().add(offset).cast::<T>().read_unaligned() };
-        }
-    }
+    let general = move || {
+        // SAFETY: forwarded contract.
+        unsafe { load_slow(addr) }
+    };
     // SAFETY: forwarded contract.
-    unsafe { load_slow(addr) }
+    unsafe { subword::load(addr as usize, general) }
 }
 
 #[cold]
@@ -95,42 +81,19 @@ unsafe fn load_slow<T: Copy>(addr: *const T) -> T {
     unsafe { value.assume_init() }
 }
 
-/// Writes `value` to `addr` in the calling thread's transaction.
+/// Writes `value` to `addr` in the calling thread's transaction, by the one
+/// sub-word path (`subword.rs`); values it leaves go through [`write_bytes`].
 ///
 /// # Safety
 /// As [`load`], for writes.
 #[inline(always)]
 unsafe fn store<T: Copy>(addr: *mut T, value: T) {
-    let at = addr as usize;
-    let offset = at % WORD;
-    if size_of::<T>() <= WORD && offset + size_of::<T>() <= WORD {
-        // SAFETY: entered from C; the reference ends with this call.
-        if let Some(state) = unsafe { fast::state() }
-            && state.nesting != 0
-        {
-            let mut bytes = [0u8; WORD];
-            let mut mask = [0u8; WORD];
-            // SAFETY: `offset + size_of::<T>()` bytes lie in `bytes`.
-            unsafe {
-                bytes
-                    .as_mut_ptr()
-                    .add(offset)
-                    .cast::<T>()
-                    .write_unaligned(value)
-            };
-            mask[offset..offset + size_of::<T>()].fill(0xFF);
-            let (word, mask) = (usize::from_ne_bytes(bytes), usize::from_ne_bytes(mask));
-            // SAFETY: as in `load`; the mask limits the write to the value's bytes.
-            if let Err(abort) = unsafe { state.desc.store((at - offset) as *mut usize, word, mask) }
-            {
-                // SAFETY: this frame owns only integers and the state's address.
-                unsafe { access_abort_slow(state, abort.reason(), Site::Write) };
-            }
-            return;
-        }
+    // SAFETY: forwarded contract; GCC's code passes no NULL address (it would
+    // dereference it on its uninstrumented path).
+    if !unsafe { subword::store(addr as usize, value, subword::Null::NotPassed) } {
+        // SAFETY: forwarded contract.
+        unsafe { store_slow(addr, value) }
     }
-    // SAFETY: forwarded contract.
-    unsafe { store_slow(addr, value) }
 }
 
 #[cold]

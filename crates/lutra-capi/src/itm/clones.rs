@@ -17,7 +17,9 @@
 //! - `TABLES` holds each registered table once, its pairs sorted by function
 //!   address; a lookup never keeps the lock across a restart.
 
-use super::transaction::{become_serial, fatal, on_thread};
+use super::library::fatal;
+use super::thread_state::on_thread;
+use super::transaction::become_serial;
 use crate::memory::{stm_calloc, stm_free, stm_malloc};
 use crate::shim;
 use std::ffi::c_void;

@@ -19,7 +19,11 @@
 //! | file | job |
 //! |------|-----|
 //! | `checkpoint.rs` | the register checkpoint: `_ITM_beginTransaction`'s entry, the resume |
-//! | `transaction.rs` | begin, commit, cancel, irrevocability, queries, user actions |
+//! | `transaction.rs` | begin, commit, cancel, irrevocability |
+//! | `thread_state.rs` | how the ABI's functions reach the thread's state |
+//! | `queries.rs` | `_ITM_inTransaction`, `_ITM_getTransactionId` |
+//! | `actions.rs` | user commit and undo actions, `_ITM_dropReferences` |
+//! | `library.rs` | the library's identity, `_ITM_error`, stopping on misuse |
 //! | `barriers.rs` | `_ITM_R*` / `_ITM_W*` for every type and variant |
 //! | `transfer.rs` | `_ITM_memcpy*`, `_ITM_memmove*`, `_ITM_memset*`, and the `_ITM_L*` undo log |
 //! | `clones.rs` | clone tables of `transaction_safe` functions; `_ITM_malloc` / `_ITM_free` |
@@ -53,9 +57,13 @@
 //!
 //! x86-64 only: the checkpoint is architecture-specific assembly.
 
+pub mod actions;
 pub mod barriers;
 pub mod checkpoint;
 pub mod clones;
+pub mod library;
+pub mod queries;
+mod thread_state;
 pub mod transaction;
 pub mod transfer;
 
@@ -77,6 +85,9 @@ const A_SAVE_LIVE_VARIABLES: u32 = 0x04;
 const A_RESTORE_LIVE_VARIABLES: u32 = 0x08;
 /// `_ITM_actions`: the transaction was cancelled; skip its body.
 const A_ABORT_TRANSACTION: u32 = 0x10;
+
+/// `_ITM_noTransactionId`: the id outside transactions.
+const NO_TRANSACTION_ID: u64 = 1;
 
 /// A user action of `_ITM_addUserCommitAction` / `_ITM_addUserUndoAction`.
 pub(crate) type UserAction = unsafe extern "C" fn(arg: *mut c_void);

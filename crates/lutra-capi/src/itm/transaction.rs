@@ -1,17 +1,20 @@
-//! Transactions of the ABI: begin (called by `_ITM_beginTransaction`'s assembly),
-//! `_ITM_commitTransaction`, `_ITM_abortTransaction`, `_ITM_changeTransactionMode`,
-//! the queries (`_ITM_inTransaction`, `_ITM_getTransactionId`), user actions, and
-//! the library's identity (`_ITM_versionCompatible`, `_ITM_libraryVersion`,
-//! `_ITM_error`).
+//! How an ABI transaction begins and ends: the body of `_ITM_beginTransaction`
+//! (called by its assembly, `checkpoint.rs`), `_ITM_commitTransaction`,
+//! `_ITM_abortTransaction` (a cancel) and `_ITM_changeTransactionMode` (serial,
+//! irrevocable).
 //!
 //! # Invariants
 //! - Every function reaches the thread's state through `on_thread` and jumps (a
 //!   restart, a cancel) only once that access has ended.
 //! - User code (commit and undo actions) runs only outside that access.
+//! - `ItmFrame::active` is set by an outermost begin and cleared by its commit or
+//!   cancel (or by `ItmFrame::abandon`); nested levels only count `nesting`.
 
+use super::library::fatal;
+use super::thread_state::on_thread;
 use super::{
     A_RUN_INSTRUMENTED_CODE, A_RUN_UNINSTRUMENTED_CODE, A_SAVE_LIVE_VARIABLES, Checkpoint,
-    PR_INSTRUMENTED_CODE, Resumption, UserAction, make_serial,
+    NO_TRANSACTION_ID, PR_INSTRUMENTED_CODE, Resumption, make_serial,
 };
 use crate::attempt::Style;
 use crate::engine;
@@ -19,55 +22,15 @@ use crate::fast;
 use crate::lifecycle;
 use crate::shim;
 use crate::status::{LUTRA_OK, STM_ABORT_EXPLICIT, Site};
-use crate::thread::{self, Attributes, ThreadTx, with_thread};
+use crate::thread::{self, Attributes, ThreadTx};
 use lutra_stm::AbortReason;
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{c_int, c_void};
 
 /// `_ITM_abortReason`: the program cancelled the transaction.
 const USER_ABORT: u32 = 1;
 /// `_ITM_abortReason`: cancel the outermost transaction (`__transaction_cancel
 /// [[outer]]`).
 const OUTER_ABORT: u32 = 16;
-/// `_ITM_noTransactionId`: the id outside transactions.
-const NO_TRANSACTION_ID: u64 = 1;
-/// `_ITM_VERSION_NO`: the ABI version this library implements.
-const VERSION_NO: c_int = 100;
-
-/// Stops the process: the ABI was used in a way it cannot honour (a bug in the
-/// program, or a feature Lutra lacks), named by `function` and `message`.
-#[cold]
-#[inline(never)]
-pub(super) fn fatal(function: &str, message: &str) -> ! {
-    eprintln!("lutra: {function}: {message}");
-    std::process::abort()
-}
-
-/// Runs `body` on the calling thread's registered state: the fast-path slot of a
-/// plain thread, else the general path (a task's state). A thread that is not
-/// registered has no transaction, and a signal handler that interrupted the
-/// thread's transaction cannot reach it (`signals.rs`): misuse of the ABI, which
-/// stops the process with a message.
-#[inline(always)]
-pub(super) fn on_thread<R>(function: &str, body: impl FnOnce(&mut ThreadTx) -> R) -> R {
-    // SAFETY: entered from C; the reference ends with this call, before any jump.
-    match unsafe { fast::state() } {
-        Some(state) => body(state),
-        None => on_thread_slow(function, body),
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn on_thread_slow<R>(function: &str, body: impl FnOnce(&mut ThreadTx) -> R) -> R {
-    with_thread(|state| Ok(body(state))).unwrap_or_else(|error| {
-        if crate::signals::hidden() {
-            // A transaction in a signal handler that interrupted one of this thread:
-            // libitm has no error to return.
-            fatal(function, &error.message)
-        }
-        fatal(function, "called outside any transaction of this thread")
-    })
-}
 
 /// Registers the calling thread (starting the engine first, as `stm_init` does, if
 /// nothing started it).
@@ -247,124 +210,4 @@ pub(super) fn become_serial(state: &mut ThreadTx) -> c_int {
         Ok(()) => LUTRA_OK,
         Err(abort) => state.after_abort(abort.reason(), Site::Commit, Style::Restart),
     }
-}
-
-/// libitm's `_ITM_inTransaction`: 0 outside transactions, 2 inside an irrevocable
-/// one, 1 inside any other. May be called at any time.
-#[unsafe(no_mangle)]
-pub extern "C" fn _ITM_inTransaction() -> c_int {
-    with_thread(|state| {
-        Ok(match state.nesting {
-            0 => 0,
-            _ if state.desc.is_irrevocable() => 2,
-            _ => 1,
-        })
-    })
-    .unwrap_or(0)
-}
-
-/// libitm's `_ITM_getTransactionId`: the id of the calling thread's running
-/// transaction (2 or more), or 1 (`_ITM_noTransactionId`) outside transactions. Ids
-/// are unique per thread. May be called at any time.
-#[unsafe(no_mangle)]
-pub extern "C" fn _ITM_getTransactionId() -> u64 {
-    with_thread(|state| {
-        Ok(if state.nesting > 0 {
-            state.itm.id.max(NO_TRANSACTION_ID + 1)
-        } else {
-            NO_TRANSACTION_ID
-        })
-    })
-    .unwrap_or(NO_TRANSACTION_ID)
-}
-
-/// libitm's `_ITM_addUserCommitAction`: calls `action(arg)` after the calling
-/// thread's transaction commits (never if it rolls back). `resuming_id` is ignored
-/// (Lutra's nesting is flat). Outside a transaction it stops the process.
-///
-/// # Safety
-/// `action` must be safe to call with `arg` after the commit.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn _ITM_addUserCommitAction(
-    action: UserAction,
-    resuming_id: u64,
-    arg: *mut c_void,
-) {
-    let _ = resuming_id;
-    add_action("_ITM_addUserCommitAction", |state| {
-        state.itm.commit_actions.push((action, arg as usize));
-    });
-}
-
-/// libitm's `_ITM_addUserUndoAction`: calls `action(arg)` if the calling thread's
-/// transaction rolls back (a restart or a cancel), newest first. Outside a
-/// transaction it stops the process.
-///
-/// # Safety
-/// `action` must be safe to call with `arg` when the transaction rolls back.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn _ITM_addUserUndoAction(action: UserAction, arg: *mut c_void) {
-    add_action("_ITM_addUserUndoAction", |state| {
-        state.itm.undo_actions.push((action, arg as usize));
-    });
-}
-
-fn add_action(function: &str, push: impl FnOnce(&mut ThreadTx)) {
-    on_thread(function, |state| {
-        if state.nesting == 0 {
-            fatal(function, "no transaction is running");
-        }
-        push(state);
-    });
-}
-
-/// libitm's `_ITM_dropReferences`: a hint that a range is no longer shared; Lutra
-/// needs none, so this does nothing. May be called at any time.
-#[unsafe(no_mangle)]
-pub extern "C" fn _ITM_dropReferences(start: *const c_void, size: usize) {
-    let _ = (start, size);
-}
-
-/// libitm's `_ITM_versionCompatible`: 1 if this library implements ABI version
-/// `version` (100), 0 otherwise.
-#[unsafe(no_mangle)]
-pub extern "C" fn _ITM_versionCompatible(version: c_int) -> c_int {
-    c_int::from(version == VERSION_NO)
-}
-
-/// libitm's `_ITM_libraryVersion`: a static string naming this library.
-#[unsafe(no_mangle)]
-pub extern "C" fn _ITM_libraryVersion() -> *const c_char {
-    const VERSION: &CStr = c"Lutra (libitm ABI 1.0)";
-    VERSION.as_ptr()
-}
-
-/// libitm's `_ITM_srcLocation`: where `_ITM_error` was called from.
-#[repr(C)]
-pub struct SrcLocation {
-    reserved_1: i32,
-    flags: i32,
-    reserved_2: i32,
-    reserved_3: i32,
-    source: *const c_char,
-}
-
-/// libitm's `_ITM_error`: an unrecoverable error reported by the program's
-/// transactional code; prints it (with its source location if known) and stops
-/// the process.
-///
-/// # Safety
-/// `location` must be NULL or point to a location whose `source` is NULL or a
-/// NUL-terminated string.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn _ITM_error(location: *const SrcLocation, code: c_int) -> ! {
-    // SAFETY: the caller's contract.
-    let source = unsafe { location.as_ref() }
-        .filter(|location| !location.source.is_null())
-        // SAFETY: a NUL-terminated string (contract).
-        .map(|location| unsafe { CStr::from_ptr(location.source) }.to_string_lossy());
-    let at = source
-        .map(|source| format!(" at {source}"))
-        .unwrap_or_default();
-    fatal("_ITM_error", &format!("error {code}{at}"))
 }

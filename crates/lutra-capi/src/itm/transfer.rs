@@ -14,7 +14,8 @@
 //! restart (which may happen at any chunk) jumps over no frame that owns anything.
 
 use super::barriers::{read_bytes, write_bytes};
-use super::transaction::{fatal, on_thread};
+use super::library::fatal;
+use super::thread_state::on_thread;
 use std::ffi::c_int;
 
 /// Bytes copied per chunk.
