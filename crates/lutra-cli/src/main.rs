@@ -46,6 +46,10 @@ Options (before the script; everything after it is the script's):
       --preempt MS     time slice: a process running this long without yielding is
                        preempted (outside `atomic`; 0: never; default 5)
       --sync MODE      the runtime's own structures: locks (default) or tm
+      --max-blocking-threads N
+                       threads that may take over the workers of threads blocked
+                       in C calls (0 to 4096; 0: a blocked call keeps its worker;
+                       default 128)
   -h, --help           print this help
       --version        print lutra's version
 

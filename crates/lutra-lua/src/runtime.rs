@@ -337,7 +337,9 @@ impl LuaRuntime {
     /// When the OS refuses to start a worker thread.
     pub fn new(options: Options) -> Self {
         // More workers than cores only when asked for (`-w`, luaproc's `setnumworkers`).
-        let mut builder = lutra_sched::Runtime::builder().allow_more_workers_than_cores();
+        let mut builder = lutra_sched::Runtime::builder()
+            .allow_more_workers_than_cores()
+            .max_blocking_threads(options.max_blocking_threads);
         if let Some(workers) = options.workers {
             builder = builder.workers(workers.clamp(1, crate::options::MAX_WORKERS));
         }
