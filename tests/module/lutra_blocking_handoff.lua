@@ -27,8 +27,11 @@ os.remove(fifo)
 print("reader got [" .. text .. "] writer " .. tostring(wrote))
 ]]
 
+local script = os.tmpname()
+assert(io.open(script, "w")):write(code):close()
+
 local function run(env, give_up)
-  local pipe = assert(io.popen(env .. " " .. lua .. " -e '" .. code .. "' " .. give_up
+  local pipe = assert(io.popen(env .. " " .. lua .. " " .. script .. " " .. give_up
     .. " 2>&1; echo \"status=$?\""))
   local out = pipe:read("a")
   pipe:close()
@@ -40,4 +43,5 @@ assert(out:find("reader got [ran-beside\n] writer true", 1, true), out)
 assert(out:find("status=0", 1, true), out)
 out = run("LUTRA_WORKERS=1 LUTRA_MAX_BLOCKING_THREADS=0", 1)
 assert(out:find("reader got [] writer", 1, true), out)
+os.remove(script)
 print("handoff ok")
