@@ -1,4 +1,5 @@
--- lutra-args: -w 2
+-- lutra-args: -w 2 --stats
+-- expect-stderr: blocked calls      0 hand-offs, 0 threads started
 -- A CPU-bound run hands no worker over: while processes compute (each preempted
 -- many times: a slice is 5 ms) the program has the same threads as before they
 -- started: the workers, the preemption ticker and the main thread, no spare.

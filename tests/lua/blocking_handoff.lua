@@ -1,4 +1,5 @@
--- lutra-args: -w 1
+-- lutra-args: -w 1 --stats
+-- expect-stderr: threads started
 -- A process blocked in a C call hands its worker over: with one worker, a process
 -- blocked reading a FIFO gets its data only from another process, which can run only
 -- if the blocked one's worker was taken over by another thread. (Without the

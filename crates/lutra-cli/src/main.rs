@@ -38,7 +38,8 @@ Options (before the script; everything after it is the script's):
       --policy NAME    scheduling policy for transactions (see below)
       --cm NAME        contention manager for user transactions (see below)
       --stats          at exit, print processes spawned, messages sent and received,
-                       and per-site transaction commits and aborts (standard error)
+                       blocked calls handed off, and per-site transaction commits
+                       and aborts (standard error)
       --mailbox-cap N  messages a mailbox buffers before `p:send` waits (0:
                        rendezvous; default 1024)
       --memory-limit BYTES

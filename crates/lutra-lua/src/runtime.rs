@@ -468,6 +468,8 @@ impl LuaRuntime {
     pub fn stats(&self) -> crate::stats::RuntimeStats {
         let mut stats = self.shared.counters.snapshot();
         stats.transactions = Some(self.shared.tm.stm.stats());
+        stats.blocking_handoffs = self.shared.sched.blocking_handoffs();
+        stats.blocking_threads = self.shared.sched.blocking_threads_started();
         stats
     }
 
