@@ -6,6 +6,12 @@
 //! blocked carrier, once its call returns and its slice ends, finds it lost the seat,
 //! hands its task back to the run queues and parks in the pool.
 //!
+//! A task pinned to a worker (`TaskBuilder::pinned_to`) stays on that worker's
+//! seat, but after a retake the seat runs on another thread: a runtime whose monitor
+//! retakes seats (the Lua runtime's preemption ticker) must not rely on a pinned task
+//! keeping its OS thread. The Lua runtime pins no task; the C API's runtime has no
+//! monitor.
+//!
 //! # Invariants
 //! - `alive` counts carrier threads started and not exited; a spare is started only
 //!   while `alive` is below the worker count plus `max_spares`, so at most
@@ -105,6 +111,11 @@ impl Pool {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Carriers parked in the pool now.
+    pub(crate) fn parked(&self) -> usize {
+        self.lock().parked
     }
 
     /// Wakes every parked carrier to exit (shutdown).

@@ -351,6 +351,13 @@ impl Runtime {
         self.shared.pool.spares_started.load(Ordering::Relaxed)
     }
 
+    /// Threads waiting in the pool for the next blocked call now. Any time; for tests,
+    /// which wait for a thread that lost its worker to reach the pool.
+    #[doc(hidden)]
+    pub fn blocking_threads_parked(&self) -> usize {
+        self.shared.pool.parked()
+    }
+
     /// How the runtime's shared structures are synchronised.
     pub fn sync_mode(&self) -> SyncMode {
         self.shared.sync.mode()
