@@ -20,7 +20,9 @@
 //!   only.
 //! - `parked` counts carriers waiting in the pool; `offers` holds retaken seats not
 //!   yet adopted, never more than `parked` (a retake that offers a seat counts on a
-//!   parked carrier, under the lock, before it retakes).
+//!   parked carrier, under the lock, before it retakes), except after the OS refused
+//!   a spare thread: that seat waits in `offers` for the carrier it was retaken from,
+//!   which parks once its slice ends. So a retaken seat is always adopted.
 //! - A carrier's `seat` is the index of the seat it holds or last held in a slice, or
 //!   [`NO_SEAT`]; only the carrier writes it.
 //!
@@ -166,13 +168,9 @@ impl Pool {
             drop(state);
             self.offered.notify_one();
         } else {
-            self.spares_started.fetch_add(1, Ordering::Relaxed);
-            start_locked(
-                shared,
-                &mut state,
-                CarrierRecord::new(shared),
-                (index, retaken),
-            );
+            if start_spare_locked(shared, &mut state, (index, retaken)) {
+                self.spares_started.fetch_add(1, Ordering::Relaxed);
+            }
         }
         true
     }
@@ -180,6 +178,9 @@ impl Pool {
 
 /// Starts a carrier for a seat that no carrier holds (`set_workers`, `build`): claims
 /// it, then starts the thread; does nothing if another carrier holds it.
+///
+/// # Panics
+/// When the OS refuses to start the thread.
 pub(crate) fn start_for_vacant(shared: &Arc<Shared>, index: usize) {
     let record = CarrierRecord::new(shared);
     let Some(held) = shared.seat(index).claim(record.id) else {
@@ -190,23 +191,50 @@ pub(crate) fn start_for_vacant(shared: &Arc<Shared>, index: usize) {
 }
 
 /// Starts a carrier thread with `seating`, counting it in `alive`.
+///
+/// # Panics
+/// When the OS refuses to start the thread (at start-up and when the worker count
+/// grows: the runtime cannot run without it); see [`start_spare_locked`] for spares.
 fn start_locked(
     shared: &Arc<Shared>,
     state: &mut PoolState,
     record: Arc<CarrierRecord>,
     seating: Seating,
 ) {
-    state.alive += 1;
+    try_start_locked(shared, state, record, seating)
+        .expect("the OS refused to start a worker thread");
+}
+
+/// Starts a spare carrier for a retaken seat. If the OS refuses the thread, the seat
+/// is offered to the pool instead: the carrier it was retaken from parks there once
+/// its slice ends, and takes it back (the hand-off then only cost the wait). True if
+/// a thread was started.
+fn start_spare_locked(shared: &Arc<Shared>, state: &mut PoolState, seating: Seating) -> bool {
+    let started = try_start_locked(shared, state, CarrierRecord::new(shared), seating).is_ok();
+    if !started {
+        state.offers.push_back(seating);
+    }
+    started
+}
+
+/// Starts a carrier thread with `seating`, counting it in `alive`; the OS's refusal.
+fn try_start_locked(
+    shared: &Arc<Shared>,
+    state: &mut PoolState,
+    record: Arc<CarrierRecord>,
+    seating: Seating,
+) -> std::io::Result<()> {
     let runner = shared.clone();
     let handle = thread::Builder::new()
         .name(format!("lutra-worker-{}", seating.0))
-        .spawn(move || run(runner, record, seating))
-        .expect("the OS refused to start a worker thread");
+        .spawn(move || run(runner, record, seating))?;
+    state.alive += 1;
     shared
         .threads
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .push((seating.0, handle));
+    Ok(())
 }
 
 /// Body of a carrier thread: run the seat it was given, then any seat the pool offers
