@@ -4,7 +4,11 @@
 --                                         iterations each, beside R processes each
 --                                         blocked 1 s reading a pipe (`io.popen` of
 --                                         `sleep 1`); prints "figure rate ITERATIONS/S"
---                                         of the CPU-bound work (R = 0: without them)
+--                                         of the CPU-bound work (R = 0: without them),
+--                                         and "figure spare_threads N": the threads
+--                                         beyond the workers, the preemption ticker
+--                                         and the main thread once the CPU-bound
+--                                         work is done (0 when nothing blocked)
 -- Output ends with "blocking: ok".
 local mode, a, b = ...
 if mode == "execute" then
@@ -39,6 +43,9 @@ for i = 1, lutra.workers() do
 end
 local last = start
 for i = 1, #spinners do last = math.max(last, (spinners[i]:join())) end
+local status = assert(io.open("/proc/self/status")):read("a")
+local threads = math.tointeger(tonumber(status:match("Threads:%s*(%d+)")))
+print(string.format("figure spare_threads %d", threads - lutra.workers() - 2))
 for i = 1, readers do assert(blocked[i]:join() == "") end
 print(string.format("figure rate %.0f", #spinners * work / (last - start)))
 print("blocking: ok " .. readers)

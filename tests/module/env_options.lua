@@ -21,6 +21,8 @@ local refused = {
   { "LUTRA_PREEMPT=often", "not a time slice" },
   { "LUTRA_PREEMPT=100000", "not a time slice" },
   { "LUTRA_MAILBOX_CAP=-1", "not a message count" },
+  { "LUTRA_MAX_BLOCKING_THREADS=lots", "not a thread count" },
+  { "LUTRA_MAX_BLOCKING_THREADS=5000", "not a thread count" },
 }
 for _, case in ipairs(refused) do
   local env, reason = case[1], case[2]

@@ -10,7 +10,8 @@
 //!    (the argument of `-e` and `-l` may be attached: `-eprint(1)`). `-e`, `-l` and
 //!    `-W` act in the order given; `-i` implies `-v`.
 //! 4. lutra's options: `-w N` (`--workers N`), `--policy`, `--cm`, `--stats`,
-//!    `--mailbox-cap`, `--memory-limit`, `--preempt`, `--sync` (a long option's value
+//!    `--mailbox-cap`, `--memory-limit`, `--preempt`, `--sync`,
+//!    `--max-blocking-threads` (a long option's value
 //!    after a space or `=`), `-h`/`--help` and `--version`.
 //! 5. Anything else starting with `-` is a usage error, as is a missing value.
 
@@ -157,7 +158,7 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Request, UsageError> {
 }
 
 /// lutra's options that take a value.
-const TAKES_VALUE: [&str; 7] = [
+const TAKES_VALUE: [&str; 8] = [
     "--workers",
     "--policy",
     "--cm",
@@ -165,6 +166,7 @@ const TAKES_VALUE: [&str; 7] = [
     "--memory-limit",
     "--preempt",
     "--sync",
+    "--max-blocking-threads",
 ];
 
 #[cold]
@@ -224,6 +226,10 @@ fn set_option(options: &mut Options, name: &str, value: &str) -> Result<(), Usag
             options.preempt_slice_ms = lutra_lua::parse_preempt(value).map_err(refused)?
         }
         "--sync" => options.sync = value.parse::<SyncMode>().map_err(refused)?,
+        "--max-blocking-threads" => {
+            options.max_blocking_threads =
+                lutra_lua::parse_max_blocking_threads(value).map_err(refused)?
+        }
         _ => return Err(unrecognized(name)),
     }
     Ok(())
@@ -308,6 +314,7 @@ mod tests {
             "0",
             "--sync",
             "tm",
+            "--max-blocking-threads=7",
             "--stats",
             "s.lua",
         ]);
@@ -319,6 +326,7 @@ mod tests {
         assert_eq!(options.memory_limit, Some(1 << 20));
         assert_eq!(options.preempt_slice_ms, 0);
         assert_eq!(options.sync, SyncMode::Tm);
+        assert_eq!(options.max_blocking_threads, 7);
         assert!(invocation.stats);
     }
 

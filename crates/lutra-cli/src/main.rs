@@ -38,7 +38,8 @@ Options (before the script; everything after it is the script's):
       --policy NAME    scheduling policy for transactions (see below)
       --cm NAME        contention manager for user transactions (see below)
       --stats          at exit, print processes spawned, messages sent and received,
-                       and per-site transaction commits and aborts (standard error)
+                       blocked calls handed off, and per-site transaction commits
+                       and aborts (standard error)
       --mailbox-cap N  messages a mailbox buffers before `p:send` waits (0:
                        rendezvous; default 1024)
       --memory-limit BYTES
@@ -46,6 +47,10 @@ Options (before the script; everything after it is the script's):
       --preempt MS     time slice: a process running this long without yielding is
                        preempted (outside `atomic`; 0: never; default 5)
       --sync MODE      the runtime's own structures: locks (default) or tm
+      --max-blocking-threads N
+                       threads that may take over the workers of threads blocked
+                       in C calls (0 to 4096; 0: a blocked call keeps its worker;
+                       default 128)
   -h, --help           print this help
       --version        print lutra's version
 

@@ -34,8 +34,8 @@ mod wakers;
 pub use atomic::{SiteStats, TransactionStats};
 pub use module::{global_runtime, open_luaproc, open_module, options_from_env};
 pub use options::{
-    MAX_PREEMPT_MS, MAX_WORKERS, Options, SyncMode, parse_bytes, parse_mailbox_capacity,
-    parse_preempt, parse_workers,
+    MAX_BLOCKING_THREADS, MAX_PREEMPT_MS, MAX_WORKERS, Options, SyncMode, parse_bytes,
+    parse_mailbox_capacity, parse_max_blocking_threads, parse_preempt, parse_workers,
 };
 pub use paths::PackagePaths;
 pub use process::{Outcome, ProcessCore};

@@ -52,7 +52,8 @@ pub fn global_runtime() -> Result<&'static LuaRuntime, String> {
 
 /// Options for the module's runtime, from the environment: `LUTRA_WORKERS`,
 /// `LUTRA_MAILBOX_CAP`, `LUTRA_MEMORY_LIMIT` (bytes, or with K, M, G), `LUTRA_PREEMPT`
-/// (instructions, 0: never). Unset or empty variables keep their defaults.
+/// (instructions, 0: never), `LUTRA_MAX_BLOCKING_THREADS` (threads that may take over
+/// the workers of threads blocked in C calls). Unset or empty variables keep their defaults.
 ///
 /// # Errors
 /// A set value that the `lutra` program's option would refuse (the same parsers:
@@ -77,6 +78,11 @@ pub fn options_from_env() -> Result<Options, String> {
         memory_limit: var("LUTRA_MEMORY_LIMIT", crate::options::parse_bytes)?,
         preempt_slice_ms: var("LUTRA_PREEMPT", crate::options::parse_preempt)?
             .unwrap_or(defaults.preempt_slice_ms),
+        max_blocking_threads: var(
+            "LUTRA_MAX_BLOCKING_THREADS",
+            crate::options::parse_max_blocking_threads,
+        )?
+        .unwrap_or(defaults.max_blocking_threads),
         ..defaults
     })
 }

@@ -26,6 +26,11 @@ pub struct Options {
     /// How the runtime's own shared structures (run queue, channel registry, process
     /// counts, recycle list) are synchronised (`--sync`).
     pub sync: SyncMode,
+    /// The most threads started beyond the workers to take over the worker of a
+    /// thread blocked inside a C call (`--max-blocking-threads`,
+    /// `LUTRA_MAX_BLOCKING_THREADS`; 0: a blocked call keeps its worker). Threads are
+    /// started only when a call blocks.
+    pub max_blocking_threads: usize,
     /// Every process's `package.path` and `package.cpath` (default: `lua5.4`'s in
     /// this environment, see [`PackagePaths`](crate::PackagePaths)).
     pub package_paths: crate::PackagePaths,
@@ -95,6 +100,26 @@ pub fn parse_preempt(text: &str) -> Result<u32, String> {
         })
 }
 
+/// The largest `--max-blocking-threads` / `LUTRA_MAX_BLOCKING_THREADS`.
+pub const MAX_BLOCKING_THREADS: usize = 4096;
+
+/// `--max-blocking-threads` / `LUTRA_MAX_BLOCKING_THREADS`: a thread count, 0 to
+/// [`MAX_BLOCKING_THREADS`].
+///
+/// # Errors
+/// A message naming the value when it is not a whole number in that range.
+pub fn parse_max_blocking_threads(text: &str) -> Result<usize, String> {
+    text.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n <= MAX_BLOCKING_THREADS)
+        .ok_or_else(|| {
+            format!(
+                "'{text}' is not a thread count (a whole number from 0 to {MAX_BLOCKING_THREADS})"
+            )
+        })
+}
+
 /// How the runtime's internals are synchronised (seed 001: luaproc ported from locks
 /// to transactions).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -155,6 +180,7 @@ impl Default for Options {
             recycle_limit: 64,
             preempt_slice_ms: 5,
             sync: SyncMode::Locks,
+            max_blocking_threads: lutra_sched::DEFAULT_MAX_BLOCKING_THREADS,
             package_paths: crate::PackagePaths::default(),
         }
     }
@@ -193,5 +219,10 @@ mod tests {
         assert!(parse_preempt("60001").is_err());
         assert!(parse_preempt("4294967296").is_err());
         assert!(parse_preempt("x").is_err());
+        assert_eq!(parse_max_blocking_threads("0"), Ok(0));
+        assert_eq!(parse_max_blocking_threads(" 64 "), Ok(64));
+        for bad in ["-1", "4097", "many", ""] {
+            assert!(parse_max_blocking_threads(bad).is_err(), "{bad} accepted");
+        }
     }
 }

@@ -350,7 +350,9 @@ impl LuaRuntime {
     /// When the OS refuses to start a worker thread.
     pub fn new(options: Options) -> Self {
         // More workers than cores only when asked for (`-w`, luaproc's `setnumworkers`).
-        let mut builder = lutra_sched::Runtime::builder().allow_more_workers_than_cores();
+        let mut builder = lutra_sched::Runtime::builder()
+            .allow_more_workers_than_cores()
+            .max_blocking_threads(options.max_blocking_threads);
         if let Some(workers) = options.workers {
             builder = builder.workers(workers.clamp(1, crate::options::MAX_WORKERS));
         }
@@ -479,6 +481,8 @@ impl LuaRuntime {
     pub fn stats(&self) -> crate::stats::RuntimeStats {
         let mut stats = self.shared.counters.snapshot();
         stats.transactions = Some(self.shared.tm.stm.stats());
+        stats.blocking_handoffs = self.shared.sched.blocking_handoffs();
+        stats.blocking_threads = self.shared.sched.blocking_threads_started();
         stats
     }
 

@@ -63,6 +63,8 @@ impl Counters {
                 .map(|s| s.received.load(Ordering::Relaxed))
                 .sum(),
             transactions: None,
+            blocking_handoffs: 0,
+            blocking_threads: 0,
         }
     }
 }
@@ -76,6 +78,11 @@ pub struct RuntimeStats {
     pub messages_sent: u64,
     /// Messages handed to a receiver.
     pub messages_received: u64,
+    /// Workers taken over from threads blocked in C calls (see docs/lua-api.md,
+    /// "Blocking C calls hand their worker over").
+    pub blocking_handoffs: u64,
+    /// Threads started beyond the workers for those hand-offs.
+    pub blocking_threads: u64,
     /// The transaction engine's statistics (per-site commits and aborts), when the
     /// runtime runs one for shared tables.
     pub transactions: Option<lutra_stm::Stats>,
@@ -87,6 +94,11 @@ impl std::fmt::Display for RuntimeStats {
         writeln!(f, "processes spawned  {}", self.processes_spawned)?;
         writeln!(f, "messages sent      {}", self.messages_sent)?;
         writeln!(f, "messages received  {}", self.messages_received)?;
+        writeln!(
+            f,
+            "blocked calls      {} hand-offs, {} threads started",
+            self.blocking_handoffs, self.blocking_threads
+        )?;
         let Some(stats) = &self.transactions else {
             return Ok(());
         };

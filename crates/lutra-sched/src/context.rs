@@ -21,8 +21,13 @@
 //!   before letting that `Arc` go, so the address is valid while it is set (no
 //!   reference is counted for it; [`current_task`] counts one for what it hands out).
 //! - Only the thread whose `CURRENT` names a `Worker` touches it (its cells are not
-//!   shared with other threads).
+//!   shared with other threads). Two threads may name a `Worker` of the same index at
+//!   once: a carrier that lost its seat while blocked in a call (`seat.rs`) keeps
+//!   its own `Worker` until its slice ends, while another carrier runs the worker;
+//!   what the old one's slice leaves (its direct-switch slot) goes to the shared
+//!   queues.
 
+use crate::carrier::CarrierRecord;
 use crate::shared::Shared;
 use crate::sync::thread_local;
 use crate::task::{Step, TaskCore};
@@ -42,16 +47,18 @@ pub(crate) type TaskYielder = Yielder<(), Step>;
 pub(crate) struct Worker {
     shared: Arc<Shared>,
     index: usize,
+    carrier: Arc<CarrierRecord>,
     task: Cell<*const TaskCore>,
     handoff: Cell<Option<Arc<TaskCore>>>,
 }
 
 impl Worker {
-    /// Worker `index` of `shared`, running nothing yet.
-    pub(crate) fn new(shared: Arc<Shared>, index: usize) -> Self {
+    /// Worker `index` of `shared`, run by `carrier`, running nothing yet.
+    pub(crate) fn new(shared: Arc<Shared>, index: usize, carrier: Arc<CarrierRecord>) -> Self {
         Self {
             shared,
             index,
+            carrier,
             task: Cell::new(std::ptr::null()),
             handoff: Cell::new(None),
         }
@@ -60,6 +67,11 @@ impl Worker {
     /// The runtime this worker belongs to.
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// The carrier thread running this worker (`carrier.rs`).
+    pub(crate) fn carrier(&self) -> &Arc<CarrierRecord> {
+        &self.carrier
     }
 
     /// This worker's index among its runtime's workers.

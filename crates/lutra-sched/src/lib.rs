@@ -17,6 +17,8 @@
 //! | `runtime.rs` | builder, runtime, spawning, worker count |
 //! | `shared.rs` | the state workers and tasks share (queue, live count, workers) |
 //! | `worker.rs` | the run loop |
+//! | `seat.rs` | a worker's seat: which carrier thread runs it, and the hand-off of a blocked one's |
+//! | `carrier.rs` | carrier threads, the pool of spare ones, retaking a blocked carrier's seat |
 //! | `queue/` | the run queues (one per worker, plus a global one), stealing, sleeping and waking one worker, LUTS's switch: under locks, or on transactions |
 //! | `rest.rs` | a worker whose tasks keep crossing to another worker with little run between crossings rests a while |
 //! | `live.rs` | the live-task count and `wait_idle` |
@@ -56,6 +58,7 @@
 //! ```
 
 mod barrier;
+mod carrier;
 mod context;
 mod live;
 mod local;
@@ -65,6 +68,7 @@ pub mod policy;
 mod queue;
 mod rest;
 mod runtime;
+mod seat;
 mod shared;
 mod stm_parking;
 mod suspend;
@@ -74,6 +78,7 @@ mod task;
 mod worker;
 
 pub use barrier::Barrier;
+pub use carrier::{Carrier, DEFAULT_MAX_BLOCKING_THREADS, Observed, current_carrier};
 pub use context::{current_task, worker_index};
 pub use local::task_local;
 pub use native::{JoinHandle, TaskPanic};

@@ -15,11 +15,12 @@
 //! 2. `queue.wake_all()`: every idle worker re-checks `worker_must_stop` (see
 //!    `queue/`: each implementation orders its check after this wake-up).
 
+use crate::carrier::{self, DEFAULT_MAX_BLOCKING_THREADS, Pool};
 use crate::context;
 use crate::live::LiveTasks;
 use crate::native::JoinHandle;
 use crate::overflow;
-use crate::queue::RunQueue;
+use crate::queue::{RunQueue, Slots};
 use crate::shared::Shared;
 use crate::sync_mode::{SyncDomain, SyncMode};
 use crate::task::{Resumable, TaskCore};
@@ -50,6 +51,7 @@ pub struct Builder {
     stack_size: usize,
     sync: SyncMode,
     outside_wake: Option<OutsideWake>,
+    max_blocking_threads: usize,
 }
 
 impl Builder {
@@ -106,6 +108,16 @@ impl Builder {
         self
     }
 
+    /// The most threads the runtime starts beyond its workers to take over the
+    /// worker of a thread blocked inside a call (default
+    /// [`DEFAULT_MAX_BLOCKING_THREADS`]; see [`Carrier::retake`](crate::Carrier::retake)).
+    /// At the bound, a worker whose thread blocks waits for it, as with 0. Threads
+    /// are started only when a call blocks, and wait in a pool for the next one.
+    pub fn max_blocking_threads(mut self, threads: usize) -> Self {
+        self.max_blocking_threads = threads;
+        self
+    }
+
     /// Starts the workers.
     pub fn build(self) -> Runtime {
         overflow::install();
@@ -126,8 +138,11 @@ impl Builder {
             stack_size: self.stack_size,
             cores,
             threads: Mutex::new(Vec::new()),
+            seats: Slots::new(),
+            pool: Pool::new(self.max_blocking_threads),
+            next_carrier: AtomicU64::new(1),
         });
-        (0..workers).for_each(|index| shared.start_worker(index));
+        (0..workers).for_each(|index| carrier::start_for_vacant(&shared, index));
         Runtime {
             shared,
             builder: self,
@@ -242,6 +257,7 @@ impl Runtime {
             stack_size: DEFAULT_STACK_SIZE,
             sync: SyncMode::default(),
             outside_wake: None,
+            max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
         }
     }
 
@@ -297,17 +313,10 @@ impl Runtime {
         gone.into_iter().for_each(|(_, handle)| {
             let _ = handle.join();
         });
-        let running: Vec<usize> = self
-            .shared
-            .threads
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .iter()
-            .map(|(i, _)| *i)
-            .collect();
-        (0..workers)
-            .filter(|index| !running.contains(index))
-            .for_each(|index| self.shared.start_worker(index));
+        // ORDERING: the count's SeqCst swap, then each seat's claim (SeqCst): a
+        // carrier leaving a seat either is seen vacant here or sees the new count
+        // (`seat.rs`).
+        (0..workers).for_each(|index| carrier::start_for_vacant(&self.shared, index));
         if workers < previous {
             self.shared.queue.wake_all();
         }
@@ -332,6 +341,26 @@ impl Runtime {
     #[doc(hidden)]
     pub fn unparks(&self) -> u64 {
         self.shared.counts.unparks.load(Ordering::Relaxed)
+    }
+
+    /// Seats retaken from threads blocked inside a call so far
+    /// ([`Carrier::retake`](crate::Carrier::retake)). Any time; for tests and
+    /// statistics.
+    pub fn blocking_handoffs(&self) -> u64 {
+        self.shared.pool.retakes.load(Ordering::Relaxed)
+    }
+
+    /// Threads started beyond the workers, for blocked calls, so far. Any time; for
+    /// tests and statistics.
+    pub fn blocking_threads_started(&self) -> u64 {
+        self.shared.pool.spares_started.load(Ordering::Relaxed)
+    }
+
+    /// Threads waiting in the pool for the next blocked call now. Any time; for tests,
+    /// which wait for a thread that lost its worker to reach the pool.
+    #[doc(hidden)]
+    pub fn blocking_threads_parked(&self) -> usize {
+        self.shared.pool.parked()
     }
 
     /// How the runtime's shared structures are synchronised.
@@ -379,6 +408,7 @@ impl Drop for Runtime {
         // `Shared::worker_must_stop`, which a worker makes after registering as a sleeper.
         self.shared.shutdown.store(true, Ordering::SeqCst);
         self.shared.queue.wake_all();
+        self.shared.pool.shut_down();
         let threads = std::mem::take(
             &mut *self
                 .shared

@@ -7,15 +7,19 @@
 //! - `live` counts tasks spawned and not yet `DONE`.
 //! - Workers with an index at or above `target` leave between slices; after
 //!   `shutdown` every worker leaves.
+//! - Worker `i` is run by whichever carrier thread holds seat `i` (`seat.rs`,
+//!   `carrier.rs`): one, except while a carrier that lost the seat in a blocked
+//!   call ends its slice.
 
+use crate::carrier::Pool;
 use crate::context;
 use crate::live::LiveTasks;
 use crate::native::{JoinHandle, JoinState, NativeTask};
-use crate::queue::RunQueue;
+use crate::queue::{RunQueue, Slots};
 use crate::runtime::TaskOptions;
+use crate::seat::Seat;
 use crate::sync_mode::SyncDomain;
 use crate::task::{Resumable, Step, TaskCore};
-use crate::worker;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -44,7 +48,14 @@ pub(crate) struct Shared {
     pub(crate) pin: bool,
     pub(crate) stack_size: usize,
     pub(crate) cores: Vec<core_affinity::CoreId>,
+    /// Every carrier thread started (with the seat it started on), joined on drop.
     pub(crate) threads: Mutex<Vec<(usize, thread::JoinHandle<()>)>>,
+    /// The workers' seats (`seat.rs`).
+    pub(crate) seats: Slots<Seat>,
+    /// The spare carriers (`carrier.rs`).
+    pub(crate) pool: Pool,
+    /// The next carrier's id.
+    pub(crate) next_carrier: AtomicU64,
 }
 
 impl Shared {
@@ -70,20 +81,6 @@ impl Shared {
 
     pub(crate) fn count_unpark(&self) {
         self.counts.unparks.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn start_worker(self: &Arc<Self>, index: usize) {
-        let core =
-            (self.pin && !self.cores.is_empty()).then(|| self.cores[index % self.cores.len()]);
-        let shared = self.clone();
-        let handle = thread::Builder::new()
-            .name(format!("lutra-worker-{index}"))
-            .spawn(move || worker::run(shared, index, core))
-            .expect("the OS refused to start a worker thread");
-        self.threads
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push((index, handle));
     }
 
     pub(crate) fn spawn_resumable(

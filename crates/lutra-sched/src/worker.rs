@@ -50,18 +50,31 @@
 //!   waking each other cannot starve the worker's queue or the global queue.
 //! - A task run from the slot is `RUNNABLE` (its waker's CAS) and in no queue: it is
 //!   handed to this worker, as a popped task is.
+//! # Blocked calls (a carrier losing its seat, `seat.rs`, `carrier.rs`)
+//! The loop runs on whichever carrier thread holds the worker's seat. Each slice is
+//! bracketed by `Seat::begin_slice` and `Seat::end_slice`; a monitor may retake the
+//! seat in between (the slice blocked in a call) and give it to a spare carrier,
+//! which runs this same loop for the same index. When the old carrier's slice ends,
+//! `end_slice` fails: it touches nothing of the seat's (its private buffer, the
+//! queue's owner operations), pushes the slice's task (unless it parked or ended),
+//! the direct switch's slot and `tm` mode's thread buffer to the shared queues, and
+//! returns to the pool. Loop-local state (tick, crossings, prompt wake-ups) starts
+//! afresh on the new carrier.
+//!
 //! # Invariants
 //! - A worker leaves only between slices: when the runtime shuts down, or when the
 //!   requested worker count drops below its index + 1. A task it picked but did not
 //!   start goes back to its queue; a leaving worker hands its unpinned tasks (those of
 //!   its private buffer too) to the global queue (`retire`).
-//! - The worker's private buffer (`queue::Private`) lives in this loop and is lent to
-//!   the queue's owner operations only: no other thread ever touches it.
+//! - The worker's private buffer (`queue::Private`) lives in the worker's seat and is
+//!   lent to the queue's owner operations only, by the carrier holding the seat,
+//!   between slices: no two threads touch it at once (`seat.rs`).
 
+use crate::carrier::{CarrierRecord, Left};
 use crate::context::Worker;
-use crate::overflow;
 use crate::queue::Private;
 use crate::rest::Crossings;
+use crate::seat::Seat;
 use crate::shared::Shared;
 use crate::task::{DONE, NO_WORKER, PARKED, RUNNABLE, RUNNING, Step, TaskCore};
 use std::sync::Arc;
@@ -83,20 +96,54 @@ const MAX_HANDOFFS: u32 = 64;
 /// switch's slot.
 type Chosen = Option<(Arc<TaskCore>, bool)>;
 
-/// Body of worker thread `index`.
-pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity::CoreId>) {
-    if let Some(core) = core {
-        core_affinity::set_for_current(core);
-    }
-    overflow::ensure_alternate_stack();
-    let worker = Worker::new(shared, index);
+/// Worker `index`'s loop, run by carrier `carrier` holding the seat with word `held`
+/// (`seat.rs`), until the worker must stop (the seat is left vacant) or a monitor
+/// retakes the seat during a slice (the seat is no longer this carrier's).
+pub(crate) fn run(
+    shared: &Arc<Shared>,
+    carrier: &Arc<CarrierRecord>,
+    index: usize,
+    mut held: u64,
+) -> Left {
+    let worker = Worker::new(shared.clone(), index, carrier.clone());
     let _entered = worker.enter();
-    let shared = worker.shared();
+    let seat = shared.seat(index);
+    loop {
+        match run_held(&worker, seat, held) {
+            Held::Lost => return Left::Retaken,
+            Held::Leaving(last) => held = last,
+        }
+        // SAFETY: this carrier holds the seat (`held` is current), between slices.
+        shared.queue.retire(index, unsafe { seat.private() });
+        seat.vacate(held);
+        // ORDERING: `vacate` is SeqCst, then the worker count is read (SeqCst): a
+        // `set_workers` that raised the count either sees the seat vacant and starts
+        // a carrier for it, or is seen here (see `seat.rs`).
+        if shared.worker_must_stop(index) {
+            return Left::Stopped;
+        }
+        match seat.claim(carrier.id) {
+            Some(again) => held = again,
+            None => return Left::Stopped,
+        }
+    }
+}
+
+/// How the loop of a held seat ended.
+enum Held {
+    /// The worker must stop; the seat's word is still this carrier's `HELD` word.
+    Leaving(u64),
+    /// A monitor retook the seat during a slice.
+    Lost,
+}
+
+/// The loop proper (see [`run`]).
+fn run_held(worker: &Worker, seat: &Seat, mut held: u64) -> Held {
+    let (shared, index) = (worker.shared(), worker.index());
     let stop = || shared.worker_must_stop(index);
     let mut tick: u32 = 0;
     let mut handoffs: u32 = 0;
     let mut next: Chosen = None;
-    let mut private = Private::new();
     let slices = &shared.queue.resting().slices;
     let mut crossings = (index > 0).then(|| Crossings::new(Instant::now(), slices.total()));
     let mut prompt = PromptWake::new();
@@ -110,14 +157,16 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
             }
             Some((task, _)) => {
                 shared.queue.requeue(index, task);
-                break;
+                return Held::Leaving(held);
             }
             None => {
                 handoffs = 0;
                 let first = global_first || prompt.due(shared.queue.injected());
-                match shared.queue.next(index, &mut private, first, stop) {
+                // SAFETY: this carrier holds the seat, between slices.
+                let private = unsafe { seat.private() };
+                match shared.queue.next(index, private, first, stop) {
                     Some(task) => task,
-                    None => break,
+                    None => return Held::Leaving(held),
                 }
             }
         };
@@ -128,20 +177,26 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize, core: Option<core_affinity:
             global_first,
             may_hand_off,
         };
-        next = run_slice(&worker, &mut private, task, turn, &mut prompt);
+        let slice = seat.begin_slice(held);
+        let step = resume(worker, &task);
+        let Some(after) = seat.end_slice(slice) else {
+            hand_back(worker, task, step);
+            return Held::Lost;
+        };
+        held = after;
+        // SAFETY: this carrier holds the seat again (`end_slice` succeeded).
+        let private = unsafe { seat.private() };
+        next = end_slice(worker, private, task, step, turn, &mut prompt);
         slices.publish(index, tick);
         if let Some(crossings) = crossings.as_mut()
             && let Some(rest) = crossings.count(crossed, || slices.total())
         {
             let chosen = next.take().map(|(task, _)| task);
             let deadline = Instant::now() + rest;
-            let end = shared
-                .queue
-                .rest(index, &mut private, chosen, deadline, stop);
+            let end = shared.queue.rest(index, private, chosen, deadline, stop);
             crossings.after_rest(Instant::now(), slices.total(), end);
         }
     }
-    shared.queue.retire(index, &mut private);
 }
 
 /// Records that `task` runs on worker `index`; whether it last ran on another one.
@@ -212,27 +267,15 @@ struct Turn {
     may_hand_off: bool,
 }
 
-/// Runs one slice of `task`; returns the task to run next, if the slice's end chose
-/// one (and whether the direct switch did: only if `turn.may_hand_off`).
-fn run_slice(
-    worker: &Worker,
-    private: &mut Private,
-    task: Arc<TaskCore>,
-    turn: Turn,
-    prompt: &mut PromptWake,
-) -> Chosen {
-    let Turn {
-        global_first,
-        may_hand_off,
-    } = turn;
-    let (shared, index) = (worker.shared(), worker.index());
+/// Resumes `task` for one slice on `worker`; returns how the slice ended.
+fn resume(worker: &Worker, task: &Arc<TaskCore>) -> Step {
     // ORDERING: SeqCst, as every access of `state` (task.rs, park/unpark protocol). Only
     // the `PARKED` store takes part in that protocol's store-then-load pair; this store
     // publishes nothing (the task came, and goes, through the run queue, which orders its
     // data), so it needs only the word's modification order, where an unparker's CAS from
     // `PARKED` then fails. Stronger than needed, kept uniform.
     task.state.store(RUNNING, Ordering::SeqCst);
-    worker.set_task(Some(&task));
+    worker.set_task(Some(task));
     let step = {
         let mut body = task
             .body
@@ -241,6 +284,25 @@ fn run_slice(
         body.as_mut().map_or(Step::Done, |body| body.resume())
     };
     worker.set_task(None);
+    step
+}
+
+/// Acts on how `task`'s slice ended (`step`), on a worker that still holds its seat;
+/// returns the task to run next, if the slice's end chose one (and whether the direct
+/// switch did: only if `turn.may_hand_off`).
+fn end_slice(
+    worker: &Worker,
+    private: &mut Private,
+    task: Arc<TaskCore>,
+    step: Step,
+    turn: Turn,
+    prompt: &mut PromptWake,
+) -> Chosen {
+    let Turn {
+        global_first,
+        may_hand_off,
+    } = turn;
+    let (shared, index) = (worker.shared(), worker.index());
     shared.queue.end_slice(index, private);
     let woken = worker.take_handoff();
     let handed = if may_hand_off && matches!(step, Step::Park | Step::Done) {
@@ -257,8 +319,7 @@ fn run_slice(
     let chosen = |next| Some((next, false));
     match step {
         Step::Yield => {
-            // ORDERING: as the `RUNNING` store in this function: no unparker acts on
-            // `RUNNABLE`.
+            // ORDERING: as the `RUNNING` store in `resume`: no unparker acts on `RUNNABLE`.
             task.state.store(RUNNABLE, Ordering::SeqCst);
             chosen(if global_first && task.home.is_none() {
                 shared.queue.rotate(index, private, task)
@@ -271,8 +332,7 @@ fn run_slice(
             })
         }
         Step::Switch(tx_id) => {
-            // ORDERING: as the `RUNNING` store in this function: no unparker acts on
-            // `RUNNABLE`.
+            // ORDERING: as the `RUNNING` store in `resume`: no unparker acts on `RUNNABLE`.
             task.state.store(RUNNABLE, Ordering::SeqCst);
             let (next, switched) = shared.queue.switch(index, private, task, tx_id);
             if switched {
@@ -281,8 +341,7 @@ fn run_slice(
             chosen(next)
         }
         Step::SwitchToPriority(min) => {
-            // ORDERING: as the `RUNNING` store in this function: no unparker acts on
-            // `RUNNABLE`.
+            // ORDERING: as the `RUNNING` store in `resume`: no unparker acts on `RUNNABLE`.
             task.state.store(RUNNABLE, Ordering::SeqCst);
             let (next, switched) = shared
                 .queue
@@ -293,34 +352,74 @@ fn run_slice(
             chosen(next)
         }
         Step::Park => {
-            // ORDERING: the worker's half of the park/unpark protocol (task.rs): store
-            // `PARKED`, then load `notified`, against `TaskWaker::unpark` (suspend.rs),
-            // which stores `notified`, then CASes `state`. A store then a load on each
-            // side, all SeqCst: in the single total order one side's load comes after the
-            // other's store, so the worker sees `notified` or the unparker's CAS sees
-            // `PARKED`; the CAS below lets exactly one of them enqueue.
-            task.state.store(PARKED, Ordering::SeqCst);
-            // ORDERING: the load and CAS of the pair described at the `PARKED` store above.
-            if task.notified.load(Ordering::SeqCst)
-                && task
-                    .state
-                    .compare_exchange(PARKED, RUNNABLE, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_ok()
-            {
+            if let Some(task) = park(task) {
                 shared.queue.push_own(index, private, task);
             }
             handed
         }
         Step::Done => {
-            // ORDERING: as the `RUNNING` store in this function: an unparker's CAS from
-            // `PARKED` fails on `DONE`; the join handle publishes the result on its own.
-            task.state.store(DONE, Ordering::SeqCst);
-            task.body
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .take();
-            shared.task_finished();
+            finish(shared, &task);
             handed
         }
+    }
+}
+
+/// Parks `task`, whose slice ended in `Park`; gives it back if a wake-up came
+/// meanwhile (it is runnable again and must be queued: see `task.rs`).
+fn park(task: Arc<TaskCore>) -> Option<Arc<TaskCore>> {
+    // ORDERING: the worker's half of the park/unpark protocol (task.rs): store
+    // `PARKED`, then load `notified`, against `TaskWaker::unpark` (suspend.rs), which
+    // stores `notified`, then CASes `state`. A store then a load on each side, all
+    // SeqCst: in the single total order one side's load comes after the other's
+    // store, so the worker sees `notified` or the unparker's CAS sees `PARKED`; the
+    // CAS below lets exactly one of them enqueue.
+    task.state.store(PARKED, Ordering::SeqCst);
+    // ORDERING: the load and CAS of the pair described at the `PARKED` store above.
+    let woken = task.notified.load(Ordering::SeqCst)
+        && task
+            .state
+            .compare_exchange(PARKED, RUNNABLE, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok();
+    woken.then_some(task)
+}
+
+/// Marks `task` finished and drops its body.
+fn finish(shared: &Shared, task: &TaskCore) {
+    // ORDERING: as the `RUNNING` store in `resume`: an unparker's CAS from `PARKED`
+    // fails on `DONE`; the join handle publishes the result on its own.
+    task.state.store(DONE, Ordering::SeqCst);
+    task.body
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take();
+    shared.task_finished();
+}
+
+/// The end of a slice whose seat a monitor retook meanwhile (`seat.rs`, step 4):
+/// this carrier no longer owns the worker's private buffer, so what the slice made
+/// runnable on this thread, the direct switch's slot and the task itself go to the
+/// shared run queues (as a push from worker `index` outside a slice), where the
+/// seat's new carrier, or any idle worker, finds them.
+#[cold]
+fn hand_back(worker: &Worker, task: Arc<TaskCore>, step: Step) {
+    let (shared, index) = (worker.shared(), worker.index());
+    shared.queue.end_slice_lost(index);
+    if let Some(woken) = worker.take_handoff() {
+        shared.queue.push(woken, Some(index));
+    }
+    let runnable = match step {
+        Step::Yield | Step::Switch(_) | Step::SwitchToPriority(_) => {
+            // ORDERING: as the `RUNNING` store in `resume`: no unparker acts on `RUNNABLE`.
+            task.state.store(RUNNABLE, Ordering::SeqCst);
+            Some(task)
+        }
+        Step::Park => park(task),
+        Step::Done => {
+            finish(shared, &task);
+            None
+        }
+    };
+    if let Some(task) = runnable {
+        shared.queue.push(task, Some(index));
     }
 }

@@ -2,6 +2,7 @@
 //! (seed 001's Lua processes; seed 002's isolation).
 
 mod baseline;
+mod blocked;
 pub(crate) mod cancel;
 mod closing;
 mod core;

@@ -34,6 +34,16 @@
 //!    waits for a busy worker about one slice at most (rather than two), and a
 //!    slice cut short by early ticks has run at least half a slice.
 //!
+//! 6. A worker blocked inside a C call (`blocked.rs`: the same scheduler slice at two
+//!    looks a threshold apart, no CPU used, asleep in the kernel) has its seat
+//!    retaken: the scheduler hands the worker's queue to a spare thread
+//!    (`lutra_sched::Carrier::retake`), and the ticker signals the blocked thread
+//!    (steps 2, 3) so that its process yields at the first instruction after the
+//!    call, ending the slice on that thread, which then parks in the scheduler's
+//!    pool. The ticker looks for blocked workers at every tick, and also every
+//!    threshold, between ticks, for two slices after a look that found one blocked
+//!    or about to be.
+//!
 //! # Invariants
 //! - `running` is null outside a slice; within one it names a live Lua thread: the
 //!   one being resumed, which its resumer keeps alive while it is named.
@@ -47,11 +57,15 @@
 //!   yield (`cancel.rs`).
 //! - The ticker sleeps when no worker is in a slice; a worker entering one wakes it
 //!   (sequence store and `asleep` load are SeqCst on both sides: no lost wake-up).
+//! - A slot belongs to one thread (a worker's carrier thread, `lutra_sched`'s
+//!   `carrier.rs`), whichever worker it runs; the ticker signals a thread only while
+//!   its slot is in a slice.
 //! - The ticker is joined before the workers can go away (the runtime drops the
 //!   [`Preemptor`] first), so it never signals a thread that has exited. Its wait
 //!   between ticks ends as soon as the preemptor stops (it does not hold up the end
 //!   of the program for the rest of a slice).
 
+use crate::process::blocked::{self, Probe, Verdict, Watch};
 use crate::process::{ProcessContext, state};
 use mlua::ffi::{self, lua_State};
 use std::cell::{Cell, RefCell};
@@ -120,6 +134,11 @@ pub(crate) fn slice_context() -> *const ProcessContext {
 /// One worker thread, as the ticker sees it.
 struct Slot {
     thread: libc::pthread_t,
+    /// How the ticker finds the thread blocked in a call (`blocked.rs`); `None` on a
+    /// thread that is no scheduler worker.
+    probe: Option<Probe>,
+    /// The ticker's own memory of the thread (only the ticker locks it).
+    watch: Mutex<Watch>,
     /// Odd while the worker runs a slice; bumped at every entry and exit.
     sequence: AtomicU64,
     /// The sequence the ticker meant when it last signalled.
@@ -191,6 +210,8 @@ impl Preemptor {
         let slot = Arc::new(Slot {
             // SAFETY: pthread_self has no preconditions.
             thread: unsafe { libc::pthread_self() },
+            probe: Probe::here(),
+            watch: Mutex::new(Watch::default()),
             sequence: AtomicU64::new(0),
             target: AtomicU64::new(u64::MAX),
         });
@@ -232,7 +253,7 @@ impl Drop for Preemptor {
 }
 
 impl Inner {
-    /// The ticker thread (step 2).
+    /// The ticker thread (step 2, and step 6's looks for blocked workers).
     fn tick(&self) {
         // Per slot: the sequence seen at the previous tick, and for how many ticks
         // since then it has not moved.
@@ -240,7 +261,19 @@ impl Inner {
         // Whether this tick is early because the previous one asked for it (step 5):
         // it asks for no other, so a hurry makes at most two early ticks.
         let mut followed_up = false;
-        while let Some(early) = self.wait_one_slice() {
+        let threshold = blocked::threshold(self.slice);
+        let mut last = Instant::now();
+        // Until when the ticker also looks for blocked workers between ticks (step 6).
+        let mut quick_until = last;
+        while let Some(wake) = self.wait_tick(last, quick_until, threshold) {
+            let now = Instant::now();
+            let Wake::Tick(early) = wake else {
+                if self.hand_off_blocked(now, threshold) {
+                    quick_until = now + 2 * self.slice;
+                }
+                continue;
+            };
+            last = now;
             let (mut busy, mut fresh) = (false, false);
             {
                 let slots = lock(&self.slots);
@@ -256,15 +289,7 @@ impl Inner {
                         // `false` signals a worker that is still alive (the ticker is
                         // joined before the workers go).
                         if signal_now(*overrun) && !self.stop.load(Ordering::SeqCst) {
-                            // ORDERING: read by the signal handler on the worker (Relaxed,
-                            // async-signal-safe) after the `pthread_kill` below: the system
-                            // call orders the store before the signal's delivery; the
-                            // handler's Relaxed load pairs with no ordering of this store,
-                            // so SeqCst adds nothing here.
-                            slot.target.store(sequence, Ordering::SeqCst);
-                            // SAFETY: `slot.thread` is a worker of this runtime, alive
-                            // while the ticker runs (see the module's invariants).
-                            unsafe { libc::pthread_kill(slot.thread, PREEMPT_SIGNAL) };
+                            slot.signal(sequence);
                         }
                     } else {
                         *overrun = 0;
@@ -273,6 +298,9 @@ impl Inner {
                     busy |= in_slice(sequence);
                     *last = sequence;
                 }
+            }
+            if self.hand_off_blocked(now, threshold) {
+                quick_until = now + 2 * self.slice;
             }
             followed_up = early && fresh && !followed_up;
             if followed_up {
@@ -285,16 +313,49 @@ impl Inner {
             }
             if !busy {
                 self.sleep_until_busy();
+                last = Instant::now();
             }
         }
     }
 
-    /// Waits one slice length (half of one when hurried, step 5), unless the
-    /// runtime stops first (`None`); answers whether the tick is an early one.
-    fn wait_one_slice(&self) -> Option<bool> {
+    /// Step 6: looks at every worker thread inside a slice and has the scheduler
+    /// retake the seat of each one blocked in a call (`blocked.rs`), then signals it
+    /// so that its process stops at the first instruction after the call. True if a
+    /// seat was retaken (the next worker's process may block too) or a thread may be
+    /// blocking: the ticker then looks again within `threshold`.
+    fn hand_off_blocked(&self, now: Instant, threshold: Duration) -> bool {
+        let slots: Vec<Arc<Slot>> = lock(&self.slots).clone();
+        let mut watching = false;
+        for slot in &slots {
+            let Some(probe) = &slot.probe else { continue };
+            let sequence = slot.sequence.load(Ordering::SeqCst);
+            let mut watch = lock(&slot.watch);
+            if !in_slice(sequence) {
+                *watch = Watch::default();
+                continue;
+            }
+            match watch.look(probe, now, threshold) {
+                Verdict::Blocked(observed)
+                    if !self.stop.load(Ordering::SeqCst) && probe.retake(observed) =>
+                {
+                    slot.signal(sequence);
+                    watching = true;
+                }
+                Verdict::Waiting => watching = true,
+                _ => {}
+            }
+        }
+        watching
+    }
+
+    /// Waits for the next tick: one slice length after `last` (half of one when
+    /// hurried, step 5), or sooner, every `threshold` until `quick_until`, for a look
+    /// at blocked workers only (step 6); `None` if the runtime stops first.
+    fn wait_tick(&self, last: Instant, quick_until: Instant, threshold: Duration) -> Option<Wake> {
+        let deadline = last + self.slice;
+        let early = last + self.slice / 2;
         let start = Instant::now();
-        let deadline = start + self.slice;
-        let early = start + self.slice / 2;
+        let quick = (start < quick_until).then(|| start + threshold);
         let mut guard = lock(&self.lock);
         loop {
             // ORDERING: under `lock`: pairs with the store in `Preemptor`'s drop, made
@@ -309,12 +370,16 @@ impl Inner {
                 // ORDERING: under `lock`: a `hurry` after this sets it again and then takes
                 // `lock` to notify, so it is not lost; pairs with that swap.
                 self.hurried.store(false, Ordering::SeqCst);
-                return Some(hurried && now < deadline);
+                return Some(Wake::Tick(hurried && now < deadline));
             }
-            let left = if hurried { early - now } else { deadline - now };
+            if quick.is_some_and(|quick| now >= quick) {
+                return Some(Wake::Look);
+            }
+            let tick = if hurried { early } else { deadline };
+            let until = quick.map_or(tick, |quick| quick.min(tick));
             guard = self
                 .changed
-                .wait_timeout(guard, left)
+                .wait_timeout(guard, until - now)
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .0;
         }
@@ -355,6 +420,28 @@ impl Inner {
         // the same lock.
         self.asleep.store(false, Ordering::SeqCst);
         self.changed.notify_one();
+    }
+}
+
+/// Why the ticker woke.
+enum Wake {
+    /// A tick (steps 2 and 6); early if hurried (step 5).
+    Tick(bool),
+    /// A look for blocked workers only (step 6), between ticks.
+    Look,
+}
+
+impl Slot {
+    /// Asks the worker to stop the slice whose sequence is `sequence` (steps 2, 3).
+    fn signal(&self, sequence: u64) {
+        // ORDERING: read by the signal handler on the worker (Relaxed,
+        // async-signal-safe) after the `pthread_kill` below: the system call orders
+        // the store before the signal's delivery; the handler's Relaxed load pairs
+        // with no ordering of this store, so SeqCst adds nothing here.
+        self.target.store(sequence, Ordering::SeqCst);
+        // SAFETY: `self.thread` is a worker of this runtime, alive while the ticker
+        // runs (see the module's invariants).
+        unsafe { libc::pthread_kill(self.thread, PREEMPT_SIGNAL) };
     }
 }
 

@@ -57,17 +57,18 @@
 pub(crate) mod idle;
 mod locked;
 mod slots;
+pub(crate) use slots::Slots;
 mod transactional;
 
 /// What the queue's shuttle models share: how they explore.
 #[cfg(all(test, feature = "shuttle"))]
-mod explore {
+pub(crate) mod explore {
     use shuttle::Runner;
     use shuttle::scheduler::{PctScheduler, RandomScheduler};
 
     /// Runs `check` under a seeded random scheduler, then a seeded PCT scheduler,
     /// `iterations` schedules each.
-    pub(super) fn explore(
+    pub(crate) fn explore(
         seed: u64,
         iterations: usize,
         check: impl Fn() + Send + Sync + Clone + 'static,
@@ -206,6 +207,13 @@ pub(crate) trait TaskQueue: Send + Sync {
     /// the tasks the slice made runnable on `worker` to `private` (see
     /// `transactional.rs`); nothing to do in lock mode.
     fn end_slice(&self, _worker: usize, _private: &mut Private) {}
+
+    /// The end of a slice on `worker` whose seat a monitor retook meanwhile
+    /// (`seat.rs`): the calling thread no longer owns `worker`'s private buffer, so
+    /// `tm` mode pushes the tasks the slice made runnable on this thread to the shared
+    /// lists instead (as pushes from `worker` outside a slice); nothing to do in lock
+    /// mode.
+    fn end_slice_lost(&self, _worker: usize) {}
 
     /// Worker `worker` leaves: its unpinned tasks (also those of `private`, which it
     /// empties) move to the global queue, and one sleeper is woken (also passing on a
@@ -368,6 +376,12 @@ impl RunQueue {
     /// See [`TaskQueue::end_slice`].
     pub(crate) fn end_slice(&self, worker: usize, private: &mut Private) {
         self.queue.end_slice(worker, private);
+    }
+
+    /// See [`TaskQueue::end_slice_lost`].
+    #[cold]
+    pub(crate) fn end_slice_lost(&self, worker: usize) {
+        self.queue.end_slice_lost(worker);
     }
 
     /// See [`TaskQueue::retire`].

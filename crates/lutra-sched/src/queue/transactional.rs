@@ -21,7 +21,9 @@
 //!   a leaving worker empties it into the lists (`retire`). So every task there is run
 //!   by that worker, or handed to a sleeper (fast path, step 3): none is stranded.
 //! - The thread buffer of step 0 holds tasks only during a slice of its worker: the
-//!   slice's end empties it, before the worker chooses its next task.
+//!   slice's end empties it, before the worker chooses its next task (into
+//!   `Private`, or, when the worker's seat was retaken during the slice, into the
+//!   shared lists: `end_slice_lost`, since the thread no longer owns `Private`).
 //! - A worker leaves (`next` gives `None`) only once `stop()` holds.
 //!
 //! # Protocol (idle wait, no lost wake-up)
@@ -518,6 +520,15 @@ impl TaskQueue for TransactionalQueue {
         if ANY_MADE_RUNNABLE.with(Cell::get) {
             self.take_made_runnable(worker, private);
         }
+    }
+
+    fn end_slice_lost(&self, worker: usize) {
+        ANY_MADE_RUNNABLE.set(false);
+        let made: Vec<_> = MADE_RUNNABLE.with(|made| made.borrow_mut().drain(..).collect());
+        // Outside the slice now (the worker cleared its task): each push is a
+        // transaction on the shared lists, which wakes a sleeper if one may run it.
+        made.into_iter()
+            .for_each(|task| self.push(task, Some(worker)));
     }
 
     fn retire(&self, worker: usize, private: &mut Private) {

@@ -5,7 +5,7 @@
 //! | experiment | aim |
 //! |------------|-----|
 //! | `prompt` | `lutra.sleep(0.05)` beside a CPU-bound process on every worker: 99th percentile ≤ 0.05 s + 3 slices (5 ms each by default); the module's host ↔ process round trip beside them: 99th percentile ≤ 20 ms |
-//! | `blocking` | 8 processes × `os.execute("sleep 0.5")` on 2 workers ≤ 0.6 s; CPU-bound work beside 64 processes blocked on pipes ≥ 0.95× its rate without them |
+//! | `blocking` | 8 processes × `os.execute("sleep 0.5")` on 2 workers ≤ 0.6 s; CPU-bound work beside 64 processes blocked on pipes ≥ 0.95× its rate without them; the run without them starts no thread beyond the workers and the ticker |
 
 use crate::plan::{
     BLOCKING_EXECUTE, BLOCKING_PIPE, PIPE_ALONE, PIPE_BLOCKED, PROMPT_HOST, PROMPT_SLEEP,
@@ -75,6 +75,18 @@ pub(crate) fn aims(out: &mut String, rows: &[Row]) {
                 row.spec.group,
                 row.spec.variant(),
                 verdict(wall <= 0.6)
+            );
+        }
+        if row.spec.group == BLOCKING_PIPE
+            && row.spec.mode == PIPE_ALONE
+            && let Some(spare) = figure(row, "spare_threads")
+        {
+            let _ = writeln!(
+                out,
+                "blocking: a CPU-bound run starts no thread beyond the workers and the ticker, {}: {} \
+                 ({spare:.0} more)",
+                row.spec.variant(),
+                verdict(spare <= 0.0)
             );
         }
         if row.spec.group == BLOCKING_PIPE && row.spec.mode == PIPE_BLOCKED {

@@ -1,0 +1,182 @@
+//! Finding a worker blocked inside a C call, for the preemption ticker
+//! (`preempt.rs`), which then has the scheduler hand the worker to another thread
+//! (`lutra_sched::Carrier::retake`, Go's sysmon retaking the P of an M blocked in a
+//! system call).
+//!
+//! A worker thread is *blocked* when the ticker finds, at two looks at least
+//! [`threshold`] apart:
+//! 1. the same scheduler slice running on it (`Carrier::observe`: same seat, same
+//!    slice counter), so no Lua code between the looks ended the slice, although the
+//!    preemption hook was armed by the first look's signal (or by the tick before);
+//! 2. its thread's CPU clock advanced by less than an eighth of the time between the
+//!    looks: it is not computing (a CPU-bound C call, `string.rep` of a gigabyte or a
+//!    long `table.sort`, is preempted as before, never handed off);
+//! 3. the kernel reports the thread asleep (`S` or `D` in `/proc/self/task/TID/stat`):
+//!    a thread the machine merely did not run (runnable, `R`) is not blocked.
+//!
+//! What blocks, then: a system call that sleeps (waiting for a child in `os.execute`,
+//! reading a pipe, a terminal or a socket, `io.popen`, `sleep`, a C module's blocking
+//! call); what does not: computation in C, and waits shorter than the threshold.
+//!
+//! # Invariants
+//! - Only the ticker thread reads or writes a [`Watch`] (it sits in the ticker's
+//!   per-slot state).
+//! - A watch keeps its first look at a slice until the slice ends or uses CPU: the
+//!   second look compares with the start of the wait, not with the last tick.
+
+use lutra_sched::{Carrier, Observed};
+use std::time::{Duration, Instant};
+
+/// The shortest block handed off: a fifth of a slice, at least 1 ms.
+pub(crate) fn threshold(slice: Duration) -> Duration {
+    (slice / 5).max(Duration::from_millis(1))
+}
+
+/// What the ticker needs to look at one worker thread: its carrier, CPU clock and
+/// kernel thread id. Made by the worker itself (its first slice).
+pub(crate) struct Probe {
+    carrier: Carrier,
+    clock: libc::clockid_t,
+    tid: libc::pid_t,
+}
+
+impl Probe {
+    /// The calling thread's probe, `None` if it is not a scheduler worker or has no
+    /// CPU clock.
+    pub(crate) fn here() -> Option<Self> {
+        let carrier = lutra_sched::current_carrier()?;
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: the calling thread's own handle; `clock` is a valid out parameter.
+        if unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) } != 0 {
+            return None;
+        }
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        Some(Self {
+            carrier,
+            clock,
+            tid,
+        })
+    }
+
+    /// The thread's CPU time so far (zero if the clock cannot be read: the thread
+    /// then looks idle, and the kernel's state decides).
+    fn cpu(&self) -> Duration {
+        let mut time = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a CPU clock id of a thread of this process; `time` is valid. A
+        // thread that has exited makes it fail (EINVAL), never fault.
+        if unsafe { libc::clock_gettime(self.clock, &mut time) } != 0 {
+            return Duration::ZERO;
+        }
+        Duration::new(time.tv_sec as u64, time.tv_nsec as u32)
+    }
+
+    /// Whether the kernel reports the thread asleep in a wait (`S`, `D`).
+    fn asleep(&self) -> bool {
+        let path = format!("/proc/self/task/{}/stat", self.tid);
+        let Ok(stat) = std::fs::read(path) else {
+            return false;
+        };
+        // The state follows the command name, which is in parentheses and may
+        // itself hold any byte: look after the last ')'.
+        let Some(end) = stat.iter().rposition(|&byte| byte == b')') else {
+            return false;
+        };
+        matches!(stat.get(end + 2), Some(b'S' | b'D'))
+    }
+
+    /// See [`Carrier::retake`].
+    pub(crate) fn retake(&self, observed: Observed) -> bool {
+        self.carrier.retake(observed)
+    }
+}
+
+/// What one look found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// No slice runs on the thread.
+    Idle,
+    /// A slice that computes, or one seen for the first time.
+    Running,
+    /// The same slice, no CPU used, but not yet for `threshold`.
+    Waiting,
+    /// Blocked (the module's three conditions): the slice to retake.
+    Blocked(Observed),
+}
+
+/// The ticker's memory of one thread: the slice it last saw start waiting, and its
+/// last reading of the thread's CPU clock.
+#[derive(Default)]
+pub(crate) struct Watch {
+    since: Option<(Observed, Duration, Instant)>,
+    last: Option<(Duration, Instant)>,
+}
+
+/// Whether `used` CPU time over `wall` time is idle: under an eighth.
+fn idle(used: Duration, wall: Duration) -> bool {
+    used * 8 < wall.max(Duration::from_micros(1))
+}
+
+impl Watch {
+    /// Looks at `probe`'s thread at `now`.
+    pub(crate) fn look(&mut self, probe: &Probe, now: Instant, threshold: Duration) -> Verdict {
+        let Some(observed) = probe.carrier.observe() else {
+            self.since = None;
+            return Verdict::Idle;
+        };
+        let cpu = probe.cpu();
+        let last = self.last.replace((cpu, now));
+        let Some((seen, cpu_then, then)) = self.since.filter(|(seen, ..)| *seen == observed) else {
+            // A slice seen for the first time: a thread that was idle since the last
+            // look and sleeps now may have blocked already; it is looked at again
+            // soon (`Waiting`), not only at the next tick.
+            self.since = Some((observed, cpu, now));
+            let was_idle = last.is_some_and(|(cpu_last, at)| {
+                idle(
+                    cpu.saturating_sub(cpu_last),
+                    now.saturating_duration_since(at),
+                )
+            });
+            return if was_idle && probe.asleep() {
+                Verdict::Waiting
+            } else {
+                Verdict::Running
+            };
+        };
+        let waited = now.saturating_duration_since(then);
+        if seen != observed || !idle(cpu.saturating_sub(cpu_then), waited) {
+            self.since = Some((observed, cpu, now));
+            return Verdict::Running;
+        }
+        if waited < threshold || !probe.asleep() {
+            return Verdict::Waiting;
+        }
+        self.since = None;
+        Verdict::Blocked(observed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::threshold;
+    use std::time::Duration;
+
+    #[test]
+    fn the_threshold_is_a_fifth_of_a_slice_and_at_least_a_millisecond() {
+        assert_eq!(
+            threshold(Duration::from_millis(5)),
+            Duration::from_millis(1)
+        );
+        assert_eq!(
+            threshold(Duration::from_millis(50)),
+            Duration::from_millis(10)
+        );
+        assert_eq!(
+            threshold(Duration::from_millis(1)),
+            Duration::from_millis(1)
+        );
+    }
+}
