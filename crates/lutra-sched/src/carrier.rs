@@ -58,7 +58,8 @@ pub(crate) struct CarrierRecord {
 }
 
 impl CarrierRecord {
-    fn new(shared: &Shared) -> Arc<Self> {
+    /// A new carrier's record, holding no seat yet.
+    pub(crate) fn new(shared: &Shared) -> Arc<Self> {
         Arc::new(Self {
             id: carrier_id(shared.next_carrier.fetch_add(1, Ordering::Relaxed)),
             seat: AtomicUsize::new(NO_SEAT),

@@ -523,7 +523,7 @@ impl TaskQueue for TransactionalQueue {
     }
 
     fn end_slice_lost(&self, worker: usize) {
-        ANY_MADE_RUNNABLE.set(false);
+        ANY_MADE_RUNNABLE.with(|any| any.set(false));
         let made: Vec<_> = MADE_RUNNABLE.with(|made| made.borrow_mut().drain(..).collect());
         // Outside the slice now (the worker cleared its task): each push is a
         // transaction on the shared lists, which wakes a sleeper if one may run it.
@@ -664,6 +664,9 @@ mod model {
                 stack_size: 0,
                 cores: Vec::new(),
                 threads: Default::default(),
+                seats: crate::queue::slots::Slots::new(),
+                pool: crate::carrier::Pool::new(0),
+                next_carrier: Default::default(),
             });
             Self {
                 queue: TransactionalQueue::new(Arc::new(TxEngine::new())),
@@ -716,7 +719,8 @@ mod model {
 
         /// The run loop's shape around the queue, for worker `worker`.
         fn worker(&self, worker: usize) {
-            let context = Worker::new(self.shared.clone(), worker);
+            let carrier = crate::carrier::CarrierRecord::new(&self.shared);
+            let context = Worker::new(self.shared.clone(), worker, carrier);
             let _entered = context.enter();
             // ORDERING: shuttle's atomics are sequentially consistent whatever the
             // argument; SeqCst says so.
