@@ -53,7 +53,8 @@ test-rust:
 # channels' one wake per message (crates/lutra-lua/src/channel/core.rs) and of the run
 # queues themselves (crates/lutra-sched/src/queue/idle.rs: lock mode's queue and idle
 # protocol; crates/lutra-sched/src/queue/transactional.rs: the tm queue on its own
-# engine, idle protocol and private buffers); the first three again under loom.
+# engine, idle protocol and private buffers) and of a worker seat's hand-off to a spare
+# thread (crates/lutra-sched/src/seat.rs); the first three again under loom.
 test-model:
 	$(CARGO) test -p lutra-stm --features shuttle --test model
 	$(CARGO) test -p lutra-stm --features shuttle --lib epoch::model
@@ -62,6 +63,7 @@ test-model:
 	$(CARGO) test -p lutra-lua --features shuttle --lib liveness::model
 	$(CARGO) test -p lutra-sched --features shuttle --lib queue::idle::model
 	$(CARGO) test -p lutra-sched --features shuttle --lib queue::transactional::model
+	$(CARGO) test -p lutra-sched --features shuttle --lib seat::model
 	$(CARGO) test -p lutra-lua --features shuttle --lib channel::core::model
 	$(CARGO) test --release -p lutra-lua --features loom --lib liveness::model
 	$(CARGO) test --release -p lutra-lua --features loom --lib channel::core::model
