@@ -6,14 +6,14 @@
 //! channel a native call found by name (`ProcessContext::last_named`), looked up
 //! first; a call that finds it closed forgets it before falling back.
 
-use super::{
-    Action, Answer, NAMED, cannot_send, cannot_wait, channel_at, lost, park, parkable, parked_name,
-    perform, receive_or_park, resumed, scalar, waker,
-};
+use super::NAMED;
+use super::call::MessageCall;
+use super::handles::{channel_at, parkable, waker};
+use super::perform::{Action, Answer};
+use super::wait::{Began, begin_send, cannot_send, park, parked_name, receive_or_park};
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
-use std::ffi::c_int;
 use std::sync::Arc;
 
 /// The channel cached for the name at position 1; `None` if the name is not a string
@@ -72,44 +72,54 @@ unsafe fn name(state: *mut lua_State) -> Arc<str> {
 }
 
 /// `luaproc.send(name, ...)`.
-///
-/// # Safety
-/// Called by Lua as a native closure of this module.
-pub(super) unsafe extern "C-unwind" fn send(state: *mut lua_State) -> c_int {
-    // SAFETY: the running thread; `perform` is the last act.
-    unsafe {
-        let action = start_send(state);
-        perform(state, action, send_continued)
-    }
-}
+pub(super) struct Send;
 
-/// # Safety
-/// As [`send`].
-unsafe fn start_send(state: *mut lua_State) -> Action {
-    // SAFETY: reads of the running thread's stack (see the helpers).
-    unsafe {
-        let args = ffi::lua_gettop(state);
-        let fallback = Action::Fallback { args };
-        if args < 1 {
-            return fallback;
+impl MessageCall for Send {
+    const NAME: &'static str = "luaproc.send";
+
+    unsafe fn start(state: *mut lua_State) -> Action {
+        // SAFETY: reads of the running thread's stack (see the helpers).
+        unsafe {
+            let args = ffi::lua_gettop(state);
+            let fallback = Action::Fallback { args };
+            if args < 1 {
+                return fallback;
+            }
+            let Some(context) = parkable(state) else {
+                return fallback;
+            };
+            let Some(channel) = named_channel(state, context) else {
+                return fallback;
+            };
+            match begin_send(state, args, context, &channel) {
+                Began::NotScalars => fallback,
+                Began::Closed => refresh(context, fallback),
+                Began::Sent => Action::Return(Answer::True),
+                Began::Waits(sequence) => park_sending(context, &channel, sequence, || name(state)),
+            }
         }
-        let Some(context) = parkable(state) else {
-            return fallback;
-        };
-        let Some(channel) = named_channel(state, context) else {
-            return fallback;
-        };
-        let Some(message) = scalar::export(state, 2, args) else {
-            return fallback;
-        };
-        let Ok(started) = channel.begin_send(message, waker(context)) else {
-            return refresh(context, fallback);
-        };
-        context.runtime.counters.note_sent(context.process.id());
-        if started.sent {
-            return Action::Return(Answer::True);
+    }
+
+    /// Polls the send of message `ctx`; a closed channel answers
+    /// `nil, "channel 'name' destroyed while waiting for receiver"`.
+    fn resume(context: &ProcessContext, channel: &Arc<Channel>, ctx: ffi::lua_KContext) -> Action {
+        let name = parked_name(context);
+        let sequence = ctx as u64;
+        match channel.poll_send_with(sequence, waker(context)) {
+            SendPoll::Sent => Action::Return(Answer::True),
+            SendPoll::Closed => Action::Return(Answer::NilAnd(format!(
+                "channel '{name}' destroyed while waiting for receiver"
+            ))),
+            SendPoll::Wait => park_sending(context, channel, sequence, || name),
         }
-        park_sending(context, &channel, started.sequence, || name(state))
+    }
+
+    fn interrupted(
+        context: &ProcessContext,
+        channel: &Arc<Channel>,
+        ctx: ffi::lua_KContext,
+    ) -> Action {
+        cannot_send(context, channel, ctx, Answer::True)
     }
 }
 
@@ -131,76 +141,40 @@ fn park_sending(
     )
 }
 
-/// Polls the send of message `sequence` on the channel called `name()`; a closed
-/// channel answers `nil, "channel 'name' <closed>"`.
-fn send_poll(
-    context: &ProcessContext,
-    channel: &Arc<Channel>,
-    sequence: u64,
-    name: impl Fn() -> Arc<str>,
-    closed: &str,
-) -> Action {
-    match channel.poll_send_with(sequence, waker(context)) {
-        SendPoll::Sent => Action::Return(Answer::True),
-        SendPoll::Closed => {
-            Action::Return(Answer::NilAnd(format!("channel '{}' {closed}", name())))
-        }
-        SendPoll::Wait => park_sending(context, channel, sequence, name),
-    }
-}
-
-/// `luaproc.send` resumed after waiting for message `ctx` to be received.
-unsafe extern "C-unwind" fn send_continued(
-    state: *mut lua_State,
-    _status: c_int,
-    ctx: ffi::lua_KContext,
-) -> c_int {
-    // SAFETY: the running thread; `perform` is the last act.
-    unsafe {
-        let action = match resumed(state) {
-            Some((context, channel, true)) => cannot_send(context, &channel, ctx, Answer::True),
-            Some((context, channel, false)) => {
-                let name = parked_name(context);
-                let closed = "destroyed while waiting for receiver";
-                send_poll(context, &channel, ctx as u64, || name.clone(), closed)
-            }
-            None => lost("luaproc.send"),
-        };
-        perform(state, action, send_continued)
-    }
-}
-
 /// `luaproc.receive(name [, async])`.
-///
-/// # Safety
-/// Called by Lua as a native closure of this module.
-pub(super) unsafe extern "C-unwind" fn receive(state: *mut lua_State) -> c_int {
-    // SAFETY: the running thread; `perform` is the last act.
-    unsafe {
-        let action = start_receive(state);
-        perform(state, action, receive_continued)
-    }
-}
+pub(super) struct Receive;
 
-/// # Safety
-/// As [`receive`].
-unsafe fn start_receive(state: *mut lua_State) -> Action {
-    // SAFETY: reads of the running thread's stack (see the helpers).
-    unsafe {
-        let args = ffi::lua_gettop(state);
-        let fallback = Action::Fallback { args };
-        // The asynchronous form (a true second argument) is the fallback's.
-        if args < 1 || (args >= 2 && ffi::lua_toboolean(state, 2) != 0) {
-            return fallback;
+impl MessageCall for Receive {
+    const NAME: &'static str = "luaproc.receive";
+
+    unsafe fn start(state: *mut lua_State) -> Action {
+        // SAFETY: reads of the running thread's stack (see the helpers).
+        unsafe {
+            let args = ffi::lua_gettop(state);
+            let fallback = Action::Fallback { args };
+            // The asynchronous form (a true second argument) is the fallback's.
+            if args < 1 || (args >= 2 && ffi::lua_toboolean(state, 2) != 0) {
+                return fallback;
+            }
+            let Some(context) = parkable(state) else {
+                return fallback;
+            };
+            let Some(channel) = named_channel(state, context) else {
+                return fallback;
+            };
+            receive_poll(context, &channel, || name(state))
+                .unwrap_or_else(|| refresh(context, fallback))
         }
-        let Some(context) = parkable(state) else {
-            return fallback;
-        };
-        let Some(channel) = named_channel(state, context) else {
-            return fallback;
-        };
-        receive_poll(context, &channel, || name(state))
-            .unwrap_or_else(|| refresh(context, fallback))
+    }
+
+    fn resume(context: &ProcessContext, channel: &Arc<Channel>, _: ffi::lua_KContext) -> Action {
+        let name = parked_name(context);
+        receive_poll(context, channel, || name.clone()).unwrap_or_else(|| {
+            context.process.leave_channels();
+            Action::Return(Answer::NilAnd(format!(
+                "channel '{name}' destroyed while waiting for sender"
+            )))
+        })
     }
 }
 
@@ -217,29 +191,4 @@ fn receive_poll(
         || Some(name()),
         |name| format!("luaproc.receive on channel '{}'", name.unwrap_or_default()),
     )
-}
-
-/// `luaproc.receive` resumed after waiting.
-unsafe extern "C-unwind" fn receive_continued(
-    state: *mut lua_State,
-    _status: c_int,
-    _ctx: ffi::lua_KContext,
-) -> c_int {
-    // SAFETY: the running thread; `perform` is the last act.
-    unsafe {
-        let action = match resumed(state) {
-            Some((context, _, true)) => cannot_wait(context),
-            Some((context, channel, false)) => {
-                let name = parked_name(context);
-                receive_poll(context, &channel, || name.clone()).unwrap_or_else(|| {
-                    context.process.leave_channels();
-                    Action::Return(Answer::NilAnd(format!(
-                        "channel '{name}' destroyed while waiting for sender"
-                    )))
-                })
-            }
-            None => lost("luaproc.receive"),
-        };
-        perform(state, action, receive_continued)
-    }
 }

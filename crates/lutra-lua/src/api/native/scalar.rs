@@ -9,7 +9,7 @@
 //! receiving state: a short one without zero bytes as a C string, which Lua finds in
 //! its cache of API strings without hashing it again.
 
-use super::{Handle, handle_at};
+use super::handles::{Handle, handle_at};
 use crate::intern::HANDLES_KEY;
 use crate::transfer::{Message, MessageString, Value, Values};
 use mlua::ffi::{self, lua_State};
