@@ -115,7 +115,10 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Request, UsageError> {
             "-v" => invocation.version = true,
             "-E" => invocation.ignore_env = true,
             "-W" => invocation.steps.push(Step::Warnings),
-            "--stats" => invocation.stats = true,
+            "--stats" => {
+                invocation.stats = true;
+                invocation.options.count_messages = true;
+            }
             _ if arg.starts_with("-e") || arg.starts_with("-l") => {
                 let value = short_value(&invocation.argv, &mut i, &arg[..2])?;
                 invocation.steps.push(if arg.starts_with("-e") {
@@ -320,6 +323,7 @@ mod tests {
         assert_eq!(options.preempt_slice_ms, 0);
         assert_eq!(options.sync, SyncMode::Tm);
         assert!(invocation.stats);
+        assert!(invocation.options.count_messages);
     }
 
     #[test]
