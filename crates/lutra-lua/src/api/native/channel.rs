@@ -16,21 +16,22 @@ pub(super) struct Send;
 impl MessageCall for Send {
     const NAME: &'static str = "send";
 
+    #[inline(always)]
     unsafe fn start(state: *mut lua_State) -> Action {
         // SAFETY: reads of the running thread's stack (see the helpers); the channel
         // is borrowed from the handle at position 1, which stays there until the call
         // ends, and only clones of it outlive this function (`park`).
         unsafe {
             let args = ffi::lua_gettop(state);
-            let fallback = Action::Fallback { args };
+            let fallback = || Action::Fallback { args };
             let Some(context) = parkable(state) else {
-                return fallback;
+                return fallback();
             };
             let Some(channel) = channel_borrowed(state, 1) else {
-                return fallback;
+                return fallback();
             };
             match begin_send(state, args, context, &channel) {
-                Began::NotScalars | Began::Closed => fallback,
+                Began::NotScalars | Began::Closed => fallback(),
                 Began::Sent => Action::Return(Answer::Nothing),
                 Began::Waits(sequence) => park_sending(context, &channel, sequence),
             }
@@ -38,6 +39,7 @@ impl MessageCall for Send {
     }
 
     /// Polls the send of message `ctx` (registering the caller if it must wait).
+    #[inline(always)]
     fn resume(context: &ProcessContext, channel: &Arc<Channel>, ctx: ffi::lua_KContext) -> Action {
         let sequence = ctx as u64;
         match channel.poll_send_with(sequence, waker(context)) {
@@ -77,22 +79,23 @@ pub(super) struct Receive;
 impl MessageCall for Receive {
     const NAME: &'static str = "receive";
 
+    #[inline(always)]
     unsafe fn start(state: *mut lua_State) -> Action {
         // SAFETY: as in `Send::start`.
         unsafe {
-            let fallback = Action::Fallback {
-                args: ffi::lua_gettop(state),
-            };
+            let args = ffi::lua_gettop(state);
+            let fallback = || Action::Fallback { args };
             let Some(context) = parkable(state) else {
-                return fallback;
+                return fallback();
             };
             let Some(channel) = channel_borrowed(state, 1) else {
-                return fallback;
+                return fallback();
             };
-            receive_poll(context, &channel).unwrap_or(fallback)
+            receive_poll(context, &channel).unwrap_or_else(fallback)
         }
     }
 
+    #[inline(always)]
     fn resume(context: &ProcessContext, channel: &Arc<Channel>, _: ffi::lua_KContext) -> Action {
         receive_poll(context, channel).unwrap_or_else(|| {
             context.process.leave_channels();

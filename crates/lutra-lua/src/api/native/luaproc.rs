@@ -77,23 +77,24 @@ pub(super) struct Send;
 impl MessageCall for Send {
     const NAME: &'static str = "luaproc.send";
 
+    #[inline(always)]
     unsafe fn start(state: *mut lua_State) -> Action {
         // SAFETY: reads of the running thread's stack (see the helpers).
         unsafe {
             let args = ffi::lua_gettop(state);
-            let fallback = Action::Fallback { args };
+            let fallback = || Action::Fallback { args };
             if args < 1 {
-                return fallback;
+                return fallback();
             }
             let Some(context) = parkable(state) else {
-                return fallback;
+                return fallback();
             };
             let Some(channel) = named_channel(state, context) else {
-                return fallback;
+                return fallback();
             };
             match begin_send(state, args, context, &channel) {
-                Began::NotScalars => fallback,
-                Began::Closed => refresh(context, fallback),
+                Began::NotScalars => fallback(),
+                Began::Closed => refresh(context, fallback()),
                 Began::Sent => Action::Return(Answer::True),
                 Began::Waits(sequence) => park_sending(context, &channel, sequence, || name(state)),
             }
@@ -102,6 +103,7 @@ impl MessageCall for Send {
 
     /// Polls the send of message `ctx`; a closed channel answers
     /// `nil, "channel 'name' destroyed while waiting for receiver"`.
+    #[inline(always)]
     fn resume(context: &ProcessContext, channel: &Arc<Channel>, ctx: ffi::lua_KContext) -> Action {
         let name = parked_name(context);
         let sequence = ctx as u64;
@@ -147,26 +149,28 @@ pub(super) struct Receive;
 impl MessageCall for Receive {
     const NAME: &'static str = "luaproc.receive";
 
+    #[inline(always)]
     unsafe fn start(state: *mut lua_State) -> Action {
         // SAFETY: reads of the running thread's stack (see the helpers).
         unsafe {
             let args = ffi::lua_gettop(state);
-            let fallback = Action::Fallback { args };
+            let fallback = || Action::Fallback { args };
             // The asynchronous form (a true second argument) is the fallback's.
             if args < 1 || (args >= 2 && ffi::lua_toboolean(state, 2) != 0) {
-                return fallback;
+                return fallback();
             }
             let Some(context) = parkable(state) else {
-                return fallback;
+                return fallback();
             };
             let Some(channel) = named_channel(state, context) else {
-                return fallback;
+                return fallback();
             };
             receive_poll(context, &channel, || name(state))
-                .unwrap_or_else(|| refresh(context, fallback))
+                .unwrap_or_else(|| refresh(context, fallback()))
         }
     }
 
+    #[inline(always)]
     fn resume(context: &ProcessContext, channel: &Arc<Channel>, _: ffi::lua_KContext) -> Action {
         let name = parked_name(context);
         receive_poll(context, channel, || name.clone()).unwrap_or_else(|| {

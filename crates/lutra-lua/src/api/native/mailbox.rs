@@ -21,22 +21,23 @@ pub(super) struct Send;
 impl MessageCall for Send {
     const NAME: &'static str = "send";
 
+    #[inline(always)]
     unsafe fn start(state: *mut lua_State) -> Action {
         // SAFETY: reads of the running thread's stack (see the helpers); the process
         // is borrowed from the handle at position 1, which stays there until the call
         // ends, and only a clone of its mailbox outlives this function (`park`).
         unsafe {
             let args = ffi::lua_gettop(state);
-            let fallback = Action::Fallback { args };
+            let fallback = || Action::Fallback { args };
             let Some(context) = parkable(state) else {
-                return fallback;
+                return fallback();
             };
             let Some(process) = process_borrowed(state, 1) else {
-                return fallback;
+                return fallback();
             };
             // A finished process's mailbox is closed: the fallback raises the error.
             match begin_send(state, args, context, process.mailbox()) {
-                Began::NotScalars | Began::Closed => fallback,
+                Began::NotScalars | Began::Closed => fallback(),
                 Began::Sent => Action::Return(Answer::Nothing),
                 Began::Waits(sequence) => {
                     let label =
@@ -49,6 +50,7 @@ impl MessageCall for Send {
 
     /// Polls the send of message `ctx` into the mailbox (registering the caller if
     /// it must wait).
+    #[inline(always)]
     fn resume(context: &ProcessContext, mailbox: &Arc<Channel>, ctx: ffi::lua_KContext) -> Action {
         match mailbox.poll_send_with(ctx as u64, waker(context)) {
             SendPoll::Sent => Action::Return(Answer::Nothing),
@@ -98,21 +100,23 @@ pub(super) struct Receive;
 impl MessageCall for Receive {
     const NAME: &'static str = "receive";
 
+    #[inline(always)]
     unsafe fn start(state: *mut lua_State) -> Action {
         // SAFETY: a read of the running thread's stack.
         let args = unsafe { ffi::lua_gettop(state) };
-        let fallback = Action::Fallback { args };
+        let fallback = || Action::Fallback { args };
         if args != 0 {
-            return fallback;
+            return fallback();
         }
         // SAFETY: the running thread.
         let Some(context) = (unsafe { parkable(state) }) else {
-            return fallback;
+            return fallback();
         };
         let mailbox = Arc::clone(context.process.mailbox());
         receive_poll(context, &mailbox)
     }
 
+    #[inline(always)]
     fn resume(context: &ProcessContext, mailbox: &Arc<Channel>, _: ffi::lua_KContext) -> Action {
         receive_poll(context, mailbox)
     }

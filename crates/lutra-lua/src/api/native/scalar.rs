@@ -38,6 +38,7 @@ pub(super) unsafe fn export(state: *mut lua_State, first: c_int, last: c_int) ->
 /// # Safety
 /// `index` is a valid position of the running thread `state`, a process's (whose
 /// handles' user values are guarded, `native`'s invariants).
+#[inline(always)]
 unsafe fn scalar_at(state: *mut lua_State, index: c_int) -> Option<Value> {
     // SAFETY: reads of a valid position, each for the type it was found to have; a
     // string's bytes are copied before anything can collect it; a handle's address

@@ -32,7 +32,7 @@ pub(super) enum Began {
 ///
 /// # Safety
 /// As [`scalar::export`]; `state` is a process's running thread.
-#[inline]
+#[inline(always)]
 pub(super) unsafe fn begin_send(
     state: *mut lua_State,
     args: c_int,
@@ -57,6 +57,7 @@ pub(super) unsafe fn begin_send(
 /// Parks the caller on `channel` (`what` says how; `name` is its luaproc name, if
 /// any): notes the wait, with its label built by `label` only when the last wait was
 /// not the same, and keeps the channel in the context for the continuation.
+#[inline]
 pub(super) fn park(
     context: &ProcessContext,
     what: &'static str,
@@ -131,6 +132,7 @@ fn took(context: &ProcessContext, channel: &Channel, message: Message) -> Action
 
 /// The luaproc name of the channel the process parked on (its `native_wait`'s), or
 /// an empty name.
+#[inline]
 pub(super) fn parked_name(context: &ProcessContext) -> Arc<str> {
     match &*context.native_wait.borrow() {
         Some(NativeWait {
