@@ -5,6 +5,7 @@ use super::call::MessageCall;
 use super::handles::{channel_borrowed, parkable, waker};
 use super::perform::{Action, Answer};
 use super::wait::{Began, begin_send, cannot_send, park, receive_or_park};
+use crate::api::texts;
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
@@ -44,10 +45,9 @@ impl MessageCall for Send {
         let sequence = ctx as u64;
         match channel.poll_send_with(sequence, waker(context)) {
             SendPoll::Sent => Action::Return(Answer::Nothing),
-            SendPoll::Closed => Action::Raise(format!(
-                "send on channel#{}: the channel was closed before the message was received",
-                channel.id()
-            )),
+            SendPoll::Closed => Action::Raise(
+                texts::CLOSED_BEFORE_RECEIVED.fill(&[&texts::channel_name(channel.id())]),
+            ),
             SendPoll::Wait => park_sending(context, channel, sequence),
         }
     }
@@ -65,10 +65,10 @@ impl MessageCall for Send {
 fn park_sending(context: &ProcessContext, channel: &Arc<Channel>, sequence: u64) -> Action {
     park(
         context,
-        "send on ",
+        texts::SEND_ON,
         channel,
         || None,
-        |_| format!("send on channel#{}", channel.id()),
+        |_| texts::label(texts::SEND_ON, texts::channel_name(channel.id())),
         sequence as ffi::lua_KContext,
     )
 }
@@ -99,10 +99,7 @@ impl MessageCall for Receive {
     fn resume(context: &ProcessContext, channel: &Arc<Channel>, _: ffi::lua_KContext) -> Action {
         receive_poll(context, channel).unwrap_or_else(|| {
             context.process.leave_channels();
-            Action::Raise(format!(
-                "receive on channel#{}: the channel is closed",
-                channel.id()
-            ))
+            Action::Raise(texts::RECEIVE_CLOSED.fill(&[&texts::channel_name(channel.id())]))
         })
     }
 }
@@ -112,8 +109,8 @@ fn receive_poll(context: &ProcessContext, channel: &Arc<Channel>) -> Option<Acti
     receive_or_park(
         context,
         channel,
-        "receive on ",
+        texts::RECEIVE_ON,
         || None,
-        |_| format!("receive on channel#{}", channel.id()),
+        |_| texts::label(texts::RECEIVE_ON, texts::channel_name(channel.id())),
     )
 }

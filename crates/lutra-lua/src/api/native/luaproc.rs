@@ -11,6 +11,7 @@ use super::call::MessageCall;
 use super::handles::{channel_at, parkable, waker};
 use super::perform::{Action, Answer};
 use super::wait::{Began, begin_send, cannot_send, park, parked_name, receive_or_park};
+use crate::api::texts;
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
@@ -109,9 +110,9 @@ impl MessageCall for Send {
         let sequence = ctx as u64;
         match channel.poll_send_with(sequence, waker(context)) {
             SendPoll::Sent => Action::Return(Answer::True),
-            SendPoll::Closed => Action::Return(Answer::NilAnd(format!(
-                "channel '{name}' destroyed while waiting for receiver"
-            ))),
+            SendPoll::Closed => {
+                Action::Return(Answer::NilAnd(texts::LUAPROC_SEND_DESTROYED.fill(&[&name])))
+            }
             SendPoll::Wait => park_sending(context, channel, sequence, || name),
         }
     }
@@ -135,10 +136,10 @@ fn park_sending(
 ) -> Action {
     park(
         context,
-        "luaproc.send",
+        texts::LUAPROC_SEND,
         channel,
         || Some(name()),
-        |name| format!("luaproc.send on channel '{}'", name.unwrap_or_default()),
+        |name| texts::named_label(texts::LUAPROC_SEND, name.unwrap_or_default()),
         sequence as ffi::lua_KContext,
     )
 }
@@ -175,9 +176,9 @@ impl MessageCall for Receive {
         let name = parked_name(context);
         receive_poll(context, channel, || name.clone()).unwrap_or_else(|| {
             context.process.leave_channels();
-            Action::Return(Answer::NilAnd(format!(
-                "channel '{name}' destroyed while waiting for sender"
-            )))
+            Action::Return(Answer::NilAnd(
+                texts::LUAPROC_RECEIVE_DESTROYED.fill(&[&name]),
+            ))
         })
     }
 }
@@ -191,8 +192,8 @@ fn receive_poll(
     receive_or_park(
         context,
         channel,
-        "luaproc.receive",
+        texts::LUAPROC_RECEIVE,
         || Some(name()),
-        |name| format!("luaproc.receive on channel '{}'", name.unwrap_or_default()),
+        |name| texts::named_label(texts::LUAPROC_RECEIVE, name.unwrap_or_default()),
     )
 }

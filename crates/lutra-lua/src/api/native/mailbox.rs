@@ -7,13 +7,11 @@ use super::call::MessageCall;
 use super::handles::{parkable, process_borrowed, waker};
 use super::perform::{Action, Answer};
 use super::wait::{Began, begin_send, cannot_send, park, parked_label, receive_or_park};
+use crate::api::texts;
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
 use std::sync::Arc;
-
-/// What a receive from the own mailbox waits on (its label, as the prelude's).
-const RECEIVING: &str = "its mailbox (lutra.receive)";
 
 /// `p:send(...)`.
 pub(super) struct Send;
@@ -40,8 +38,10 @@ impl MessageCall for Send {
                 Began::NotScalars | Began::Closed => fallback(),
                 Began::Sent => Action::Return(Answer::Nothing),
                 Began::Waits(sequence) => {
-                    let label =
-                        || format!("send to process#{} ({})", process.id(), process.origin());
+                    let label = || {
+                        let name = texts::process_name(process.id(), process.origin());
+                        texts::label(texts::SEND_TO, name)
+                    };
                     park_sending(context, process.mailbox(), sequence, label)
                 }
             }
@@ -54,10 +54,10 @@ impl MessageCall for Send {
     fn resume(context: &ProcessContext, mailbox: &Arc<Channel>, ctx: ffi::lua_KContext) -> Action {
         match mailbox.poll_send_with(ctx as u64, waker(context)) {
             SendPoll::Sent => Action::Return(Answer::Nothing),
-            SendPoll::Closed => Action::Raise(format!(
-                "cannot {}: it has finished",
-                parked_label(context, SENDING)
-            )),
+            SendPoll::Closed => {
+                let label = parked_label(context, SENDING);
+                Action::Raise(texts::PROCESS_FINISHED.fill(&[&label]))
+            }
             SendPoll::Wait => {
                 let label = parked_label(context, SENDING);
                 park_sending(context, mailbox, ctx as u64, || label.to_string())
@@ -86,7 +86,7 @@ fn park_sending(
 ) -> Action {
     park(
         context,
-        "send to ",
+        texts::SEND_TO,
         mailbox,
         || None,
         |_| label(),
@@ -124,7 +124,8 @@ impl MessageCall for Receive {
 
 /// One receive attempt on the caller's own mailbox.
 fn receive_poll(context: &ProcessContext, mailbox: &Arc<Channel>) -> Action {
-    receive_or_park(context, mailbox, RECEIVING, || None, |_| RECEIVING.into())
+    let label = |_: Option<&str>| texts::MAILBOX.into();
+    receive_or_park(context, mailbox, texts::MAILBOX, || None, label)
         // A process's mailbox closes only once the process has finished.
         .unwrap_or_else(|| {
             Action::Raise("internal error in Lutra: a running process's mailbox is closed".into())

@@ -19,7 +19,8 @@
 //!    `CANNOT` (a coroutine resumed from a C function that cannot yield), the call
 //!    stops waiting and raises the Lua loop's error.
 //! 3. Errors are raised at the caller's position (`luaL_where(L, 1)`), with the Lua
-//!    loop's wording; answers have the Lua functions' shapes.
+//!    loop's wording (both take their labels and texts from `api/texts.rs`); answers
+//!    have the Lua functions' shapes.
 //!
 //! # Invariants
 //! - Nothing Rust owns is alive when a native function leaves by `lua_error` or

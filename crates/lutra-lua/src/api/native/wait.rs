@@ -6,6 +6,7 @@
 use super::handles::waker;
 use super::perform::{Action, Answer};
 use super::scalar;
+use crate::api::texts;
 use crate::channel::{Channel, ReceivePoll};
 use crate::process::ProcessContext;
 use crate::process::state::NativeWait;
@@ -161,10 +162,7 @@ pub(super) fn cannot_wait(context: &ProcessContext) -> Action {
     if let Some(message) = crate::process::cancel::pending_message(context) {
         return Action::Raise(message.to_string());
     }
-    Action::Raise(format!(
-        "cannot block on {label} here: this coroutine was resumed from a C function that \
-         cannot yield, so the scheduler cannot be reached"
-    ))
+    Action::Raise(texts::CANNOT_REACH_SCHEDULER.fill(&[&label]))
 }
 
 /// [`cannot_wait`] for a send of message `sequence` on `channel`: the message is
