@@ -3,14 +3,17 @@
 //! the rest (protocol steps 1–3 of the module).
 //!
 //! # Protocol
-//! 1. [`entry`] performs the call's [`MessageCall::start`].
+//! 1. [`entry`] tries the native path when the arguments allow it
+//!    ([`MessageCall::accepts`]) and the caller may park natively (`parkable`):
+//!    [`MessageCall::start`] then decides; otherwise, or when `start` declines
+//!    (before any side effect), the call is its fallback's.
 //! 2. Resumed after a park, the continuation takes back the channel the call parked
 //!    on (the context's `parked`); resumed with `CANNOT` or `CANCEL`, it performs
 //!    [`MessageCall::interrupted`], else [`MessageCall::resume`] (another attempt,
 //!    which may park again with the same continuation).
 
 use super::CANNOT;
-use super::handles::context_of;
+use super::handles::{context_of, parkable};
 use super::perform::{Action, perform};
 use super::wait::cannot_wait;
 use crate::channel::Channel;
@@ -25,11 +28,24 @@ pub(super) trait MessageCall {
     /// The call as Lua code writes it (`ch:send`), for an internal error.
     const NAME: &'static str;
 
-    /// The first attempt, on the call's arguments.
+    /// Whether the `args` arguments may take the native path at all (read before
+    /// the caller's context is looked up); by default, yes.
+    ///
+    /// # Safety
+    /// As [`start`](Self::start).
+    #[inline(always)]
+    unsafe fn accepts(_state: *mut lua_State, _args: c_int) -> bool {
+        true
+    }
+
+    /// The first attempt, on the call's `args` arguments, for the caller `context`
+    /// (which may park natively); `None`, having done nothing, when the fallback
+    /// must answer instead.
     ///
     /// # Safety
     /// `state` runs the call's native closure (its upvalues as the module says).
-    unsafe fn start(state: *mut lua_State) -> Action;
+    unsafe fn start(state: *mut lua_State, args: c_int, context: &ProcessContext)
+    -> Option<Action>;
 
     /// Another attempt once the process was woken: it waited on `channel`, and
     /// parked with `ctx` (a send's sequence).
@@ -55,8 +71,26 @@ pub(super) trait MessageCall {
 pub(super) unsafe extern "C-unwind" fn entry<C: MessageCall>(state: *mut lua_State) -> c_int {
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
-        let action = C::start(state);
+        let args = ffi::lua_gettop(state);
+        let action = first_attempt::<C>(state, args).unwrap_or_else(|| Action::Fallback { args });
         perform(state, action, continued::<C>)
+    }
+}
+
+/// Call `C`'s first attempt on its `args` arguments, or `None` for its fallback
+/// (protocol, step 1).
+///
+/// # Safety
+/// As [`MessageCall::start`].
+#[inline(always)]
+unsafe fn first_attempt<C: MessageCall>(state: *mut lua_State, args: c_int) -> Option<Action> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if !C::accepts(state, args) {
+            return None;
+        }
+        let context = parkable(state)?;
+        C::start(state, args, context)
     }
 }
 

@@ -2,13 +2,14 @@
 //! fallbacks are `Channel.send` and `Channel.receive` of `prelude.lua`.
 
 use super::call::MessageCall;
-use super::handles::{channel_borrowed, parkable, waker};
+use super::handles::{channel_borrowed, waker};
 use super::perform::{Action, Answer};
 use super::wait::{Began, begin_send, cannot_send, park, receive_or_park};
 use crate::api::texts;
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
+use std::ffi::c_int;
 use std::sync::Arc;
 
 /// `ch:send(...)`.
@@ -18,24 +19,21 @@ impl MessageCall for Send {
     const NAME: &'static str = "send";
 
     #[inline(always)]
-    unsafe fn start(state: *mut lua_State) -> Action {
+    unsafe fn start(
+        state: *mut lua_State,
+        args: c_int,
+        context: &ProcessContext,
+    ) -> Option<Action> {
         // SAFETY: reads of the running thread's stack (see the helpers); the channel
         // is borrowed from the handle at position 1, which stays there until the call
         // ends, and only clones of it outlive this function (`park`).
         unsafe {
-            let args = ffi::lua_gettop(state);
-            let fallback = || Action::Fallback { args };
-            let Some(context) = parkable(state) else {
-                return fallback();
-            };
-            let Some(channel) = channel_borrowed(state, 1) else {
-                return fallback();
-            };
-            match begin_send(state, args, context, &channel) {
-                Began::NotScalars | Began::Closed => fallback(),
+            let channel = channel_borrowed(state, 1)?;
+            Some(match begin_send(state, args, context, &channel) {
+                Began::NotScalars | Began::Closed => return None,
                 Began::Sent => Action::Return(Answer::Nothing),
                 Began::Waits(sequence) => park_sending(context, &channel, sequence),
-            }
+            })
         }
     }
 
@@ -80,19 +78,10 @@ impl MessageCall for Receive {
     const NAME: &'static str = "receive";
 
     #[inline(always)]
-    unsafe fn start(state: *mut lua_State) -> Action {
+    unsafe fn start(state: *mut lua_State, _: c_int, context: &ProcessContext) -> Option<Action> {
         // SAFETY: as in `Send::start`.
-        unsafe {
-            let args = ffi::lua_gettop(state);
-            let fallback = || Action::Fallback { args };
-            let Some(context) = parkable(state) else {
-                return fallback();
-            };
-            let Some(channel) = channel_borrowed(state, 1) else {
-                return fallback();
-            };
-            receive_poll(context, &channel).unwrap_or_else(fallback)
-        }
+        let channel = unsafe { channel_borrowed(state, 1) }?;
+        receive_poll(context, &channel)
     }
 
     #[inline(always)]

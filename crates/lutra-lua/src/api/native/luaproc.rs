@@ -8,13 +8,14 @@
 
 use super::NAMED;
 use super::call::MessageCall;
-use super::handles::{channel_at, parkable, waker};
+use super::handles::{channel_at, waker};
 use super::perform::{Action, Answer};
 use super::wait::{Began, begin_send, cannot_send, park, parked_name, receive_or_park};
 use crate::api::texts;
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
+use std::ffi::c_int;
 use std::sync::Arc;
 
 /// The channel cached for the name at position 1; `None` if the name is not a string
@@ -49,11 +50,12 @@ unsafe fn named_channel(state: *mut lua_State, context: &ProcessContext) -> Opti
     }
 }
 
-/// The fallback, after forgetting the process's last named channel: it was closed
-/// (deleted, perhaps), and the fallback finds what the name means now.
-fn refresh(context: &ProcessContext, fallback: Action) -> Action {
+/// `None` (the fallback), after forgetting the process's last named channel: it was
+/// closed (deleted, perhaps), and the fallback finds what the name means now.
+#[cold]
+fn refresh(context: &ProcessContext) -> Option<Action> {
     context.last_named.borrow_mut().take();
-    fallback
+    None
 }
 
 /// The name at position 1 (a string, checked when the call started).
@@ -79,26 +81,25 @@ impl MessageCall for Send {
     const NAME: &'static str = "luaproc.send";
 
     #[inline(always)]
-    unsafe fn start(state: *mut lua_State) -> Action {
+    unsafe fn accepts(_: *mut lua_State, args: c_int) -> bool {
+        args >= 1
+    }
+
+    #[inline(always)]
+    unsafe fn start(
+        state: *mut lua_State,
+        args: c_int,
+        context: &ProcessContext,
+    ) -> Option<Action> {
         // SAFETY: reads of the running thread's stack (see the helpers).
         unsafe {
-            let args = ffi::lua_gettop(state);
-            let fallback = || Action::Fallback { args };
-            if args < 1 {
-                return fallback();
-            }
-            let Some(context) = parkable(state) else {
-                return fallback();
-            };
-            let Some(channel) = named_channel(state, context) else {
-                return fallback();
-            };
-            match begin_send(state, args, context, &channel) {
-                Began::NotScalars => fallback(),
-                Began::Closed => refresh(context, fallback()),
+            let channel = named_channel(state, context)?;
+            Some(match begin_send(state, args, context, &channel) {
+                Began::NotScalars => return None,
+                Began::Closed => return refresh(context),
                 Began::Sent => Action::Return(Answer::True),
                 Began::Waits(sequence) => park_sending(context, &channel, sequence, || name(state)),
-            }
+            })
         }
     }
 
@@ -150,24 +151,19 @@ pub(super) struct Receive;
 impl MessageCall for Receive {
     const NAME: &'static str = "luaproc.receive";
 
+    /// The asynchronous form (a true second argument) is the fallback's.
     #[inline(always)]
-    unsafe fn start(state: *mut lua_State) -> Action {
+    unsafe fn accepts(state: *mut lua_State, args: c_int) -> bool {
+        // SAFETY: a read of argument 2, which exists.
+        args == 1 || (args >= 2 && unsafe { ffi::lua_toboolean(state, 2) } == 0)
+    }
+
+    #[inline(always)]
+    unsafe fn start(state: *mut lua_State, _: c_int, context: &ProcessContext) -> Option<Action> {
         // SAFETY: reads of the running thread's stack (see the helpers).
         unsafe {
-            let args = ffi::lua_gettop(state);
-            let fallback = || Action::Fallback { args };
-            // The asynchronous form (a true second argument) is the fallback's.
-            if args < 1 || (args >= 2 && ffi::lua_toboolean(state, 2) != 0) {
-                return fallback();
-            }
-            let Some(context) = parkable(state) else {
-                return fallback();
-            };
-            let Some(channel) = named_channel(state, context) else {
-                return fallback();
-            };
-            receive_poll(context, &channel, || name(state))
-                .unwrap_or_else(|| refresh(context, fallback()))
+            let channel = named_channel(state, context)?;
+            receive_poll(context, &channel, || name(state)).or_else(|| refresh(context))
         }
     }
 

@@ -4,13 +4,14 @@
 //! `lutra.receive` of `prelude.lua` (which also serves a receive with a timeout).
 
 use super::call::MessageCall;
-use super::handles::{parkable, process_borrowed, waker};
+use super::handles::{process_borrowed, waker};
 use super::perform::{Action, Answer};
 use super::wait::{Began, begin_send, cannot_send, park, parked_label, receive_or_park};
 use crate::api::texts;
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
+use std::ffi::c_int;
 use std::sync::Arc;
 
 /// `p:send(...)`.
@@ -20,22 +21,19 @@ impl MessageCall for Send {
     const NAME: &'static str = "send";
 
     #[inline(always)]
-    unsafe fn start(state: *mut lua_State) -> Action {
+    unsafe fn start(
+        state: *mut lua_State,
+        args: c_int,
+        context: &ProcessContext,
+    ) -> Option<Action> {
         // SAFETY: reads of the running thread's stack (see the helpers); the process
         // is borrowed from the handle at position 1, which stays there until the call
         // ends, and only a clone of its mailbox outlives this function (`park`).
         unsafe {
-            let args = ffi::lua_gettop(state);
-            let fallback = || Action::Fallback { args };
-            let Some(context) = parkable(state) else {
-                return fallback();
-            };
-            let Some(process) = process_borrowed(state, 1) else {
-                return fallback();
-            };
+            let process = process_borrowed(state, 1)?;
             // A finished process's mailbox is closed: the fallback raises the error.
-            match begin_send(state, args, context, process.mailbox()) {
-                Began::NotScalars | Began::Closed => fallback(),
+            Some(match begin_send(state, args, context, process.mailbox()) {
+                Began::NotScalars | Began::Closed => return None,
                 Began::Sent => Action::Return(Answer::Nothing),
                 Began::Waits(sequence) => {
                     let label = || {
@@ -44,7 +42,7 @@ impl MessageCall for Send {
                     };
                     park_sending(context, process.mailbox(), sequence, label)
                 }
-            }
+            })
         }
     }
 
@@ -100,20 +98,16 @@ pub(super) struct Receive;
 impl MessageCall for Receive {
     const NAME: &'static str = "receive";
 
+    /// With a timeout (an argument), the fallback.
     #[inline(always)]
-    unsafe fn start(state: *mut lua_State) -> Action {
-        // SAFETY: a read of the running thread's stack.
-        let args = unsafe { ffi::lua_gettop(state) };
-        let fallback = || Action::Fallback { args };
-        if args != 0 {
-            return fallback();
-        }
-        // SAFETY: the running thread.
-        let Some(context) = (unsafe { parkable(state) }) else {
-            return fallback();
-        };
+    unsafe fn accepts(_: *mut lua_State, args: c_int) -> bool {
+        args == 0
+    }
+
+    #[inline(always)]
+    unsafe fn start(_: *mut lua_State, _: c_int, context: &ProcessContext) -> Option<Action> {
         let mailbox = Arc::clone(context.process.mailbox());
-        receive_poll(context, &mailbox)
+        Some(receive_poll(context, &mailbox))
     }
 
     #[inline(always)]
