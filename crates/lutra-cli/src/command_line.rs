@@ -116,7 +116,10 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Request, UsageError> {
             "-v" => invocation.version = true,
             "-E" => invocation.ignore_env = true,
             "-W" => invocation.steps.push(Step::Warnings),
-            "--stats" => invocation.stats = true,
+            "--stats" => {
+                invocation.stats = true;
+                invocation.options.count_messages = true;
+            }
             _ if arg.starts_with("-e") || arg.starts_with("-l") => {
                 let value = short_value(&invocation.argv, &mut i, &arg[..2])?;
                 invocation.steps.push(if arg.starts_with("-e") {
@@ -328,6 +331,7 @@ mod tests {
         assert_eq!(options.sync, SyncMode::Tm);
         assert_eq!(options.max_blocking_threads, 7);
         assert!(invocation.stats);
+        assert!(invocation.options.count_messages);
     }
 
     #[test]

@@ -14,6 +14,9 @@ local wait, send_wait, where = internal.wait, internal.send_wait, internal.where
 local pack, unpack, select, type, error, tostring = table.pack, table.unpack, select, type, error, tostring
 local load, getupvalue, dump = load, debug.getupvalue, string.dump
 local math_type = math.type
+-- The first words of the labels of the waits below; the error texts are `raw.text`'s
+-- (both written once, in Rust: api/texts.rs).
+local LABELS = raw.wait_labels
 
 local luaproc = {}
 
@@ -112,11 +115,11 @@ local function delivered(ch, name, sequence)
   if sequence == true then return true end -- taken at once
   while true do
     -- raw.channel_send registered the caller: it is woken once the message is taken.
-    if send_wait("luaproc.send on channel ", name, ch, sequence, 4) then return true end
+    if send_wait(LABELS.luaproc_send, name, ch, sequence, 4) then return true end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return true end
     if status == "closed" then
-      return nil, "channel '" .. name .. "' destroyed while waiting for receiver"
+      return nil, raw.text("luaproc_send_destroyed", name)
     end
   end
 end
@@ -128,7 +131,7 @@ function luaproc.send(name, ...)
   local sequence
   sequence, problem = raw.channel_send(ch, ...)
   if sequence then return delivered(ch, name, sequence) end
-  if raw.channel_closed(ch) then return nil, "channel '" .. name .. "' does not exist" end
+  if raw.channel_closed(ch) then return nil, raw.text("luaproc_no_channel", name) end
   -- A value that cannot be sent: as luaproc does, the receiver this send meets gets
   -- nil and the reason instead of the message, and the sender gets them too.
   sequence = raw.channel_send(ch, nil, problem)
@@ -146,9 +149,9 @@ end
 local function received(ch, name, status, ...)
   if status == "ok" then return ... end
   if status == "closed" then
-    return nil, "channel '" .. name .. "' destroyed while waiting for sender"
+    return nil, raw.text("luaproc_receive_destroyed", name)
   end
-  local problem = wait("luaproc.receive on channel ", name)
+  local problem = wait(LABELS.luaproc_receive, name)
   if problem then error(problem, 3) end
   return received(ch, name, raw.channel_poll(ch, nil, true))
 end
@@ -160,7 +163,7 @@ function luaproc.receive(name, async)
   if async then
     local r = pack(raw.channel_poll(ch, nil, false))
     if r[1] == "ok" then return unpack(r, 2, r.n) end
-    if r[1] == "closed" then return nil, "channel '" .. name .. "' does not exist" end
+    if r[1] == "closed" then return nil, raw.text("luaproc_no_channel", name) end
     return nil, "no senders waiting on channel '" .. name .. "'"
   end
   return received(ch, name, raw.channel_poll(ch, nil, true))

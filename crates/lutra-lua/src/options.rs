@@ -34,6 +34,10 @@ pub struct Options {
     /// Every process's `package.path` and `package.cpath` (default: `lua5.4`'s in
     /// this environment, see [`PackagePaths`](crate::PackagePaths)).
     pub package_paths: crate::PackagePaths,
+    /// Count the messages sent and received, for
+    /// [`LuaRuntime::stats`](crate::LuaRuntime::stats) (`lutra --stats`). Off (the
+    /// default), a message pays nothing for the count, and both counts stay 0.
+    pub count_messages: bool,
 }
 
 /// The most worker threads a runtime starts. Each worker is an OS thread with its
@@ -182,6 +186,7 @@ impl Default for Options {
             sync: SyncMode::Locks,
             max_blocking_threads: lutra_sched::DEFAULT_MAX_BLOCKING_THREADS,
             package_paths: crate::PackagePaths::default(),
+            count_messages: false,
         }
     }
 }

@@ -31,6 +31,11 @@ local Process = {}
 -- or nothing), as deadlock reports and errors show it: built only when shown.
 local label = raw.wait_label
 
+-- The first words of the labels of the waits below, and (`text`) the error texts:
+-- each written once, in Rust (api/texts.rs), for these loops and the native paths.
+local LABELS = raw.wait_labels
+local function text(name, ...) return raw.text(name, ...) end
+
 -- Parks the caller until something it registered with wakes it. Returns nil, or a
 -- message saying why it cannot block here. What it waits on is `what` followed by
 -- `object` (see `label`); the runtime keeps the pair and builds the text only when
@@ -38,8 +43,7 @@ local label = raw.wait_label
 local function park(what, object)
   local refused = raw.prepare_park(what, object)
   if refused == "atomic" then
-    return "cannot block on " .. label(what, object) .. " inside lutra.atomic: a transaction "
-      .. "cannot wait for another process (use lutra.retry() to wait for a change to shared tables)"
+    return text("cannot_block_in_atomic", label(what, object))
   end
   if refused == "host" then
     -- A host thread: park the OS thread (returns a report if nothing can wake it).
@@ -47,8 +51,7 @@ local function park(what, object)
   end
   if not co_isyieldable() then
     raw.note_wait(nil)
-    return "cannot block on " .. label(what, object) .. " here: the call runs inside a C "
-      .. "function (a metamethod, a table.sort comparator, string.gsub's callback...) that cannot yield"
+    return text("cannot_block_in_c", label(what, object))
   end
   -- The task clears the noted wait when it is resumed after parking.
   local answer = co_yield(PARK)
@@ -57,8 +60,7 @@ local function park(what, object)
   end
   if answer == CANNOT then
     raw.note_wait(nil)
-    return "cannot block on " .. label(what, object) .. " here: this coroutine was resumed "
-      .. "from a C function that cannot yield, so the scheduler cannot be reached"
+    return text("cannot_reach_scheduler", label(what, object))
   end
   return nil
 end
@@ -232,7 +234,7 @@ function lutra.receive(timeout)
     local r = pack(raw.mailbox_poll(deadline, true))
     if r[1] == "ok" then return unpack(r, 2, r.n) end
     if r[1] == "timeout" then return nil, "timeout" end
-    local problem = wait("its mailbox (lutra.receive)")
+    local problem = wait(LABELS.mailbox)
     if problem then error(problem, 3) end
   end
 end
@@ -293,9 +295,9 @@ function Process.send(p, ...)
     local status = raw.process_send_poll(p, sequence)
     if status == "sent" then return end
     if status == "closed" then
-      error("cannot send to " .. tostring(p) .. ": it has finished", 3)
+      error(text("process_finished", label(LABELS.send_to, p)), 3)
     end
-    if send_wait("send to ", p, p, sequence, 3) then return end
+    if send_wait(LABELS.send_to, p, p, sequence, 3) then return end
   end
 end
 
@@ -359,11 +361,11 @@ function Channel.send(ch, ...)
     error(problem, 3)
   end
   while true do
-    if send_wait("send on ", ch, ch, sequence, 3) then return end
+    if send_wait(LABELS.send_on, ch, ch, sequence, 3) then return end
     local status = raw.channel_send_poll(ch, sequence)
     if status == "sent" then return end
     if status == "closed" then
-      error("send on " .. tostring(ch) .. ": the channel was closed before the message was received", 3)
+      error(text("closed_before_received", tostring(ch)), 3)
     end
   end
 end
@@ -374,8 +376,8 @@ end
 -- no table holds the values.
 local function receive_answer(ch, status, ...)
   if status == "ok" then return ... end
-  if status == "closed" then error("receive on " .. tostring(ch) .. ": the channel is closed", 3) end
-  local problem = wait("receive on ", ch)
+  if status == "closed" then error(text("receive_closed", tostring(ch)), 3) end
+  local problem = wait(LABELS.receive_on, ch)
   if problem then error(problem, 3) end
   return receive_answer(ch, raw.channel_poll(ch, nil, true))
 end
@@ -390,7 +392,7 @@ end
 local function try_answer(ch, deadline, status, ...)
   if status == "ok" then return true, ... end
   if status ~= "wait" then return false, status end
-  local problem = wait("receive on ", ch)
+  local problem = wait(LABELS.receive_on, ch)
   if problem then error(problem, 2) end
   return try_answer(ch, deadline, raw.channel_poll(ch, deadline, true))
 end
@@ -418,7 +420,7 @@ function Channel.values(ch)
       local r = pack(raw.channel_poll(ch, nil, true))
       if r[1] == "ok" then return unpack(r, 2, r.n) end
       if r[1] == "closed" then return nil end
-      local problem = wait("receive on ", ch)
+      local problem = wait(LABELS.receive_on, ch)
       if problem then error(problem, 2) end
     end
   end

@@ -375,6 +375,7 @@ impl LuaRuntime {
             .build();
         let named_channels = crate::channel::Registry::new(sched.sync_domain());
         let tm = Arc::new(crate::atomic::Engine::new(&options, sched.workers()));
+        let counters = crate::stats::Counters::new(options.count_messages);
         let shared = Arc::new(RuntimeShared {
             preemptor,
             sched,
@@ -392,7 +393,7 @@ impl LuaRuntime {
             finished: Condvar::new(),
             finished_lock: Mutex::new(()),
             output: Mutex::new(()),
-            counters: crate::stats::Counters::default(),
+            counters,
             named_channels,
             recycle_limit,
             states: crate::process::StatePool::default(),
@@ -477,7 +478,8 @@ impl LuaRuntime {
         self.shared.sched.unparks()
     }
 
-    /// Processes spawned and messages sent and received so far (see `lutra --stats`).
+    /// Processes spawned and messages sent and received so far (see `lutra --stats`;
+    /// messages are counted only with [`Options::count_messages`](crate::Options::count_messages)).
     pub fn stats(&self) -> crate::stats::RuntimeStats {
         let mut stats = self.shared.counters.snapshot();
         stats.transactions = Some(self.shared.tm.stm.stats());

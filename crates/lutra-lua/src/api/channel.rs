@@ -1,6 +1,6 @@
 //! Raw functions about channels: create, send, poll, close, select.
 
-use crate::api::{RawEntry, current_waiter, failure, function, success};
+use crate::api::{RawEntry, current_waiter, failure, function, success, texts};
 use crate::channel::{Channel, ChannelHandle, ReceivePoll, SendPoll};
 use crate::process::{ProcessContext, ProcessHandle};
 use crate::timer;
@@ -87,7 +87,7 @@ fn channel_send(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
     let Ok(sequence) = channel.start_send(message) else {
         return failure(
             lua,
-            format!("send on channel#{}: the channel is closed", channel.id()),
+            texts::SEND_CLOSED.fill(&[&texts::channel_name(channel.id())]),
         );
     };
     let context = ProcessContext::of(lua)?;
@@ -105,10 +105,7 @@ fn channel_send(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
         }
         SendPoll::Closed => failure(
             lua,
-            format!(
-                "send on channel#{}: the channel was closed before the message was received",
-                channel.id()
-            ),
+            texts::CLOSED_BEFORE_RECEIVED.fill(&[&texts::channel_name(channel.id())]),
         ),
     }
 }

@@ -1,7 +1,7 @@
 //! Raw functions about the caller itself: where it runs, parking a host thread, what
 //! it waits on, preemption, clocks, output.
 
-use crate::api::{RawEntry, current_waiter, function};
+use crate::api::{RawEntry, current_waiter, function, texts};
 use crate::process::ProcessContext;
 use crate::process::preempt;
 use crate::process::state::LastWait;
@@ -103,8 +103,8 @@ fn wait_label(what: &LuaString, object: &Value) -> mlua::Result<String> {
     let what = what.to_string_lossy();
     Ok(match object {
         Value::Nil => what,
-        Value::String(name) => format!("{what}'{}'", name.to_string_lossy()),
-        other => format!("{what}{}", other.to_string()?),
+        Value::String(name) => texts::named_label(&what, &name.to_string_lossy()),
+        other => texts::label(&what, other.to_string()?),
     })
 }
 

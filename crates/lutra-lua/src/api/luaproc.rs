@@ -1,7 +1,7 @@
 //! Raw functions behind luaproc's API (`luaproc.lua`): named channels, the number of
 //! workers, waiting for every process, the recycle limit. None of them blocks.
 
-use crate::api::{RawEntry, current_waiter, failure, function, success};
+use crate::api::{RawEntry, current_waiter, failure, function, success, texts};
 use crate::channel::ChannelHandle;
 use crate::process::ProcessContext;
 use mlua::{Lua, LuaString, MultiValue};
@@ -45,7 +45,7 @@ fn delete_channel(lua: &Lua, name: LuaString) -> mlua::Result<MultiValue> {
     if deleted {
         success(lua, true)
     } else {
-        failure(lua, format!("channel '{}' does not exist", display(&name)))
+        failure(lua, texts::LUAPROC_NO_CHANNEL.fill(&[&display(&name)]))
     }
 }
 
@@ -56,7 +56,7 @@ fn named_channel(lua: &Lua, name: LuaString) -> mlua::Result<MultiValue> {
     drop(context);
     match channel {
         Some(channel) => success(lua, ChannelHandle(channel).push(lua)?),
-        None => failure(lua, format!("channel '{}' does not exist", display(&name))),
+        None => failure(lua, texts::LUAPROC_NO_CHANNEL.fill(&[&display(&name)])),
     }
 }
 

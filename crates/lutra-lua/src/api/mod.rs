@@ -21,6 +21,7 @@ mod luaproc;
 pub(crate) mod native;
 mod process;
 mod shared;
+pub(crate) mod texts;
 mod transfer;
 
 use crate::channel::Waiter;
@@ -55,6 +56,7 @@ const RAW: &[&[RawEntry]] = &[
     channel::RAW,
     luaproc::RAW,
     shared::RAW,
+    texts::RAW,
     transfer::RAW,
 ];
 

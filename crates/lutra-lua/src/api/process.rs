@@ -1,6 +1,6 @@
 //! Raw functions about processes: spawn, join, mailboxes, cancellation, monitors.
 
-use crate::api::{RawEntry, bad_argument, current_waiter, failure, function, success};
+use crate::api::{RawEntry, bad_argument, current_waiter, failure, function, success, texts};
 use crate::channel::SendPoll;
 use crate::process::{Code, Outcome, ProcessContext, ProcessCore, ProcessHandle};
 use crate::transfer::{self, Value};
@@ -160,7 +160,10 @@ fn process_send(lua: &Lua, (process, args): (AnyUserData, MultiValue)) -> mlua::
         }
         Err(_) => failure(
             lua,
-            format!("cannot send to process#{}: it has finished", core.id()),
+            texts::PROCESS_FINISHED.fill(&[&texts::label(
+                texts::SEND_TO,
+                format_args!("process#{}", core.id()),
+            )]),
         ),
     }
 }

@@ -38,7 +38,7 @@ impl UserData for ChannelHandle {
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_meta_method("__tostring", |_, this, ()| {
-            Ok(format!("channel#{}", this.0.id()))
+            Ok(crate::api::texts::channel_name(this.0.id()))
         });
     }
 }

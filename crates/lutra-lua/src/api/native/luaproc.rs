@@ -6,10 +6,12 @@
 //! channel a native call found by name (`ProcessContext::last_named`), looked up
 //! first; a call that finds it closed forgets it before falling back.
 
-use super::{
-    Action, Answer, NAMED, cannot_send, cannot_wait, channel_at, lost, park, parkable, parked_name,
-    perform, receive_or_park, resumed, scalar, waker,
-};
+use super::NAMED;
+use super::call::MessageCall;
+use super::handles::{channel_at, waker};
+use super::perform::{Action, Answer};
+use super::wait::{Began, begin_send, cannot_send, park, parked_name, receive_or_park};
+use crate::api::texts;
 use crate::channel::{Channel, SendPoll};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
@@ -48,11 +50,12 @@ unsafe fn named_channel(state: *mut lua_State, context: &ProcessContext) -> Opti
     }
 }
 
-/// The fallback, after forgetting the process's last named channel: it was closed
-/// (deleted, perhaps), and the fallback finds what the name means now.
-fn refresh(context: &ProcessContext, fallback: Action) -> Action {
+/// `None` (the fallback), after forgetting the process's last named channel: it was
+/// closed (deleted, perhaps), and the fallback finds what the name means now.
+#[cold]
+fn refresh(context: &ProcessContext) -> Option<Action> {
     context.last_named.borrow_mut().take();
-    fallback
+    None
 }
 
 /// The name at position 1 (a string, checked when the call started).
@@ -72,44 +75,55 @@ unsafe fn name(state: *mut lua_State) -> Arc<str> {
 }
 
 /// `luaproc.send(name, ...)`.
-///
-/// # Safety
-/// Called by Lua as a native closure of this module.
-pub(super) unsafe extern "C-unwind" fn send(state: *mut lua_State) -> c_int {
-    // SAFETY: the running thread; `perform` is the last act.
-    unsafe {
-        let action = start_send(state);
-        perform(state, action, send_continued)
-    }
-}
+pub(super) struct Send;
 
-/// # Safety
-/// As [`send`].
-unsafe fn start_send(state: *mut lua_State) -> Action {
-    // SAFETY: reads of the running thread's stack (see the helpers).
-    unsafe {
-        let args = ffi::lua_gettop(state);
-        let fallback = Action::Fallback { args };
-        if args < 1 {
-            return fallback;
+impl MessageCall for Send {
+    const NAME: &'static str = "luaproc.send";
+
+    #[inline(always)]
+    unsafe fn accepts(_: *mut lua_State, args: c_int) -> bool {
+        args >= 1
+    }
+
+    #[inline(always)]
+    unsafe fn start(
+        state: *mut lua_State,
+        args: c_int,
+        context: &ProcessContext,
+    ) -> Option<Action> {
+        // SAFETY: reads of the running thread's stack (see the helpers).
+        unsafe {
+            let channel = named_channel(state, context)?;
+            Some(match begin_send(state, args, context, &channel) {
+                Began::NotScalars => return None,
+                Began::Closed => return refresh(context),
+                Began::Sent => Action::Return(Answer::True),
+                Began::Waits(sequence) => park_sending(context, &channel, sequence, || name(state)),
+            })
         }
-        let Some(context) = parkable(state) else {
-            return fallback;
-        };
-        let Some(channel) = named_channel(state, context) else {
-            return fallback;
-        };
-        let Some(message) = scalar::export(state, 2, args) else {
-            return fallback;
-        };
-        let Ok(started) = channel.begin_send(message, waker(context)) else {
-            return refresh(context, fallback);
-        };
-        context.runtime.counters.note_sent(context.process.id());
-        if started.sent {
-            return Action::Return(Answer::True);
+    }
+
+    /// Polls the send of message `ctx`; a closed channel answers
+    /// `nil, "channel 'name' destroyed while waiting for receiver"`.
+    #[inline(always)]
+    fn resume(context: &ProcessContext, channel: &Arc<Channel>, ctx: ffi::lua_KContext) -> Action {
+        let name = parked_name(context);
+        let sequence = ctx as u64;
+        match channel.poll_send_with(sequence, waker(context)) {
+            SendPoll::Sent => Action::Return(Answer::True),
+            SendPoll::Closed => {
+                Action::Return(Answer::NilAnd(texts::LUAPROC_SEND_DESTROYED.fill(&[&name])))
+            }
+            SendPoll::Wait => park_sending(context, channel, sequence, || name),
         }
-        park_sending(context, &channel, started.sequence, || name(state))
+    }
+
+    fn interrupted(
+        context: &ProcessContext,
+        channel: &Arc<Channel>,
+        ctx: ffi::lua_KContext,
+    ) -> Action {
+        cannot_send(context, channel, ctx, Answer::True)
     }
 }
 
@@ -123,84 +137,45 @@ fn park_sending(
 ) -> Action {
     park(
         context,
-        "luaproc.send",
+        texts::LUAPROC_SEND,
         channel,
         || Some(name()),
-        |name| format!("luaproc.send on channel '{}'", name.unwrap_or_default()),
+        |name| texts::named_label(texts::LUAPROC_SEND, name.unwrap_or_default()),
         sequence as ffi::lua_KContext,
     )
 }
 
-/// Polls the send of message `sequence` on the channel called `name()`; a closed
-/// channel answers `nil, "channel 'name' <closed>"`.
-fn send_poll(
-    context: &ProcessContext,
-    channel: &Arc<Channel>,
-    sequence: u64,
-    name: impl Fn() -> Arc<str>,
-    closed: &str,
-) -> Action {
-    match channel.poll_send_with(sequence, waker(context)) {
-        SendPoll::Sent => Action::Return(Answer::True),
-        SendPoll::Closed => {
-            Action::Return(Answer::NilAnd(format!("channel '{}' {closed}", name())))
-        }
-        SendPoll::Wait => park_sending(context, channel, sequence, name),
-    }
-}
-
-/// `luaproc.send` resumed after waiting for message `ctx` to be received.
-unsafe extern "C-unwind" fn send_continued(
-    state: *mut lua_State,
-    _status: c_int,
-    ctx: ffi::lua_KContext,
-) -> c_int {
-    // SAFETY: the running thread; `perform` is the last act.
-    unsafe {
-        let action = match resumed(state) {
-            Some((context, channel, true)) => cannot_send(context, &channel, ctx, Answer::True),
-            Some((context, channel, false)) => {
-                let name = parked_name(context);
-                let closed = "destroyed while waiting for receiver";
-                send_poll(context, &channel, ctx as u64, || name.clone(), closed)
-            }
-            None => lost("luaproc.send"),
-        };
-        perform(state, action, send_continued)
-    }
-}
-
 /// `luaproc.receive(name [, async])`.
-///
-/// # Safety
-/// Called by Lua as a native closure of this module.
-pub(super) unsafe extern "C-unwind" fn receive(state: *mut lua_State) -> c_int {
-    // SAFETY: the running thread; `perform` is the last act.
-    unsafe {
-        let action = start_receive(state);
-        perform(state, action, receive_continued)
-    }
-}
+pub(super) struct Receive;
 
-/// # Safety
-/// As [`receive`].
-unsafe fn start_receive(state: *mut lua_State) -> Action {
-    // SAFETY: reads of the running thread's stack (see the helpers).
-    unsafe {
-        let args = ffi::lua_gettop(state);
-        let fallback = Action::Fallback { args };
-        // The asynchronous form (a true second argument) is the fallback's.
-        if args < 1 || (args >= 2 && ffi::lua_toboolean(state, 2) != 0) {
-            return fallback;
+impl MessageCall for Receive {
+    const NAME: &'static str = "luaproc.receive";
+
+    /// The asynchronous form (a true second argument) is the fallback's.
+    #[inline(always)]
+    unsafe fn accepts(state: *mut lua_State, args: c_int) -> bool {
+        // SAFETY: a read of argument 2, which exists.
+        args == 1 || (args >= 2 && unsafe { ffi::lua_toboolean(state, 2) } == 0)
+    }
+
+    #[inline(always)]
+    unsafe fn start(state: *mut lua_State, _: c_int, context: &ProcessContext) -> Option<Action> {
+        // SAFETY: reads of the running thread's stack (see the helpers).
+        unsafe {
+            let channel = named_channel(state, context)?;
+            receive_poll(context, &channel, || name(state)).or_else(|| refresh(context))
         }
-        let Some(context) = parkable(state) else {
-            return fallback;
-        };
-        let Some(channel) = named_channel(state, context) else {
-            return fallback;
-        };
-        receive_poll(context, &channel, || name(state))
-            .unwrap_or_else(|| refresh(context, fallback))
+    }
+
+    #[inline(always)]
+    fn resume(context: &ProcessContext, channel: &Arc<Channel>, _: ffi::lua_KContext) -> Action {
+        let name = parked_name(context);
+        receive_poll(context, channel, || name.clone()).unwrap_or_else(|| {
+            context.process.leave_channels();
+            Action::Return(Answer::NilAnd(
+                texts::LUAPROC_RECEIVE_DESTROYED.fill(&[&name]),
+            ))
+        })
     }
 }
 
@@ -213,33 +188,8 @@ fn receive_poll(
     receive_or_park(
         context,
         channel,
-        "luaproc.receive",
+        texts::LUAPROC_RECEIVE,
         || Some(name()),
-        |name| format!("luaproc.receive on channel '{}'", name.unwrap_or_default()),
+        |name| texts::named_label(texts::LUAPROC_RECEIVE, name.unwrap_or_default()),
     )
-}
-
-/// `luaproc.receive` resumed after waiting.
-unsafe extern "C-unwind" fn receive_continued(
-    state: *mut lua_State,
-    _status: c_int,
-    _ctx: ffi::lua_KContext,
-) -> c_int {
-    // SAFETY: the running thread; `perform` is the last act.
-    unsafe {
-        let action = match resumed(state) {
-            Some((context, _, true)) => cannot_wait(context),
-            Some((context, channel, false)) => {
-                let name = parked_name(context);
-                receive_poll(context, &channel, || name.clone()).unwrap_or_else(|| {
-                    context.process.leave_channels();
-                    Action::Return(Answer::NilAnd(format!(
-                        "channel '{name}' destroyed while waiting for sender"
-                    )))
-                })
-            }
-            None => lost("luaproc.receive"),
-        };
-        perform(state, action, receive_continued)
-    }
 }

@@ -9,7 +9,7 @@
 //! receiving state: a short one without zero bytes as a C string, which Lua finds in
 //! its cache of API strings without hashing it again.
 
-use super::{Handle, handle_at};
+use super::handles::{Handle, handle_at};
 use crate::intern::HANDLES_KEY;
 use crate::transfer::{Message, MessageString, Value, Values};
 use mlua::ffi::{self, lua_State};
@@ -38,6 +38,7 @@ pub(super) unsafe fn export(state: *mut lua_State, first: c_int, last: c_int) ->
 /// # Safety
 /// `index` is a valid position of the running thread `state`, a process's (whose
 /// handles' user values are guarded, `native`'s invariants).
+#[inline(always)]
 unsafe fn scalar_at(state: *mut lua_State, index: c_int) -> Option<Value> {
     // SAFETY: reads of a valid position, each for the type it was found to have; a
     // string's bytes are copied before anything can collect it; a handle's address

@@ -1,0 +1,183 @@
+//! The steps of a native message call on a channel, shared by every call: start a
+//! send, try a receive, park the caller (noting its wait as the Lua loop does,
+//! `channel/core.rs`'s protocol), and end a wait that cannot go on. Each returns the
+//! [`Action`] the call then performs.
+
+use super::handles::waker;
+use super::perform::{Action, Answer};
+use super::scalar;
+use crate::api::texts;
+use crate::channel::{Channel, ReceivePoll};
+use crate::process::ProcessContext;
+use crate::process::state::NativeWait;
+use crate::transfer::Message;
+use mlua::ffi::{self, lua_State};
+use std::ffi::c_int;
+use std::sync::Arc;
+
+/// How a send began ([`begin_send`]).
+pub(super) enum Began {
+    /// The message is sent: queued, or handed to a waiting receiver.
+    Sent,
+    /// The message is queued as `sequence`, and the caller must wait until it is
+    /// received (its waker is registered).
+    Waits(u64),
+    /// Nothing was done: a value is not a scalar or a handle (the fallback answers).
+    NotScalars,
+    /// Nothing was done: the channel is closed (the fallback answers).
+    Closed,
+}
+
+/// Starts sending the message of scalars at stack positions `2..=args` on `channel`
+/// for the caller, counting it once it is accepted.
+///
+/// # Safety
+/// As [`scalar::export`]; `state` is a process's running thread.
+#[inline(always)]
+pub(super) unsafe fn begin_send(
+    state: *mut lua_State,
+    args: c_int,
+    context: &ProcessContext,
+    channel: &Channel,
+) -> Began {
+    // SAFETY: the caller's contract.
+    let Some(message) = (unsafe { scalar::export(state, 2, args) }) else {
+        return Began::NotScalars;
+    };
+    let Ok(started) = channel.begin_send(message, waker(context)) else {
+        return Began::Closed;
+    };
+    context.runtime.counters.note_sent(context.process.id());
+    if started.sent {
+        Began::Sent
+    } else {
+        Began::Waits(started.sequence)
+    }
+}
+
+/// Parks the caller on `channel` (`what` says how; `name` is its luaproc name, if
+/// any): notes the wait, with its label built by `label` only when the last wait was
+/// not the same, and keeps the channel in the context for the continuation.
+#[inline]
+pub(super) fn park(
+    context: &ProcessContext,
+    what: &'static str,
+    channel: &Arc<Channel>,
+    name: impl FnOnce() -> Option<Arc<str>>,
+    label: impl FnOnce(Option<&str>) -> String,
+    ctx: ffi::lua_KContext,
+) -> Action {
+    {
+        let mut last = context.native_wait.borrow_mut();
+        let wait = match &mut *last {
+            Some(wait) if wait.channel_id == channel.id() && same(wait.what, what) => wait,
+            last => {
+                let name = name();
+                last.insert(NativeWait {
+                    what,
+                    channel_id: channel.id(),
+                    label: label(name.as_deref()).into(),
+                    name,
+                })
+            }
+        };
+        context.process.note_waiting_on(&wait.label);
+    }
+    *context.parked.borrow_mut() = Some(channel.clone());
+    Action::Park { ctx }
+}
+
+/// Whether two waits' kinds are the same: by address first (each is a literal of one
+/// call site), by content otherwise.
+fn same(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
+/// One receive attempt on `channel`: the message taken, or the caller parked (as by
+/// [`park`], noted as receiving, registered to take a message handed to it: the
+/// call ends only by taking one or by leaving); `None` when the channel is closed
+/// and drained.
+#[inline]
+pub(super) fn receive_or_park(
+    context: &ProcessContext,
+    channel: &Arc<Channel>,
+    what: &'static str,
+    name: impl FnOnce() -> Option<Arc<str>>,
+    label: impl FnOnce(Option<&str>) -> String,
+) -> Option<Action> {
+    Some(
+        match channel.poll_receive_direct(context.process.id(), waker(context)) {
+            ReceivePoll::Message(message) => took(context, channel, message),
+            ReceivePoll::Closed => return None,
+            ReceivePoll::Empty => {
+                context.process.note_receiving(channel);
+                park(context, what, channel, name, label, 0)
+            }
+        },
+    )
+}
+
+/// A receive took `message` from `channel` (giving up its registration there): the
+/// process leaves the other channels it waited on, and the message is answered (its
+/// values pushed, or imported by `take_pending`).
+#[inline]
+fn took(context: &ProcessContext, channel: &Channel, message: Message) -> Action {
+    context.process.took_from(channel);
+    context.runtime.counters.note_received(context.process.id());
+    if scalar::fits(&message) {
+        return Action::Return(Answer::Values(message));
+    }
+    *context.pending.borrow_mut() = Some(message);
+    Action::Return(Answer::Pending)
+}
+
+/// The luaproc name of the channel the process parked on (its `native_wait`'s), or
+/// an empty name.
+#[inline]
+pub(super) fn parked_name(context: &ProcessContext) -> Arc<str> {
+    match &*context.native_wait.borrow() {
+        Some(NativeWait {
+            name: Some(name), ..
+        }) => name.clone(),
+        _ => "".into(),
+    }
+}
+
+/// The label of the wait the process parked in (its `native_wait`'s), or `default`.
+pub(super) fn parked_label(context: &ProcessContext, default: &str) -> Arc<str> {
+    match &*context.native_wait.borrow() {
+        Some(wait) => wait.label.clone(),
+        None => default.into(),
+    }
+}
+
+/// The error of a wait resumed with `CANNOT` (the Lua loop's `park`), or with
+/// `CANCEL` (the cancellation's error, `process/cancel.rs`): the process no longer
+/// waits, and leaves the channels it registered on.
+#[cold]
+pub(super) fn cannot_wait(context: &ProcessContext) -> Action {
+    let label = parked_label(context, "a channel");
+    context.process.set_waiting_on(None);
+    context.process.leave_channels();
+    if let Some(message) = crate::process::cancel::pending_message(context) {
+        return Action::Raise(message.to_string());
+    }
+    Action::Raise(texts::CANNOT_REACH_SCHEDULER.fill(&[&label]))
+}
+
+/// [`cannot_wait`] for a send of message `sequence` on `channel`: the message is
+/// taken back (a send that fails delivers nothing), unless the send completed after
+/// all, which then answers `sent`.
+#[cold]
+pub(super) fn cannot_send(
+    context: &ProcessContext,
+    channel: &Channel,
+    sequence: ffi::lua_KContext,
+    sent: Answer,
+) -> Action {
+    if channel.withdraw(sequence as u64) {
+        context.process.set_waiting_on(None);
+        return Action::Return(sent);
+    }
+    cannot_wait(context)
+}
