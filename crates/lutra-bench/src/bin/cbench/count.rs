@@ -223,7 +223,10 @@ pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
     for (op, label, target) in OPERATIONS.iter() {
         let mut cells = vec![(*label).to_owned()];
         cells.extend((0..COLUMNS.len()).map(|column| {
-            cell(column, op).map_or("-".to_owned(), |value| format!("{:.1}", value + 0.0))
+            cell(column, op).map_or("-".to_owned(), |value| {
+                // Rounded first: a differential a hair below zero prints 0.0, not -0.0.
+                format!("{:.1}", (value * 10.0).round() / 10.0 + 0.0)
+            })
         }));
         cells.push(target.map_or(String::new(), |t| format!("≤ {t}")));
         text.push(cells);
