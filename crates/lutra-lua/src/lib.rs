@@ -22,6 +22,7 @@ mod liveness;
 mod module;
 mod options;
 mod paths;
+mod popen;
 pub mod process;
 mod runtime;
 pub mod shared;

@@ -138,6 +138,7 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     // grows.
     lua.gc_stop();
     lua.load_std_libs(StdLib::ALL)?;
+    crate::popen::install(&lua)?;
     runtime.options.package_paths.install(&lua)?;
     bind(&lua, runtime, process);
     crate::api::install(&lua)?;

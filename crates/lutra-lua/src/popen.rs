@@ -1,0 +1,204 @@
+//! `io.popen` in a process's state: lua5.4's, except for the flush before the command.
+//!
+//! lua5.4 flushes every C stream before it starts the command (`fflush(NULL)`), so
+//! that what the program wrote comes before what the command writes. The C library
+//! does that while holding its list of streams, waiting for each stream's lock in
+//! turn. In one thread that never waits; with many processes in one OS process it
+//! does: a stream another process is blocked reading (the pipe of its own
+//! `io.popen`, a terminal, a FIFO) stays locked for as long as its read blocks, so an
+//! `io.popen` in any other process would wait for that read, and every `io.open` and
+//! `file:close` of every process behind it (they need the list too).
+//!
+//! Here the flush waits for no other process: it flushes each stream with pending
+//! output whose lock it can take at once, while holding the list (a locked stream is
+//! in use by another thread at that moment; its owner's output is not ordered
+//! against this process's command anyway), then standard output and standard error,
+//! outside the list, waiting for their locks as lua5.4 does. The rest is lua5.4's
+//! `io.popen`: the same modes, the same file handle (a `luaL_Stream` with the
+//! `FILE*` metatable), the same results from `popen` and `pclose`.
+//!
+//! # Invariants
+//! - The list of streams is held only around non-blocking lock attempts and the
+//!   flushes of the streams so locked (the C library's own order, list then stream);
+//!   no stream lock is waited for while holding it.
+//! - A pipe's handle says it is closed (`closef` null) until `popen` has answered, as
+//!   lua5.4's does: a failed `popen` leaves a handle that the collector closes as a
+//!   closed file.
+
+use mlua::Lua;
+use mlua::ffi::{self, lua_State};
+use std::ffi::{c_char, c_int, c_void};
+
+/// lauxlib.h's `luaL_Stream`: the userdata behind every Lua file handle.
+#[repr(C)]
+struct LuaStream {
+    file: *mut libc::FILE,
+    /// Closes `file`; null once closed (or while opening).
+    close: Option<ffi::lua_CFunction>,
+}
+
+/// lauxlib.h's `LUA_FILEHANDLE`: the registry name of the file handles' metatable.
+const FILE_HANDLE: &std::ffi::CStr = c"FILE*";
+
+/// Replaces `io.popen` in `lua` (a process's state, its standard libraries open).
+pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
+    let io: mlua::Table = lua.globals().get("io")?;
+    // SAFETY: `open_pipe` follows the Lua C API's rules for a C function (module
+    // header); it raises errors only through `luaL_argerror`/`luaL_checklstring`,
+    // with no Rust value alive that needs dropping.
+    let popen = unsafe { lua.create_c_function(open_pipe)? };
+    io.set("popen", popen)
+}
+
+/// `io.popen(prog [, mode])`: lua5.4's (`liolib.c`), flushing as the module header says.
+unsafe extern "C-unwind" fn open_pipe(state: *mut lua_State) -> c_int {
+    // SAFETY: a C function called by Lua with its arguments on `state`'s stack; the
+    // strings Lua returns stay valid while their values are on the stack (they are,
+    // at positions 1 and 2, until the function returns).
+    unsafe {
+        let command = ffi::luaL_checklstring(state, 1, std::ptr::null_mut());
+        let mode = ffi::luaL_optlstring(state, 2, c"r".as_ptr(), std::ptr::null_mut());
+        if !valid_mode(mode) {
+            return ffi::luaL_argerror(state, 2, c"invalid mode".as_ptr());
+        }
+        let stream = ffi::lua_newuserdatauv(state, size_of::<LuaStream>(), 0).cast::<LuaStream>();
+        stream.write(LuaStream {
+            file: std::ptr::null_mut(),
+            close: None,
+        });
+        ffi::luaL_setmetatable(state, FILE_HANDLE.as_ptr());
+        flush_output_streams();
+        let file = libc::popen(command, mode);
+        (*stream).file = file;
+        (*stream).close = Some(close_pipe);
+        if file.is_null() {
+            return ffi::luaL_fileresult(state, 0, command);
+        }
+        1
+    }
+}
+
+/// Whether `mode` is `"r"` or `"w"` (lua5.4's `l_checkmodep`).
+///
+/// # Safety
+/// `mode` is a NUL-terminated string.
+unsafe fn valid_mode(mode: *const c_char) -> bool {
+    // SAFETY: the caller's.
+    let mode = unsafe { std::ffi::CStr::from_ptr(mode) }.to_bytes();
+    mode == b"r" || mode == b"w"
+}
+
+/// The pipe's `close` (its handle's `closef`): waits for the command and answers as
+/// `os.execute` does (lua5.4's `io_pclose`).
+unsafe extern "C-unwind" fn close_pipe(state: *mut lua_State) -> c_int {
+    // SAFETY: called by the io library's close with the handle at position 1, which
+    // it has checked to be a file handle (so a `LuaStream`) whose `closef` this is.
+    unsafe {
+        let stream = ffi::luaL_checkudata(state, 1, FILE_HANDLE.as_ptr()).cast::<LuaStream>();
+        *libc::__errno_location() = 0;
+        ffi::luaL_execresult(state, libc::pclose((*stream).file))
+    }
+}
+
+/// Flushes the pending output of every C stream that no other thread is using, then
+/// standard output and standard error (module header).
+fn flush_output_streams() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    glibc::flush_unused_streams();
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    // SAFETY: `fflush(NULL)` has no preconditions (this is lua5.4's own flush).
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+    }
+    // SAFETY: the C library's standard streams, which Lua never closes (its handles
+    // for them close nothing); `fflush` takes each stream's lock.
+    unsafe {
+        libc::fflush(standard::output());
+        libc::fflush(standard::error());
+    }
+}
+
+/// The C library's standard output and error streams.
+mod standard {
+    unsafe extern "C" {
+        static mut stdout: *mut libc::FILE;
+        static mut stderr: *mut libc::FILE;
+    }
+
+    /// `stdout`.
+    pub(super) fn output() -> *mut libc::FILE {
+        // SAFETY: a read of the C library's variable, which only `freopen`-like code
+        // at start-up would change.
+        unsafe { std::ptr::addr_of!(stdout).read() }
+    }
+
+    /// `stderr`.
+    pub(super) fn error() -> *mut libc::FILE {
+        // SAFETY: as `output`'s.
+        unsafe { std::ptr::addr_of!(stderr).read() }
+    }
+}
+
+/// The walk over glibc's list of streams (`_IO_list_all`, linked through `_chain`,
+/// guarded by `_IO_list_lock`: all exported by glibc since 2.2.5, as libio's ABI).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod glibc {
+    use super::c_void;
+    use std::ffi::{c_char, c_int};
+
+    /// The head of glibc's `struct _IO_FILE` (`<bits/types/struct_FILE.h>`), up to
+    /// the link to the next stream: a layout fixed by glibc's ABI (the `getc_unlocked`
+    /// macros read these fields from programs' code).
+    #[repr(C)]
+    struct FileHead {
+        flags: c_int,
+        read_ptr: *mut c_char,
+        read_end: *mut c_char,
+        read_base: *mut c_char,
+        write_base: *mut c_char,
+        write_ptr: *mut c_char,
+        write_end: *mut c_char,
+        buf_base: *mut c_char,
+        buf_end: *mut c_char,
+        save_base: *mut c_char,
+        backup_base: *mut c_char,
+        save_end: *mut c_char,
+        markers: *mut c_void,
+        chain: *mut FileHead,
+    }
+
+    #[cfg(target_pointer_width = "64")]
+    const _: () = assert!(std::mem::offset_of!(FileHead, chain) == 104);
+
+    unsafe extern "C" {
+        static mut _IO_list_all: *mut FileHead;
+        fn _IO_list_lock();
+        fn _IO_list_unlock();
+        fn ftrylockfile(file: *mut libc::FILE) -> c_int;
+        fn funlockfile(file: *mut libc::FILE);
+        fn fflush_unlocked(file: *mut libc::FILE) -> c_int;
+    }
+
+    /// Flushes every stream with pending output whose lock is free (module header).
+    pub(super) fn flush_unused_streams() {
+        // SAFETY: the list is walked under its lock, so no stream in it is unlinked
+        // (closed) meanwhile; a stream's buffer pointers are read and flushed only
+        // with the stream's own lock held (taken without waiting), as glibc's
+        // `_IO_flush_all` reads them.
+        unsafe {
+            _IO_list_lock();
+            let mut stream = std::ptr::addr_of!(_IO_list_all).read();
+            while !stream.is_null() {
+                let file = stream.cast::<libc::FILE>();
+                if ftrylockfile(file) == 0 {
+                    if (*stream).write_ptr > (*stream).write_base {
+                        fflush_unlocked(file);
+                    }
+                    funlockfile(file);
+                }
+                stream = (*stream).chain;
+            }
+            _IO_list_unlock();
+        }
+    }
+}
