@@ -27,9 +27,13 @@
 use lutra_sched::{Carrier, Observed};
 use std::time::{Duration, Instant};
 
-/// The shortest block handed off: a fifth of a slice, at least 1 ms.
+/// The shortest block handed off: a tenth of a slice, at least 0.5 ms. A shorter
+/// one would make spurious hand-offs of calls that sleep briefly (a disk read); a
+/// longer one leaves the worker's other processes waiting that long for each call
+/// that blocks (a process that starts a command with `io.popen` and reads its pipe
+/// blocks once or twice).
 pub(crate) fn threshold(slice: Duration) -> Duration {
-    (slice / 5).max(Duration::from_millis(1))
+    (slice / 10).max(Duration::from_micros(500))
 }
 
 /// What the ticker needs to look at one worker thread: its carrier, CPU clock and
@@ -165,18 +169,18 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn the_threshold_is_a_fifth_of_a_slice_and_at_least_a_millisecond() {
+    fn the_threshold_is_a_tenth_of_a_slice_and_at_least_half_a_millisecond() {
         assert_eq!(
             threshold(Duration::from_millis(5)),
-            Duration::from_millis(1)
+            Duration::from_micros(500)
         );
         assert_eq!(
             threshold(Duration::from_millis(50)),
-            Duration::from_millis(10)
+            Duration::from_millis(5)
         );
         assert_eq!(
             threshold(Duration::from_millis(1)),
-            Duration::from_millis(1)
+            Duration::from_micros(500)
         );
     }
 }

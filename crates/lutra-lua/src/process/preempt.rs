@@ -40,9 +40,11 @@
 //!    (`lutra_sched::Carrier::retake`), and the ticker signals the blocked thread
 //!    (steps 2, 3) so that its process yields at the first instruction after the
 //!    call, ending the slice on that thread, which then parks in the scheduler's
-//!    pool. The ticker looks for blocked workers at every tick, and also every
+//!    pool. The ticker looks for blocked workers at every tick, and also every half
 //!    threshold, between ticks, for two slices after a look that found one blocked
-//!    or about to be.
+//!    or about to be: a call that blocks then is handed off between one and one and a
+//!    half thresholds after it blocked. (A look at a computing worker reads its CPU
+//!    clock only; the kernel's view of the thread is read for an idle one.)
 //!
 //! # Invariants
 //! - `running` is null outside a slice; within one it names a live Lua thread: the
@@ -322,7 +324,7 @@ impl Inner {
     /// retake the seat of each one blocked in a call (`blocked.rs`), then signals it
     /// so that its process stops at the first instruction after the call. True if a
     /// seat was retaken (the next worker's process may block too) or a thread may be
-    /// blocking: the ticker then looks again within `threshold`.
+    /// blocking: the ticker then looks again within half `threshold`.
     fn hand_off_blocked(&self, now: Instant, threshold: Duration) -> bool {
         let slots: Vec<Arc<Slot>> = lock(&self.slots).clone();
         let mut watching = false;
@@ -349,13 +351,13 @@ impl Inner {
     }
 
     /// Waits for the next tick: one slice length after `last` (half of one when
-    /// hurried, step 5), or sooner, every `threshold` until `quick_until`, for a look
+    /// hurried, step 5), or sooner, every half `threshold` until `quick_until`, for a look
     /// at blocked workers only (step 6); `None` if the runtime stops first.
     fn wait_tick(&self, last: Instant, quick_until: Instant, threshold: Duration) -> Option<Wake> {
         let deadline = last + self.slice;
         let early = last + self.slice / 2;
         let start = Instant::now();
-        let quick = (start < quick_until).then(|| start + threshold);
+        let quick = (start < quick_until).then(|| start + threshold / 2);
         let mut guard = lock(&self.lock);
         loop {
             // ORDERING: under `lock`: pairs with the store in `Preemptor`'s drop, made
