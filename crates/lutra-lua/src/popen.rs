@@ -22,8 +22,8 @@
 //!   flushes of the streams so locked (the C library's own order, list then stream);
 //!   no stream lock is waited for while holding it.
 //! - A pipe's handle says it is closed (`closef` null) until `popen` has answered, as
-//!   lua5.4's does: a failed `popen` leaves a handle that the collector closes as a
-//!   closed file.
+//!   lua5.4's does; a failed `popen` leaves a handle with no stream, which the
+//!   collector skips.
 
 use mlua::Lua;
 use mlua::ffi::{self, lua_State};
