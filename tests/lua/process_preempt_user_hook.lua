@@ -5,9 +5,11 @@
 -- times (on one worker, the counter process runs only when main is preempted),
 -- noting how often its own hook fired by each preemption: a count hook, then a line
 -- hook (apart: Lua drops a count event that falls inside the line hook's function).
-local s = lutra.shared { preempted = 0 }
+-- The counter runs until main is done: main may be preempted before, between and
+-- after its two loops, each time letting it count once more.
+local s = lutra.shared { preempted = 0, done = false }
 lutra.spawn(function(s)
-  while s.preempted < 10 do
+  while not s.done do
     s.preempted = s.preempted + 1
     lutra.yield()
   end
@@ -31,4 +33,5 @@ end
 
 assert(fired_across_preemptions("", 100))
 assert(fired_across_preemptions("l"))
+s.done = true
 print("ok")

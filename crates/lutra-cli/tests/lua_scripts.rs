@@ -8,9 +8,22 @@
 //! - `-- lutra-env: NAME=VALUE` — an environment variable set for `lutra` (repeatable).
 //!
 //! Scripts use `assert`; a failed assertion is an uncaught error (exit 1).
+//!
+//! A script that has not ended after [`DEADLINE`] is killed and reported by name with
+//! the output it printed, so a hang fails this test instead of stalling the run.
 
+use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+/// How long one script may run. The slowest script takes a few seconds on a quiet
+/// machine and about ten times that on a loaded one; a script still running after this
+/// is hung.
+const DEADLINE: Duration = Duration::from_secs(180);
 
 struct Expectations {
     exit: i32,
@@ -63,18 +76,21 @@ fn scripts() -> Vec<PathBuf> {
 fn run(script: &Path) -> Result<(), String> {
     let source = std::fs::read_to_string(script).map_err(|e| e.to_string())?;
     let expected = expectations(&source);
-    let output = Command::new(env!("CARGO_BIN_EXE_lutra"))
-        .args(&expected.args)
-        .envs(expected.env.iter().map(|(name, value)| (name, value)))
-        .arg(script.file_name().expect("a script has a file name"))
-        .current_dir(script.parent().expect("scripts live in a directory"))
-        .output()
-        .map_err(|e| format!("cannot start lutra: {e}"))?;
+    let output = run_with_deadline(
+        Command::new(env!("CARGO_BIN_EXE_lutra"))
+            .args(&expected.args)
+            .envs(expected.env.iter().map(|(name, value)| (name, value)))
+            .arg(script.file_name().expect("a script has a file name"))
+            .current_dir(script.parent().expect("scripts live in a directory")),
+    )
+    .map_err(|e| format!("{}: cannot run lutra: {e}", script.display()))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let status = output.status.code().unwrap_or(-1);
+    let status = output.status.and_then(|status| status.code()).unwrap_or(-1);
     let mut problems = Vec::new();
-    if status != expected.exit {
+    if output.status.is_none() {
+        problems.push(format!("still running after {DEADLINE:?}: killed"));
+    } else if status != expected.exit {
         problems.push(format!("exit status {status}, expected {}", expected.exit));
     }
     for text in &expected.stderr {
@@ -96,6 +112,49 @@ fn run(script: &Path) -> Result<(), String> {
             problems.join("; ")
         ))
     }
+}
+
+/// What a script printed and how it ended (`None`: killed at the deadline).
+struct Outcome {
+    status: Option<std::process::ExitStatus>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Runs `command` to its end or to [`DEADLINE`], whichever comes first, collecting
+/// its output on two threads (a full pipe would otherwise stop the child). The child
+/// leads its own process group, so a kill reaches what it started.
+fn run_with_deadline(command: &mut Command) -> std::io::Result<Outcome> {
+    let mut child = command
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let collect = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            // A read error ends the collection; what was read is kept.
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = collect(Box::new(child.stdout.take().expect("stdout is piped")));
+    let stderr = collect(Box::new(child.stderr.take().expect("stderr is piped")));
+    let status = child.wait_timeout(DEADLINE)?;
+    if status.is_none() {
+        // The whole group: children the script started would hold the pipes open.
+        Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .status()?;
+        child.wait()?;
+    }
+    let outcome = Outcome {
+        status,
+        stdout: stdout.join().expect("the stdout collector does not panic"),
+        stderr: stderr.join().expect("the stderr collector does not panic"),
+    };
+    Ok(outcome)
 }
 
 #[test]
