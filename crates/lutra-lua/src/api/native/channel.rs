@@ -2,11 +2,11 @@
 //! fallbacks are `Channel.send` and `Channel.receive` of `prelude.lua`.
 
 use super::call::MessageCall;
-use super::handles::{channel_borrowed, waker};
+use super::handles::channel_borrowed;
 use super::perform::{Action, Answer};
-use super::wait::{Began, begin_send, cannot_send, park, receive_or_park};
+use super::wait::{cannot_send, park, receive_or_park, resume_send, start_send};
 use crate::api::texts;
-use crate::channel::{Channel, SendPoll};
+use crate::channel::Channel;
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
@@ -29,25 +29,28 @@ impl MessageCall for Send {
         // ends, and only clones of it outlive this function (`park`).
         unsafe {
             let channel = channel_borrowed(state, 1)?;
-            Some(match begin_send(state, args, context, &channel) {
-                Began::NotScalars | Began::Closed => return None,
-                Began::Sent => Action::Return(Answer::Nothing),
-                Began::Waits(sequence) => park_sending(context, &channel, sequence),
-            })
+            let park = |sequence| park_sending(context, &channel, sequence);
+            start_send(
+                state,
+                args,
+                context,
+                &channel,
+                Answer::Nothing,
+                || None,
+                park,
+            )
         }
     }
 
     /// Polls the send of message `ctx` (registering the caller if it must wait).
     #[inline(always)]
     fn resume(context: &ProcessContext, channel: &Arc<Channel>, ctx: ffi::lua_KContext) -> Action {
-        let sequence = ctx as u64;
-        match channel.poll_send_with(sequence, waker(context)) {
-            SendPoll::Sent => Action::Return(Answer::Nothing),
-            SendPoll::Closed => Action::Raise(
-                texts::CLOSED_BEFORE_RECEIVED.fill(&[&texts::channel_name(channel.id())]),
-            ),
-            SendPoll::Wait => park_sending(context, channel, sequence),
-        }
+        let closed = || {
+            let name = texts::channel_name(channel.id());
+            Action::Raise(texts::CLOSED_BEFORE_RECEIVED.fill(&[&name]))
+        };
+        let park = |sequence| park_sending(context, channel, sequence);
+        resume_send(context, channel, ctx, Answer::Nothing, closed, park)
     }
 
     fn interrupted(

@@ -8,11 +8,11 @@
 
 use super::NAMED;
 use super::call::MessageCall;
-use super::handles::{channel_at, waker};
+use super::handles::channel_at;
 use super::perform::{Action, Answer};
-use super::wait::{Began, begin_send, cannot_send, park, parked_name, receive_or_park};
+use super::wait::{cannot_send, park, parked_name, receive_or_park, resume_send, start_send};
 use crate::api::texts;
-use crate::channel::{Channel, SendPoll};
+use crate::channel::Channel;
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
@@ -94,12 +94,9 @@ impl MessageCall for Send {
         // SAFETY: reads of the running thread's stack (see the helpers).
         unsafe {
             let channel = named_channel(state, context)?;
-            Some(match begin_send(state, args, context, &channel) {
-                Began::NotScalars => return None,
-                Began::Closed => return refresh(context),
-                Began::Sent => Action::Return(Answer::True),
-                Began::Waits(sequence) => park_sending(context, &channel, sequence, || name(state)),
-            })
+            let closed = || refresh(context);
+            let park = |sequence| park_sending(context, &channel, sequence, || name(state));
+            start_send(state, args, context, &channel, Answer::True, closed, park)
         }
     }
 
@@ -107,15 +104,16 @@ impl MessageCall for Send {
     /// `nil, "channel 'name' destroyed while waiting for receiver"`.
     #[inline(always)]
     fn resume(context: &ProcessContext, channel: &Arc<Channel>, ctx: ffi::lua_KContext) -> Action {
-        let name = parked_name(context);
-        let sequence = ctx as u64;
-        match channel.poll_send_with(sequence, waker(context)) {
-            SendPoll::Sent => Action::Return(Answer::True),
-            SendPoll::Closed => {
-                Action::Return(Answer::NilAnd(texts::LUAPROC_SEND_DESTROYED.fill(&[&name])))
-            }
-            SendPoll::Wait => park_sending(context, channel, sequence, || name),
-        }
+        let closed = || {
+            let name = parked_name(context);
+            Action::Return(Answer::NilAnd(texts::LUAPROC_SEND_DESTROYED.fill(&[&name])))
+        };
+        let park = |sequence| {
+            // Read before parking: `park` holds the wait it notes while it names it.
+            let name = parked_name(context);
+            park_sending(context, channel, sequence, || name)
+        };
+        resume_send(context, channel, ctx, Answer::True, closed, park)
     }
 
     fn interrupted(

@@ -4,11 +4,11 @@
 //! `lutra.receive` of `prelude.lua` (which also serves a receive with a timeout).
 
 use super::call::MessageCall;
-use super::handles::{process_borrowed, waker};
+use super::handles::process_borrowed;
 use super::perform::{Action, Answer};
-use super::wait::{Began, begin_send, cannot_send, park, parked_label, receive_or_park};
+use super::wait::{cannot_send, park, parked_label, receive_or_park, resume_send, start_send};
 use crate::api::texts;
-use crate::channel::{Channel, SendPoll};
+use crate::channel::Channel;
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
@@ -32,17 +32,23 @@ impl MessageCall for Send {
         unsafe {
             let process = process_borrowed(state, 1)?;
             // A finished process's mailbox is closed: the fallback raises the error.
-            Some(match begin_send(state, args, context, process.mailbox()) {
-                Began::NotScalars | Began::Closed => return None,
-                Began::Sent => Action::Return(Answer::Nothing),
-                Began::Waits(sequence) => {
-                    let label = || {
-                        let name = texts::process_name(process.id(), process.origin());
-                        texts::label(texts::SEND_TO, name)
-                    };
-                    park_sending(context, process.mailbox(), sequence, label)
-                }
-            })
+            let park = |sequence| {
+                let label = || {
+                    let name = texts::process_name(process.id(), process.origin());
+                    texts::label(texts::SEND_TO, name)
+                };
+                park_sending(context, process.mailbox(), sequence, label)
+            };
+            let mailbox = process.mailbox();
+            start_send(
+                state,
+                args,
+                context,
+                mailbox,
+                Answer::Nothing,
+                || None,
+                park,
+            )
         }
     }
 
@@ -50,17 +56,15 @@ impl MessageCall for Send {
     /// it must wait).
     #[inline(always)]
     fn resume(context: &ProcessContext, mailbox: &Arc<Channel>, ctx: ffi::lua_KContext) -> Action {
-        match mailbox.poll_send_with(ctx as u64, waker(context)) {
-            SendPoll::Sent => Action::Return(Answer::Nothing),
-            SendPoll::Closed => {
-                let label = parked_label(context, SENDING);
-                Action::Raise(texts::PROCESS_FINISHED.fill(&[&label]))
-            }
-            SendPoll::Wait => {
-                let label = parked_label(context, SENDING);
-                park_sending(context, mailbox, ctx as u64, || label.to_string())
-            }
-        }
+        let closed = || {
+            let label = parked_label(context, SENDING);
+            Action::Raise(texts::PROCESS_FINISHED.fill(&[&label]))
+        };
+        let park = |sequence| {
+            let label = parked_label(context, SENDING);
+            park_sending(context, mailbox, sequence, || label.to_string())
+        };
+        resume_send(context, mailbox, ctx, Answer::Nothing, closed, park)
     }
 
     fn interrupted(

@@ -1,5 +1,5 @@
-//! The steps of a native message call on a channel, shared by every call: start a
-//! send, try a receive, park the caller (noting its wait as the Lua loop does,
+//! The steps of a native message call on a channel, shared by every call: start and
+//! resume a send, try a receive, park the caller (noting its wait as the Lua loop does,
 //! `channel/core.rs`'s protocol), and end a wait that cannot go on. Each returns the
 //! [`Action`] the call then performs.
 
@@ -7,7 +7,7 @@ use super::handles::waker;
 use super::perform::{Action, Answer};
 use super::scalar;
 use crate::api::texts;
-use crate::channel::{Channel, ReceivePoll};
+use crate::channel::{Channel, ReceivePoll, SendPoll};
 use crate::process::ProcessContext;
 use crate::process::state::NativeWait;
 use crate::transfer::Message;
@@ -15,43 +15,55 @@ use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
 use std::sync::Arc;
 
-/// How a send began ([`begin_send`]).
-pub(super) enum Began {
-    /// The message is sent: queued, or handed to a waiting receiver.
-    Sent,
-    /// The message is queued as `sequence`, and the caller must wait until it is
-    /// received (its waker is registered).
-    Waits(u64),
-    /// Nothing was done: a value is not a scalar or a handle (the fallback answers).
-    NotScalars,
-    /// Nothing was done: the channel is closed (the fallback answers).
-    Closed,
-}
-
-/// Starts sending the message of scalars at stack positions `2..=args` on `channel`
-/// for the caller, counting it once it is accepted.
+/// A send's first attempt: the message of scalars at stack positions `2..=args`
+/// offered on `channel` for the caller (counted once accepted). The call answers
+/// `sent` once the message is queued or handed to a waiting receiver; it is parked by
+/// `park_sending(sequence)` (its waker registered) while the message waits to be
+/// received; a closed channel answers `closed()`. `None`, having done nothing, when a
+/// value is not a scalar or a handle (the fallback answers).
 ///
 /// # Safety
 /// As [`scalar::export`]; `state` is a process's running thread.
 #[inline(always)]
-pub(super) unsafe fn begin_send(
+pub(super) unsafe fn start_send(
     state: *mut lua_State,
     args: c_int,
     context: &ProcessContext,
     channel: &Channel,
-) -> Began {
+    sent: Answer,
+    closed: impl FnOnce() -> Option<Action>,
+    park_sending: impl FnOnce(u64) -> Action,
+) -> Option<Action> {
     // SAFETY: the caller's contract.
-    let Some(message) = (unsafe { scalar::export(state, 2, args) }) else {
-        return Began::NotScalars;
-    };
+    let message = unsafe { scalar::export(state, 2, args) }?;
     let Ok(started) = channel.begin_send(message, waker(context)) else {
-        return Began::Closed;
+        return closed();
     };
     context.runtime.counters.note_sent(context.process.id());
-    if started.sent {
-        Began::Sent
+    Some(if started.sent {
+        Action::Return(sent)
     } else {
-        Began::Waits(started.sequence)
+        park_sending(started.sequence)
+    })
+}
+
+/// A send's next attempt once its process was woken: message `ctx` was received
+/// (the call answers `sent`), still waits (parked again by `park_sending(sequence)`),
+/// or its channel was closed first (`closed()`).
+#[inline(always)]
+pub(super) fn resume_send(
+    context: &ProcessContext,
+    channel: &Channel,
+    ctx: ffi::lua_KContext,
+    sent: Answer,
+    closed: impl FnOnce() -> Action,
+    park_sending: impl FnOnce(u64) -> Action,
+) -> Action {
+    let sequence = ctx as u64;
+    match channel.poll_send_with(sequence, waker(context)) {
+        SendPoll::Sent => Action::Return(sent),
+        SendPoll::Closed => closed(),
+        SendPoll::Wait => park_sending(sequence),
     }
 }
 
