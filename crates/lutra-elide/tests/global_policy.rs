@@ -250,8 +250,13 @@ fn a_lock_that_stays_busy_is_taken() {
             });
             release.store(true, Ordering::Release);
         });
-        let mut me = gil.register().unwrap();
-        me.run(SITE, |_| Ok(()));
+        // The section runs on a thread of its own: the scope's owner is unparked
+        // when a scoped thread ends (the holder's, here), which would stand in for
+        // the release's wake-up that this test is about.
+        scope.spawn(|| {
+            let mut me = gil.register().unwrap();
+            me.run(SITE, |_| Ok(()));
+        });
     });
     check(
         &gil.stats().by_site[&SITE],
