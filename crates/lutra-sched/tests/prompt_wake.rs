@@ -1,6 +1,9 @@
 //! A task woken from outside the workers (a timer's thread, a host) runs within a
-//! few slice ends of its wake-up, whatever the tasks already running do: two tasks
-//! that only yield keep the one worker busy, and every slice of theirs is counted.
+//! few slice ends of its wake-up, whatever the tasks already running do: they keep
+//! the one worker busy, and every slice of theirs is counted. The busy tasks either
+//! yield (each slice ends in a yield) or form two chains of tasks that each spawn
+//! their successor and finish (each slice ends in a finish, and the worker picks
+//! its next task from its queue): the two ways a worker looks for its next task.
 //! The bound is in slices, not in time (see `worker.rs`, prompt wake-ups).
 //!
 //! # Protocol (one round)
@@ -17,7 +20,7 @@ mod common;
 use lutra_sched::sync_mode::SyncMode;
 use lutra_sched::{Runtime, current_waker, park, yield_now};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::task::Waker;
 use std::time::Duration;
@@ -34,42 +37,110 @@ const BOUND: u64 = 3;
 /// parked (on one worker they run only once its slice has ended).
 const BEFORE_WAKE: u64 = 200;
 
+/// What keeps the worker busy.
+#[derive(Clone, Copy, Debug)]
+enum Busy {
+    /// Two tasks that count a slice and yield, again and again.
+    Yielding,
+    /// Two chains of tasks, each counting a slice, spawning its successor and
+    /// finishing.
+    Chained,
+}
+
 #[test]
 fn a_task_woken_from_outside_runs_within_a_few_slices_of_its_wake_up() {
     for mode in SyncMode::ALL {
-        let late = common::within(Duration::from_secs(120), "the wake-ups", move || {
-            slices_to_run(mode)
-        });
-        assert!(
-            late.iter().all(|&slices| slices <= BOUND),
-            "{mode}: slice ends between each wake-up and the woken task's run: {late:?} \
-             (at most {BOUND} each)"
-        );
+        for busy in [Busy::Yielding, Busy::Chained] {
+            let late = common::within(Duration::from_secs(120), "the wake-ups", move || {
+                slices_to_run(mode, busy)
+            });
+            assert!(
+                late.iter().all(|&slices| slices <= BOUND),
+                "{mode}, {busy:?}: slice ends between each wake-up and the woken task's \
+                 run: {late:?} (at most {BOUND} each)"
+            );
+        }
+    }
+}
+
+/// The counters the busy tasks share with the test.
+#[derive(Clone)]
+struct Counters {
+    slices: Arc<AtomicU64>,
+    /// The busy tasks stop (a chain's last task finishes without a successor).
+    stop: Arc<AtomicBool>,
+    /// The busy tasks go on without counting (protocol, step 2).
+    hold: Arc<AtomicBool>,
+    /// Chains not yet stopped.
+    chains: Arc<AtomicUsize>,
+}
+
+impl Counters {
+    fn count(&self) {
+        if !self.hold.load(Ordering::SeqCst) {
+            self.slices.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// One task of a chain: counts its slice and spawns the next, until the stop.
+fn chain_link(counters: Counters) {
+    if counters.stop.load(Ordering::SeqCst) {
+        counters.chains.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    counters.count();
+    // The successor runs detached: the chain's end is counted in `chains`.
+    drop(lutra_sched::spawn(move || chain_link(counters)));
+}
+
+/// Starts the busy tasks; the returned function waits for them once `stop` is set.
+fn start_busy(runtime: &Runtime, busy: Busy, counters: &Counters) -> Box<dyn FnOnce()> {
+    match busy {
+        Busy::Yielding => {
+            let tasks: Vec<_> = (0..2)
+                .map(|_| {
+                    let counters = counters.clone();
+                    runtime.spawn(move || {
+                        while !counters.stop.load(Ordering::SeqCst) {
+                            counters.count();
+                            yield_now();
+                        }
+                    })
+                })
+                .collect();
+            Box::new(move || tasks.into_iter().for_each(|task| task.join().unwrap()))
+        }
+        Busy::Chained => {
+            counters.chains.store(2, Ordering::SeqCst);
+            for _ in 0..2 {
+                let counters = counters.clone();
+                drop(runtime.spawn(move || chain_link(counters)));
+            }
+            let chains = counters.chains.clone();
+            Box::new(move || {
+                while chains.load(Ordering::SeqCst) > 0 {
+                    std::thread::yield_now();
+                }
+            })
+        }
     }
 }
 
 /// For each round, the slice ends of the yielding tasks between the wake-up and
 /// the woken task's run.
-fn slices_to_run(mode: SyncMode) -> Vec<u64> {
+fn slices_to_run(mode: SyncMode, busy: Busy) -> Vec<u64> {
     let runtime = Runtime::builder().workers(1).sync(mode).build();
-    let slices = Arc::new(AtomicU64::new(0));
-    let (stop, hold) = (
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicBool::new(false)),
-    );
-    let spinners: Vec<_> = (0..2)
-        .map(|_| {
-            let (slices, stop, hold) = (slices.clone(), stop.clone(), hold.clone());
-            runtime.spawn(move || {
-                while !stop.load(Ordering::SeqCst) {
-                    if !hold.load(Ordering::SeqCst) {
-                        slices.fetch_add(1, Ordering::SeqCst);
-                    }
-                    yield_now();
-                }
-            })
-        })
-        .collect();
+    let counters = Counters {
+        slices: Arc::new(AtomicU64::new(0)),
+        stop: Arc::new(AtomicBool::new(false)),
+        hold: Arc::new(AtomicBool::new(false)),
+        chains: Arc::new(AtomicUsize::new(0)),
+    };
+    let Counters {
+        slices, stop, hold, ..
+    } = counters.clone();
+    let finish_busy = start_busy(&runtime, busy, &counters);
     let (wakers, waker) = mpsc::channel::<(Waker, Arc<AtomicBool>)>();
     let (ran, ran_at) = mpsc::channel::<u64>();
     let sleeper = {
@@ -101,6 +172,6 @@ fn slices_to_run(mode: SyncMode) -> Vec<u64> {
     }
     sleeper.join().unwrap();
     stop.store(true, Ordering::SeqCst);
-    spinners.into_iter().for_each(|task| task.join().unwrap());
+    finish_busy();
     late
 }
