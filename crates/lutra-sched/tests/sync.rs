@@ -1,7 +1,7 @@
 //! The synchronisation toolkit and the runtime's transactional mode.
 //!
 //! - `SyncCell`: concurrent updates from threads and tasks lose nothing; `wait_until`
-//!   wakes on the update that makes its condition true; closures re-run in
+//!   sleeps until, and wakes on, the update that makes its condition true; closures re-run in
 //!   transactions are harmless; nesting is refused with a clear message.
 //! - `SyncQueue`: producers and consumers (blocking and non-blocking) pass every item
 //!   exactly once; a property test against `VecDeque`.
@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 mod common;
-use common::{current_tid, wait_until_asleep, within};
+use common::{current_tid, voluntary_switches, wait_until_asleep, within};
 
 #[test]
 fn sync_cell_updates_from_threads_and_tasks_lose_nothing() {
@@ -100,6 +100,7 @@ fn sync_cell_wait_until_wakes_on_the_update_that_makes_it_true() {
             for (wanted, waiter) in (1..=3u32).zip(waiters) {
                 let tids: Vec<i32> = waiting.iter().map(|&(_, tid)| tid).collect();
                 wait_until_asleep(&tids);
+                assert_sleep_until_woken(&tids, mode);
                 stage.update(|n| *n += 1);
                 assert_eq!(waiter.join().unwrap(), wanted, "{mode}");
                 waiting.retain(|&(of, _)| of != wanted);
@@ -112,6 +113,20 @@ fn sync_cell_wait_until_wakes_on_the_update_that_makes_it_true() {
             }
         });
     }
+}
+
+/// Checks that the waiters `tids`, asleep, stay asleep until an update wakes them:
+/// over an observation window (not an ordering: nothing happens in it), none of them
+/// wakes up. A waiter that re-checked its condition on a timer, instead of waiting
+/// for the update's wake-up, would wake every few milliseconds.
+fn assert_sleep_until_woken(tids: &[i32], mode: SyncMode) {
+    let before: Vec<u64> = tids.iter().map(|&tid| voluntary_switches(tid)).collect();
+    std::thread::sleep(Duration::from_millis(50));
+    let after: Vec<u64> = tids.iter().map(|&tid| voluntary_switches(tid)).collect();
+    assert_eq!(
+        after, before,
+        "{mode}: a waiter woke up with no update (sleeps ended, per waiter)"
+    );
 }
 
 #[test]

@@ -53,3 +53,19 @@ pub(crate) fn wait_until_asleep(tids: &[i32]) {
         std::thread::yield_now();
     }
 }
+
+/// How many times thread `tid` of this process gave up the CPU of its own accord
+/// (`voluntary_ctxt_switches`): each sleep that ended, by a wake-up or a timeout,
+/// counts one. 0 if the thread is gone.
+#[allow(dead_code)]
+pub(crate) fn voluntary_switches(tid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/status"))
+        .ok()
+        .and_then(|status| {
+            status.lines().find_map(|line| {
+                line.strip_prefix("voluntary_ctxt_switches:")
+                    .and_then(|count| count.trim().parse().ok())
+            })
+        })
+        .unwrap_or(0)
+}
