@@ -92,11 +92,38 @@ impl Probe {
         matches!(stat.get(end + 2), Some(b'S' | b'D'))
     }
 
+    /// Whether the thread still sleeps in a call whose seat was retaken: it runs no
+    /// scheduler slice (`Carrier::observe`) while its Lua slice goes on, and its CPU
+    /// clock advanced by less than an eighth of the time since the reading in `last`
+    /// (which this replaces; with none yet, the answer is no). The hand-off's signal
+    /// armed its preemption hook already: another signal would only interrupt the
+    /// call it sleeps in.
+    pub(crate) fn sleeps_after_hand_off(
+        &self,
+        last: &mut Option<CpuReading>,
+        now: Instant,
+    ) -> bool {
+        if self.carrier.observe().is_some() {
+            *last = None;
+            return false;
+        }
+        let cpu = self.cpu();
+        last.replace((cpu, now)).is_some_and(|(cpu_then, then)| {
+            idle(
+                cpu.saturating_sub(cpu_then),
+                now.saturating_duration_since(then),
+            )
+        })
+    }
+
     /// See [`Carrier::retake`].
     pub(crate) fn retake(&self, observed: Observed) -> bool {
         self.carrier.retake(observed)
     }
 }
+
+/// A thread's CPU clock, and when it was read.
+pub(crate) type CpuReading = (Duration, Instant);
 
 /// What one look found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -40,7 +40,10 @@
 //!    (`lutra_sched::Carrier::retake`), and the ticker signals the blocked thread
 //!    (steps 2, 3) so that its process yields at the first instruction after the
 //!    call, ending the slice on that thread, which then parks in the scheduler's
-//!    pool. The ticker looks for blocked workers at every tick, and also every half
+//!    pool. While the thread still sleeps in the call (its CPU clock nearly still
+//!    since the last look), the ticker sends it no further overrun signals: each
+//!    would only interrupt the call; once the call returns and the thread computes
+//!    (its process could not yield there), the signals resume. The ticker looks for blocked workers at every tick, and also every half
 //!    threshold, between ticks, for two slices after a look that found one blocked
 //!    or about to be: a call that blocks then is handed off between one and one and a
 //!    half thresholds after it blocked. (A look at a computing worker reads its CPU
@@ -67,7 +70,7 @@
 //!   between ticks ends as soon as the preemptor stops (it does not hold up the end
 //!   of the program for the rest of a slice).
 
-use crate::process::blocked::{self, Probe, Verdict, Watch};
+use crate::process::blocked::{self, CpuReading, Probe, Verdict, Watch};
 use crate::process::{ProcessContext, state};
 use mlua::ffi::{self, lua_State};
 use std::cell::{Cell, RefCell};
@@ -257,9 +260,10 @@ impl Drop for Preemptor {
 impl Inner {
     /// The ticker thread (step 2, and step 6's looks for blocked workers).
     fn tick(&self) {
-        // Per slot: the sequence seen at the previous tick, and for how many ticks
-        // since then it has not moved.
-        let mut seen: Vec<(u64, u32)> = Vec::new();
+        // Per slot: the sequence seen at the previous tick, for how many ticks since
+        // then it has not moved, and the thread's CPU clock when it was last found
+        // asleep in a handed-off call (see `overrun_signal_needed`).
+        let mut seen: Vec<(u64, u32, Option<CpuReading>)> = Vec::new();
         // Whether this tick is early because the previous one asked for it (step 5):
         // it asks for no other, so a hurry makes at most two early ticks.
         let mut followed_up = false;
@@ -279,8 +283,8 @@ impl Inner {
             let (mut busy, mut fresh) = (false, false);
             {
                 let slots = lock(&self.slots);
-                seen.resize(slots.len(), (0, 0));
-                for (slot, (last, overrun)) in slots.iter().zip(seen.iter_mut()) {
+                seen.resize(slots.len(), (0, 0, None));
+                for (slot, (last, overrun, asleep_at)) in slots.iter().zip(seen.iter_mut()) {
                     // ORDERING: pairs with the worker's SeqCst bumps in `Slice::enter` and
                     // its drop; here the value only feeds the overrun count (no data is
                     // read through it), so coherence on the one word would do.
@@ -290,11 +294,15 @@ impl Inner {
                         // ORDERING: a hint, see the store in `Preemptor`'s drop; a stale
                         // `false` signals a worker that is still alive (the ticker is
                         // joined before the workers go).
-                        if signal_now(*overrun) && !self.stop.load(Ordering::SeqCst) {
+                        if signal_now(*overrun)
+                            && !self.stop.load(Ordering::SeqCst)
+                            && slot.overrun_signal_needed(asleep_at, now)
+                        {
                             slot.signal(sequence);
                         }
                     } else {
                         *overrun = 0;
+                        *asleep_at = None;
                         fresh |= in_slice(sequence);
                     }
                     busy |= in_slice(sequence);
@@ -434,6 +442,16 @@ enum Wake {
 }
 
 impl Slot {
+    /// Whether an overrunning slice needs another signal: not while its thread sleeps
+    /// in a call whose seat was retaken (step 6), as `asleep_at` (the thread's CPU
+    /// clock at the previous check, kept by the ticker) shows; once the call returns
+    /// and the thread computes, it is signalled again.
+    fn overrun_signal_needed(&self, asleep_at: &mut Option<CpuReading>, now: Instant) -> bool {
+        self.probe
+            .as_ref()
+            .is_none_or(|probe| !probe.sleeps_after_hand_off(asleep_at, now))
+    }
+
     /// Asks the worker to stop the slice whose sequence is `sequence` (steps 2, 3).
     fn signal(&self, sequence: u64) {
         // ORDERING: read by the signal handler on the worker (Relaxed,
