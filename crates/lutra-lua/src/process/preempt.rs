@@ -43,11 +43,12 @@
 //!    pool. While the thread still sleeps in the call (its CPU clock nearly still
 //!    since the last look), the ticker sends it no further overrun signals: each
 //!    would only interrupt the call; once the call returns and the thread computes
-//!    (its process could not yield there), the signals resume. The ticker looks for blocked workers at every tick, and also every half
-//!    threshold, between ticks, for two slices after a look that found one blocked
-//!    or about to be: a call that blocks then is handed off between one and one and a
-//!    half thresholds after it blocked. (A look at a computing worker reads its CPU
-//!    clock only; the kernel's view of the thread is read for an idle one.)
+//!    (its process could not yield there), the signals resume. The ticker looks for
+//!    blocked workers at every tick, and also every half threshold, between ticks,
+//!    for two slices after a look that found one blocked or about to be: a call that
+//!    blocks then is handed off between one and one and a half thresholds after it
+//!    blocked. (A look at a computing worker reads its CPU clock only; the kernel's
+//!    view of the thread is read for an idle one.)
 //!
 //! # Invariants
 //! - `running` is null outside a slice; within one it names a live Lua thread: the
