@@ -3,7 +3,8 @@
 -- `lutra`: with one worker (LUTRA_WORKERS=1), a process blocked reading a FIFO gets
 -- its data only from another process, which can run only on the thread that took
 -- the blocked one's worker over. With LUTRA_MAX_BLOCKING_THREADS=0 no thread may:
--- the reader's `cat` gives up (after its timeout) with nothing. Runs in a child
+-- the reader's `cat` gives up (after its timeout) with nothing. With 10 s slices the
+-- hand-off still comes at once: the calls are known to block. Runs in a child
 -- lua5.4 so that the environment can choose the runtime's options.
 local lua = arg[-1]
 local code = [[
@@ -41,6 +42,12 @@ end
 local out = run("LUTRA_WORKERS=1", 30)
 assert(out:find("reader got [ran-beside\n] writer true", 1, true), out)
 assert(out:find("status=0", 1, true), out)
+-- The reader's read of its `io.popen` pipe and the writer's `os.execute` are calls
+-- known to block: they hand the worker over before they block, so the writer runs
+-- within the reader's 5 s although, with 10 s slices, the timer would look only
+-- after 10 s.
+out = run("LUTRA_WORKERS=1 LUTRA_PREEMPT=10000", 5)
+assert(out:find("reader got [ran-beside\n] writer true", 1, true), out)
 out = run("LUTRA_WORKERS=1 LUTRA_MAX_BLOCKING_THREADS=0", 1)
 assert(out:find("reader got [] writer", 1, true), out)
 os.remove(script)

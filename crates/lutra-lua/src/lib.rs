@@ -17,6 +17,7 @@
 mod api;
 mod atomic;
 pub mod channel;
+mod early_hand_off;
 mod intern;
 mod liveness;
 mod module;

@@ -88,6 +88,57 @@ unsafe fn valid_mode(mode: *const c_char) -> bool {
     mode == b"r" || mode == b"w"
 }
 
+/// Whether the file handle at stack position `index` is an open `io.popen` pipe of
+/// this module, and then its stream.
+///
+/// # Safety
+/// `state` is a Lua thread with a value at `index`.
+pub(crate) unsafe fn pipe_at(state: *mut lua_State, index: c_int) -> Option<*mut libc::FILE> {
+    // SAFETY: `luaL_testudata` checks the metatable before the cast; a `FILE*` handle
+    // is a `LuaStream`.
+    unsafe {
+        let stream = ffi::luaL_testudata(state, index, FILE_HANDLE.as_ptr()).cast::<LuaStream>();
+        let ours = stream
+            .as_ref()?
+            .close
+            .is_some_and(|close| std::ptr::fn_addr_eq(close, close_pipe as ffi::lua_CFunction));
+        (ours && !(*stream).file.is_null()).then(|| (*stream).file)
+    }
+}
+
+/// Whether a read of `file` would wait: nothing buffered in the stream, and nothing
+/// (not even the end of the file) to read from its descriptor yet.
+///
+/// # Safety
+/// `file` is an open stream that no other thread is reading.
+pub(crate) unsafe fn read_would_wait(file: *mut libc::FILE) -> bool {
+    // SAFETY: the caller's contract; `poll` with a zero timeout never waits.
+    unsafe {
+        if glibc_input_buffered(file) {
+            return false;
+        }
+        let mut ready = libc::pollfd {
+            fd: libc::fileno(file),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        ready.fd >= 0 && libc::poll(&mut ready, 1, 0) == 0
+    }
+}
+
+/// Whether `file` holds read-ahead input in its buffer (assumed on C libraries other
+/// than glibc, whose stream layout this does not know: no early hand-off there).
+///
+/// # Safety
+/// As [`read_would_wait`].
+unsafe fn glibc_input_buffered(file: *mut libc::FILE) -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: the caller's contract.
+    return unsafe { glibc::input_buffered(file) };
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    return true;
+}
+
 /// The pipe's `close` (its handle's `closef`): waits for the command and answers as
 /// `os.execute` does (lua5.4's `io_pclose`).
 unsafe extern "C-unwind" fn close_pipe(state: *mut lua_State) -> c_int {
@@ -177,6 +228,18 @@ mod glibc {
         fn ftrylockfile(file: *mut libc::FILE) -> c_int;
         fn funlockfile(file: *mut libc::FILE);
         fn fflush_unlocked(file: *mut libc::FILE) -> c_int;
+    }
+
+    /// Whether `file` holds read-ahead input in its buffer.
+    ///
+    /// # Safety
+    /// `file` is an open stream that no other thread is using.
+    pub(super) unsafe fn input_buffered(file: *mut libc::FILE) -> bool {
+        // SAFETY: the caller's contract; the fields are the ABI's (see `FileHead`).
+        unsafe {
+            let head = file.cast::<FileHead>();
+            (*head).read_ptr < (*head).read_end
+        }
     }
 
     /// Flushes every stream with pending output whose lock is free (module header).

@@ -50,6 +50,11 @@
 //!    blocked. (A look at a computing worker reads its CPU clock only; the kernel's
 //!    view of the thread is read for an idle one.)
 //!
+//! 7. A C call known to block (`early_hand_off.rs`: a command run by `os.execute`, a
+//!    read of an `io.popen` pipe with nothing to read yet) does not wait for step 6:
+//!    right before it, the worker has its own seat retaken and arms its own hook
+//!    ([`hand_off_before_blocking`]); the rest is step 6's.
+//!
 //! # Invariants
 //! - `running` is null outside a slice; within one it names a live Lua thread: the
 //!   one being resumed, which its resumer keeps alive while it is named.
@@ -714,6 +719,36 @@ unsafe fn arm(thread: *mut lua_State, context: *const ProcessContext, count: c_i
 unsafe fn disarm(state: *mut lua_State, context: *const ProcessContext) {
     // SAFETY: the caller's contract.
     unsafe { super::user_hook::put_back(state, context) }
+}
+
+/// Step 7: hands the calling worker's seat to a spare thread right before a C call
+/// on `state` (the running Lua thread) that is about to block, instead of a
+/// threshold after it blocked (step 6): the scheduler retakes the seat of this very
+/// slice, and the preemption hook is armed on `state` so that the process yields at
+/// its first instruction after the call, ending the slice on this thread, which then
+/// parks in the pool. Does nothing (false) outside a slice with preemption on (no
+/// hook could end the slice then), on a thread not named by the slice, or when the
+/// scheduler cannot hand the seat over (its bound of spare threads).
+pub(crate) fn hand_off_before_blocking(state: *mut lua_State) -> bool {
+    let named = SliceLocal::here();
+    if named.slot.load(Ordering::Relaxed).is_null()
+        || named.running.load(Ordering::Relaxed) != state
+    {
+        return false;
+    }
+    let Some(carrier) = lutra_sched::current_carrier() else {
+        return false;
+    };
+    let Some(observed) = carrier.observe() else {
+        return false;
+    };
+    if !carrier.retake(observed) {
+        return false;
+    }
+    // SAFETY: `state` is the thread the slice names (checked above): live, running on
+    // this thread, with the slice's context.
+    unsafe { arm(state, named.context.get(), ARMED) };
+    true
 }
 
 /// The count hook the handler sets (step 4), which also stops a cancelled process

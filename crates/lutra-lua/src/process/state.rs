@@ -139,6 +139,7 @@ fn fresh_state(runtime: &Arc<RuntimeShared>, process: &Arc<ProcessCore>) -> mlua
     lua.gc_stop();
     lua.load_std_libs(StdLib::ALL)?;
     crate::popen::install(&lua)?;
+    crate::early_hand_off::install(&lua)?;
     runtime.options.package_paths.install(&lua)?;
     bind(&lua, runtime, process);
     crate::api::install(&lua)?;
