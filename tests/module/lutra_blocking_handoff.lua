@@ -48,7 +48,9 @@ assert(out:find("status=0", 1, true), out)
 -- after 10 s.
 out = run("LUTRA_WORKERS=1 LUTRA_PREEMPT=10000", 5)
 assert(out:find("reader got [ran-beside\n] writer true", 1, true), out)
-out = run("LUTRA_WORKERS=1 LUTRA_MAX_BLOCKING_THREADS=0", 1)
+-- 1 s slices: the reader is not preempted between starting `cat` and reading its
+-- pipe (which would let the writer in beside a live `cat`).
+out = run("LUTRA_WORKERS=1 LUTRA_MAX_BLOCKING_THREADS=0 LUTRA_PREEMPT=1000", 1)
 assert(out:find("reader got [] writer", 1, true), out)
 os.remove(script)
 print("handoff ok")
