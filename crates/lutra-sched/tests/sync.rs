@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 mod common;
-use common::{current_tid, voluntary_switches, wait_until_asleep, within};
+use common::{current_tid, wait_until_asleep, waits_without_timeout, within};
 
 #[test]
 fn sync_cell_updates_from_threads_and_tasks_lose_nothing() {
@@ -115,17 +115,18 @@ fn sync_cell_wait_until_wakes_on_the_update_that_makes_it_true() {
     }
 }
 
-/// Checks that the waiters `tids`, asleep, stay asleep until an update wakes them:
-/// over an observation window (not an ordering: nothing happens in it), none of them
-/// wakes up. A waiter that re-checked its condition on a timer, instead of waiting
-/// for the update's wake-up, would wake every few milliseconds.
+/// Checks that the waiters `tids`, asleep, sleep until an update wakes them: each is
+/// blocked in a wait with no timeout. A waiter that re-checked its condition on a
+/// timer, instead of waiting for the update's wake-up, would wait with one.
 fn assert_sleep_until_woken(tids: &[i32], mode: SyncMode) {
-    let before: Vec<u64> = tids.iter().map(|&tid| voluntary_switches(tid)).collect();
-    std::thread::sleep(Duration::from_millis(50));
-    let after: Vec<u64> = tids.iter().map(|&tid| voluntary_switches(tid)).collect();
-    assert_eq!(
-        after, before,
-        "{mode}: a waiter woke up with no update (sleeps ended, per waiter)"
+    let timed: Vec<i32> = tids
+        .iter()
+        .copied()
+        .filter(|&tid| !waits_without_timeout(tid))
+        .collect();
+    assert!(
+        timed.is_empty(),
+        "{mode}: waiters {timed:?} of {tids:?} wait with a timeout, not for the update"
     );
 }
 

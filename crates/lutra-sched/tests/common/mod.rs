@@ -54,18 +54,15 @@ pub(crate) fn wait_until_asleep(tids: &[i32]) {
     }
 }
 
-/// How many times thread `tid` of this process gave up the CPU of its own accord
-/// (`voluntary_ctxt_switches`): each sleep that ended, by a wake-up or a timeout,
-/// counts one. 0 if the thread is gone.
+/// Whether thread `tid` of this process is blocked in a futex wait with no timeout
+/// (`/proc/self/task/TID/syscall`: system call 202, `futex`, whose fourth argument,
+/// the timeout, is null): it sleeps until somebody wakes it, and would not wake on a
+/// timer to look again.
 #[allow(dead_code)]
-pub(crate) fn voluntary_switches(tid: i32) -> u64 {
-    std::fs::read_to_string(format!("/proc/self/task/{tid}/status"))
-        .ok()
-        .and_then(|status| {
-            status.lines().find_map(|line| {
-                line.strip_prefix("voluntary_ctxt_switches:")
-                    .and_then(|count| count.trim().parse().ok())
-            })
-        })
-        .unwrap_or(0)
+pub(crate) fn waits_without_timeout(tid: i32) -> bool {
+    let Ok(syscall) = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")) else {
+        return false;
+    };
+    let fields: Vec<&str> = syscall.split_whitespace().collect();
+    fields.first() == Some(&"202") && fields.get(4) == Some(&"0x0")
 }
