@@ -81,7 +81,9 @@ fn run(script: &Path) -> Result<(), String> {
             .args(&expected.args)
             .envs(expected.env.iter().map(|(name, value)| (name, value)))
             .arg(script.file_name().expect("a script has a file name"))
-            .current_dir(script.parent().expect("scripts live in a directory")),
+            .current_dir(script.parent().expect("scripts live in a directory"))
+            // As a shell sets it: the directory lutra runs in.
+            .env("PWD", script.parent().expect("scripts live in a directory")),
     )
     .map_err(|e| format!("{}: cannot run lutra: {e}", script.display()))?;
     let stdout = String::from_utf8_lossy(&output.stdout);

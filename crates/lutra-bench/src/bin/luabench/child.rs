@@ -86,6 +86,11 @@ pub(crate) fn run(
         .args(invocation.args)
         .envs(invocation.env.iter().map(|(name, value)| (name, value)))
         .current_dir(dir)
+        // As a shell sets it for the programs it starts in `dir`.
+        .env(
+            "PWD",
+            std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
+        )
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)

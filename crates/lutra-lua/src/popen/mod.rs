@@ -15,7 +15,9 @@
 //! against this process's command anyway), then standard output and standard error,
 //! outside the list, waiting for their locks as lua5.4 does. The rest is lua5.4's
 //! `io.popen`: the same modes, the same file handle (a `luaL_Stream` with the
-//! `FILE*` metatable), the same results from `popen` and `pclose`.
+//! `FILE*` metatable), the same results from `popen` and `pclose`, except that a
+//! simple command runs without the shell in between where the shell would add
+//! nothing (`direct.rs`).
 //!
 //! # Invariants
 //! - The list of streams is held only around non-blocking lock attempts and the
@@ -24,6 +26,8 @@
 //! - A pipe's handle says it is closed (`closef` null) until `popen` has answered, as
 //!   lua5.4's does; a failed `popen` leaves a handle with no stream, which the
 //!   collector skips.
+
+mod direct;
 
 use mlua::Lua;
 use mlua::ffi::{self, lua_State};
@@ -35,6 +39,14 @@ struct LuaStream {
     file: *mut libc::FILE,
     /// Closes `file`; null once closed (or while opening).
     close: Option<ffi::lua_CFunction>,
+}
+
+/// The userdata of this module's pipes: the file handle that the io library knows,
+/// then the command's process when it was started without the shell (0 otherwise).
+#[repr(C)]
+struct PipeHandle {
+    stream: LuaStream,
+    child: libc::pid_t,
 }
 
 /// lauxlib.h's `LUA_FILEHANDLE`: the registry name of the file handles' metatable.
@@ -61,17 +73,36 @@ unsafe extern "C-unwind" fn open_pipe(state: *mut lua_State) -> c_int {
         if !valid_mode(mode) {
             return ffi::luaL_argerror(state, 2, c"invalid mode".as_ptr());
         }
-        let stream = ffi::lua_newuserdatauv(state, size_of::<LuaStream>(), 0).cast::<LuaStream>();
-        stream.write(LuaStream {
-            file: std::ptr::null_mut(),
-            close: None,
+        let handle = ffi::lua_newuserdatauv(state, size_of::<PipeHandle>(), 0).cast::<PipeHandle>();
+        handle.write(PipeHandle {
+            stream: LuaStream {
+                file: std::ptr::null_mut(),
+                close: None,
+            },
+            child: 0,
         });
         ffi::luaL_setmetatable(state, FILE_HANDLE.as_ptr());
         flush_output_streams();
-        let file = libc::popen(command, mode);
-        (*stream).file = file;
-        (*stream).close = Some(close_pipe);
+        let reading = *mode == b'r' as c_char;
+        let started = match direct::simple_command(std::ffi::CStr::from_ptr(command)) {
+            Some(words) => direct::spawn(&words, reading),
+            None => direct::Spawned::NotStarted,
+        };
+        let file = match started {
+            direct::Spawned::Running(child) => {
+                (*handle).child = child.pid;
+                (*handle).stream.close = Some(close_direct_pipe);
+                child.file
+            }
+            direct::Spawned::NotStarted => {
+                (*handle).stream.close = Some(close_pipe);
+                libc::popen(command, mode)
+            }
+            direct::Spawned::Failed => std::ptr::null_mut(),
+        };
+        (*handle).stream.file = file;
         if file.is_null() {
+            (*handle).stream.close = Some(close_pipe);
             return ffi::luaL_fileresult(state, 0, command);
         }
         1
@@ -98,10 +129,10 @@ pub(crate) unsafe fn pipe_at(state: *mut lua_State, index: c_int) -> Option<*mut
     // is a `LuaStream`.
     unsafe {
         let stream = ffi::luaL_testudata(state, index, FILE_HANDLE.as_ptr()).cast::<LuaStream>();
-        let ours = stream
-            .as_ref()?
-            .close
-            .is_some_and(|close| std::ptr::fn_addr_eq(close, close_pipe as ffi::lua_CFunction));
+        let ours = stream.as_ref()?.close.is_some_and(|close| {
+            std::ptr::fn_addr_eq(close, close_pipe as ffi::lua_CFunction)
+                || std::ptr::fn_addr_eq(close, close_direct_pipe as ffi::lua_CFunction)
+        });
         (ours && !(*stream).file.is_null()).then(|| (*stream).file)
     }
 }
@@ -148,6 +179,20 @@ unsafe extern "C-unwind" fn close_pipe(state: *mut lua_State) -> c_int {
         let stream = ffi::luaL_checkudata(state, 1, FILE_HANDLE.as_ptr()).cast::<LuaStream>();
         *libc::__errno_location() = 0;
         ffi::luaL_execresult(state, libc::pclose((*stream).file))
+    }
+}
+
+/// The `close` of a pipe to a command started without the shell: closes the stream,
+/// then waits for the command, answering as [`close_pipe`] does.
+unsafe extern "C-unwind" fn close_direct_pipe(state: *mut lua_State) -> c_int {
+    // SAFETY: as `close_pipe`'s; a handle with this `closef` is a `PipeHandle` whose
+    // `child` was started by `direct::spawn` and not yet waited for (the io library
+    // calls `closef` once: it marks the handle closed first).
+    unsafe {
+        let handle = ffi::luaL_checkudata(state, 1, FILE_HANDLE.as_ptr()).cast::<PipeHandle>();
+        libc::fclose((*handle).stream.file);
+        *libc::__errno_location() = 0;
+        ffi::luaL_execresult(state, direct::wait((*handle).child))
     }
 }
 
