@@ -88,21 +88,15 @@ unsafe extern "C-unwind" fn open_pipe(state: *mut lua_State) -> c_int {
             Some(words) => direct::spawn(&words, reading),
             None => direct::Spawned::NotStarted,
         };
-        let file = match started {
-            direct::Spawned::Running(child) => {
-                (*handle).child = child.pid;
-                (*handle).stream.close = Some(close_direct_pipe);
-                child.file
-            }
-            direct::Spawned::NotStarted => {
-                (*handle).stream.close = Some(close_pipe);
-                libc::popen(command, mode)
-            }
-            direct::Spawned::Failed => std::ptr::null_mut(),
+        let (file, close, child): (_, ffi::lua_CFunction, _) = match started {
+            direct::Spawned::Running(child) => (child.file, close_direct_pipe, child.pid),
+            direct::Spawned::NotStarted => (libc::popen(command, mode), close_pipe, 0),
+            direct::Spawned::Failed => (std::ptr::null_mut(), close_pipe, 0),
         };
         (*handle).stream.file = file;
+        (*handle).stream.close = Some(close);
+        (*handle).child = child;
         if file.is_null() {
-            (*handle).stream.close = Some(close_pipe);
             return ffi::luaL_fileresult(state, 0, command);
         }
         1
