@@ -51,6 +51,10 @@
 //! - Code without barriers (GCC's uninstrumented path, unsafe calls after
 //!   `_ITM_changeTransactionMode`) runs only in a serial attempt
 //!   (`TxDescriptor::become_serial`): alone in the engine, irrevocable.
+//! - A transaction that has both paths and cannot cancel runs its uninstrumented
+//!   path when its attempt begins solo (its thread is the engine's only one, as
+//!   GCC's libitm runs a lone thread's transactions serially and uninstrumented):
+//!   the attempt turns serial first, which for a solo attempt waits for no one.
 //! - Nesting is flat: an inner transaction joins the outer one; a cancel of an inner
 //!   level alone (not `[[outer]]`) cannot be undone separately and stops the process
 //!   with a message.
@@ -75,6 +79,10 @@ use std::ffi::c_void;
 
 /// `_ITM_codeProperties`: the transaction has an instrumented code path.
 const PR_INSTRUMENTED_CODE: u32 = 0x0001;
+/// `_ITM_codeProperties`: the transaction has an uninstrumented code path.
+const PR_UNINSTRUMENTED_CODE: u32 = 0x0002;
+/// `_ITM_codeProperties`: the transaction contains no `__transaction_cancel`.
+const PR_HAS_NO_ABORT: u32 = 0x0008;
 /// `_ITM_actions`: run the instrumented path.
 const A_RUN_INSTRUMENTED_CODE: u32 = 0x01;
 /// `_ITM_actions`: run the uninstrumented path.
@@ -99,7 +107,8 @@ pub(crate) struct ItmFrame {
     pub(crate) active: bool,
     /// Where a restart resumes.
     pub(crate) checkpoint: Checkpoint,
-    /// The running transaction has no instrumented path: it runs serial.
+    /// The running transaction runs its uninstrumented path, serial: it has no
+    /// instrumented one, or its thread was alone with the engine when it began.
     pub(crate) uninstrumented_only: bool,
     /// The id of the running (or last) transaction: 2, 3, … (1 is "none").
     pub(crate) id: u64,

@@ -14,7 +14,8 @@ use super::library::fatal;
 use super::thread_state::on_thread;
 use super::{
     A_RUN_INSTRUMENTED_CODE, A_RUN_UNINSTRUMENTED_CODE, A_SAVE_LIVE_VARIABLES, Checkpoint,
-    NO_TRANSACTION_ID, PR_INSTRUMENTED_CODE, Resumption, make_serial,
+    NO_TRANSACTION_ID, PR_HAS_NO_ABORT, PR_INSTRUMENTED_CODE, PR_UNINSTRUMENTED_CODE,
+    Resumption, make_serial,
 };
 use crate::attempt::Style;
 use crate::engine;
@@ -99,11 +100,20 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
         state.start_next_irrevocable();
     }
     state.begin(Attributes::default());
-    if uninstrumented_only {
+    if uninstrumented_only || (runs_uninstrumented_alone(properties) && state.desc.is_solo()) {
+        state.itm.uninstrumented_only = true;
         make_serial(state);
         return Ok(A_RUN_UNINSTRUMENTED_CODE | A_SAVE_LIVE_VARIABLES);
     }
     Ok(A_RUN_INSTRUMENTED_CODE | A_SAVE_LIVE_VARIABLES)
+}
+
+/// Whether a transaction with `properties` may run its uninstrumented path when its
+/// thread is alone with the engine: GCC compiled that path, and the transaction
+/// never cancels (a serial attempt cannot be rolled back).
+fn runs_uninstrumented_alone(properties: u32) -> bool {
+    let both_paths = PR_INSTRUMENTED_CODE | PR_UNINSTRUMENTED_CODE;
+    properties & both_paths == both_paths && properties & PR_HAS_NO_ABORT != 0
 }
 
 /// libitm's `_ITM_commitTransaction`: commits the calling thread's transaction (or
