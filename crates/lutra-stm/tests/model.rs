@@ -22,6 +22,11 @@
 //!   between two words while another thread creates a descriptor and audits: the
 //!   audit never sees a half-done transfer, and no transfer is lost (also with
 //!   both beginning and committing on the straight paths of `straight.rs`);
+//! - serial solo: the soloist's attempts that begin solo turn serial (and stay
+//!   straight: `SoloSerialStraight`) and move an amount with plain writes, as GCC's
+//!   uninstrumented path does, while another thread creates a descriptor and
+//!   audits: the newcomer waits for the serial attempt, the soloist's later
+//!   attempts run instrumented, and no audit sees half a transfer;
 //! - solo blocks: the soloist replaces a published node by a new one, freeing the
 //!   old one, while a newcomer follows the pointer: the newcomer never reads a
 //!   released node (a solo attempt releases its frees at its commit, an
@@ -617,6 +622,52 @@ fn solo_transfers_and_newcomer_audit(design: DesignKind, straight: bool) {
 #[test]
 fn solo_attempts_never_run_beside_a_newcomer() {
     explore_designs_and_paths(11, solo_transfers_and_newcomer_audit);
+}
+
+/// Two words summing to 200; the mover's attempts that begin solo turn serial and
+/// move an amount with plain writes, as GCC's uninstrumented path does on a thread
+/// alone with the engine (a schedule point between the two writes), and its other
+/// attempts move it through the engine; a newcomer creates its descriptor mid-run
+/// (from then on the mover's attempts are instrumented) and audits the sum.
+fn serial_solo_transfers_and_newcomer_audit(design: DesignKind, straight: bool) {
+    use lutra_stm::TxOptions;
+    let stm = tiny(design, "suicide");
+    let words = two_words();
+    let mover = on_words(&stm, &words, true, move |tx, a, b| {
+        for _ in 0..3 {
+            // SAFETY: the words live in the `Arc` and are only accessed through
+            // transactions of this engine, or plainly by a serial attempt.
+            until_committed(tx, TxOptions::default(), straight, |tx| unsafe {
+                if tx.is_solo() {
+                    tx.become_serial()?;
+                    let (a, b) = (AtomicUsize::from_ptr(a), AtomicUsize::from_ptr(b));
+                    a.store(a.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
+                    thread::yield_now();
+                    b.store(b.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                    return Ok(());
+                }
+                let from = tx.load(a)?;
+                tx.store(a, from - 1, usize::MAX)?;
+                let to = tx.load(b)?;
+                tx.store(b, to + 1, usize::MAX)
+            });
+        }
+    });
+    let newcomer = on_words(&stm, &words, false, move |tx, a, b| {
+        // SAFETY: as above.
+        let sum = until_committed(tx, TxOptions::default(), straight, |tx| unsafe {
+            Ok(tx.load(a)? + tx.load(b)?)
+        });
+        assert_eq!(sum, 200, "an audit saw half of a serial solo transfer");
+    });
+    mover.join().unwrap();
+    newcomer.join().unwrap();
+    assert_eq!(word_values(&words), (97, 103), "a transfer was lost");
+}
+
+#[test]
+fn serial_solo_attempts_never_run_beside_a_newcomer() {
+    explore_designs_and_paths(12, serial_solo_transfers_and_newcomer_audit);
 }
 
 /// Reads `addr` as the C ABI's `stm_load` does: through the descriptor's read front,

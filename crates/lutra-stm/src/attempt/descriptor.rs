@@ -321,6 +321,7 @@ impl TxDescriptor {
     }
 
     /// Whether the running attempt runs solo (see [`TxDescriptor::allow_solo`]).
+    #[inline]
     pub fn is_solo(&self) -> bool {
         self.core.mode().is_solo()
     }

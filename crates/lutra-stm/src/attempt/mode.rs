@@ -17,6 +17,7 @@
 //! | `SoloBlocks` | solo, straight but for blocks it freed | the solo gate | plain loads | short (`solo_blocks.rs`) |
 //! | `Solo` | solo | the solo gate | plain loads | full |
 //! | `SoloIrrevocable` | solo, irrevocable | the solo gate | plain loads | full |
+//! | `SoloSerialStraight` | solo, irrevocable, straight (GCC's uninstrumented path alone) | the solo gate | plain loads | straight |
 //! | `SoloDoomed` | solo, doomed | the solo gate | full path (fails) | full |
 //!
 //! *Straight* is the glossary's one word for the common case that needs no call: a
@@ -25,6 +26,11 @@
 //! writes, solo writes within the undo log's kept capacity and allocations of
 //! blocks (not for a boxed `TVar`) have touched it since; so its end has nothing to
 //! release but its sets, its status words and the solo gate, and nothing to report.
+//! One irrevocability keeps an attempt straight: a straight solo attempt's
+//! (`SoloSerialStraight`), which waits for no one (it is alone) and whose end, a
+//! commit, has nothing more to give back or report than `SoloStraight`'s. It is the
+//! mode of GCC's uninstrumented path run by a thread alone with the engine
+//! (`lutra-capi`'s `itm/`): begun and committed without a call.
 //!
 //! # Transitions
 //!
@@ -42,6 +48,8 @@
 //! | `SoloStraight` | `SoloBlocks` | `Core::note_free` |
 //! | `Instrumented` | `GateHeld`, then `Irrevocable` | `Core::become_irrevocable` |
 //! | `Solo` | `SoloIrrevocable` | `Core::become_irrevocable` |
+//! | `SoloStraight` | `SoloSerialStraight` | `Core::become_irrevocable` (`Core::try_become_serial_straight`, inlined) |
+//! | `SoloSerialStraight` | `SoloIrrevocable` | `Core::mark_not_straight` (a growing undo log, a free, a boxed value) |
 //! | `Irrevocable` | `Serial` | `Core::become_serial` |
 //! | any solo mode | `SoloDoomed` | `Core::doom` |
 //! | any attempt | `Settled` | a straight commit (`Core::finish_straight`), or any commit on an engine without hooks or statistics of a transaction without aborts (`Core::finish`) |
@@ -84,6 +92,9 @@ pub(crate) enum Mode {
     Solo = Mode::SOLO | Mode::PLAIN | Mode::OTHER,
     /// Solo, irrevocable (alone, nothing can make it abort).
     SoloIrrevocable = Mode::SOLO | Mode::PLAIN | Mode::IRREVOCABLE,
+    /// Solo, irrevocable and still straight: nothing to give back at its end but
+    /// the solo gate.
+    SoloSerialStraight = Mode::SOLO | Mode::PLAIN | Mode::IRREVOCABLE | Mode::STRAIGHT,
     /// Solo, doomed: its reads and writes take the full path, which fails.
     SoloDoomed = Mode::SOLO,
     /// Instrumented, not straight.
@@ -165,6 +176,7 @@ impl Mode {
         match self {
             Self::Straight => Self::Instrumented,
             Self::SoloStraight | Self::SoloBlocks => Self::Solo,
+            Self::SoloSerialStraight => Self::SoloIrrevocable,
             other => other,
         }
     }
@@ -217,7 +229,7 @@ impl Escalation {
 mod tests {
     use super::Mode;
 
-    const ALL: [Mode; 12] = [
+    const ALL: [Mode; 13] = [
         Mode::Idle,
         Mode::Settled,
         Mode::Straight,
@@ -229,6 +241,7 @@ mod tests {
         Mode::SoloBlocks,
         Mode::Solo,
         Mode::SoloIrrevocable,
+        Mode::SoloSerialStraight,
         Mode::SoloDoomed,
     ];
 
@@ -243,10 +256,17 @@ mod tests {
         for mode in ALL {
             let plain = matches!(
                 mode,
-                Mode::SoloStraight | Mode::SoloBlocks | Mode::Solo | Mode::SoloIrrevocable
+                Mode::SoloStraight
+                    | Mode::SoloBlocks
+                    | Mode::Solo
+                    | Mode::SoloIrrevocable
+                    | Mode::SoloSerialStraight
             );
             assert_eq!(mode.is_plain(), plain, "{mode:?}");
-            let straight = matches!(mode, Mode::Straight | Mode::SoloStraight);
+            let straight = matches!(
+                mode,
+                Mode::Straight | Mode::SoloStraight | Mode::SoloSerialStraight
+            );
             assert_eq!(mode.is_straight(), straight, "{mode:?}");
             let solo = plain || mode == Mode::SoloDoomed;
             assert_eq!(mode.is_solo(), solo, "{mode:?}");
@@ -254,7 +274,7 @@ mod tests {
             assert_eq!(mode.holds_gate(), gate, "{mode:?}");
             let irrevocable = matches!(
                 mode,
-                Mode::Irrevocable | Mode::Serial | Mode::SoloIrrevocable
+                Mode::Irrevocable | Mode::Serial | Mode::SoloIrrevocable | Mode::SoloSerialStraight
             );
             assert_eq!(mode.is_irrevocable(), irrevocable, "{mode:?}");
             let active = !matches!(mode, Mode::Idle | Mode::Settled);
@@ -270,6 +290,7 @@ mod tests {
             let after = mode.not_straight();
             assert!(!after.is_straight() && after.is_solo() == mode.is_solo());
             assert_eq!(after.holds_gate(), mode.holds_gate());
+            assert_eq!(after.is_irrevocable(), mode.is_irrevocable());
             let doomed = mode.doomed();
             assert!(!doomed.is_straight() && !doomed.is_plain());
             assert!(doomed.is_active() && doomed.is_solo() == mode.is_solo());

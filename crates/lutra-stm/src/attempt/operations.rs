@@ -283,13 +283,20 @@ impl TxDescriptor {
     /// # Errors
     /// As [`TxDescriptor::become_irrevocable`]: the attempt is doomed (its next
     /// attempt starts irrevocable, and may ask again), or not active.
+    #[inline]
     pub fn become_serial(&mut self) -> Result<(), Abort> {
+        if self.core.try_become_serial_straight() {
+            return Ok(());
+        }
         self.core.become_serial(&self.stm)
     }
 
     /// Whether the running attempt is serial ([`TxDescriptor::become_serial`]).
     pub fn is_serial(&self) -> bool {
-        matches!(self.core.mode(), Mode::Serial | Mode::SoloIrrevocable)
+        matches!(
+            self.core.mode(),
+            Mode::Serial | Mode::SoloIrrevocable | Mode::SoloSerialStraight
+        )
     }
 
     /// Dooms the running attempt with `reason` (an explicit abort, a retry).

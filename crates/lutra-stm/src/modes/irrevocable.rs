@@ -22,8 +22,28 @@ use crate::global::stm::StmInner;
 use crate::global::sync::Ordering;
 
 impl Core {
+    /// The straight case of [`Core::become_irrevocable`] (and so of
+    /// `Core::become_serial`), inlined: a straight solo attempt is alone, so nothing
+    /// can make it abort and it has nothing to wait for; it stays straight
+    /// (`SoloSerialStraight`, `mode.rs`). Returns whether it applied (the attempt is
+    /// then irrevocable and serial).
+    #[inline(always)]
+    pub(crate) fn try_become_serial_straight(&mut self) -> bool {
+        match self.mode() {
+            Mode::SoloStraight => {
+                self.set_mode(Mode::SoloSerialStraight);
+                true
+            }
+            Mode::SoloSerialStraight => true,
+            _ => false,
+        }
+    }
+
     /// Makes the running attempt irrevocable (see the module header).
     pub(crate) fn become_irrevocable(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        if self.try_become_serial_straight() {
+            return Ok(());
+        }
         // The program asks: from now on the attempt may have done what cannot be
         // undone, even if the fallback had made it irrevocable already.
         if self.escalation == Escalation::Fallback {
@@ -97,5 +117,103 @@ impl Core {
         self.status = marked;
         self.set_mode(Mode::Irrevocable);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::attempt::mode::Mode;
+    use crate::{Config, Stm, TxDescriptor, TxOptions};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    /// A solo descriptor on an engine without statistics, its first transaction
+    /// committed, so that the next begins straight.
+    fn solo_descriptor(stm: &Stm) -> TxDescriptor {
+        let mut desc = TxDescriptor::new(stm).unwrap();
+        desc.allow_solo(true);
+        desc.begin(TxOptions::default());
+        desc.commit().unwrap();
+        desc
+    }
+
+    #[test]
+    fn a_straight_solo_attempt_becomes_serial_and_stays_straight() {
+        let stm = Stm::new(Config::default().with_stats(false));
+        let mut desc = solo_descriptor(&stm);
+        assert!(desc.try_begin(0) && desc.core.mode() == Mode::SoloStraight);
+        desc.become_serial().unwrap();
+        assert_eq!(desc.core.mode(), Mode::SoloSerialStraight);
+        assert!(desc.is_serial() && desc.is_irrevocable() && !desc.may_retry());
+        desc.become_irrevocable().unwrap();
+        assert_eq!(
+            desc.core.mode(),
+            Mode::SoloSerialStraight,
+            "asking again changes nothing"
+        );
+        assert!(desc.try_commit_inline(), "its commit is the straight one");
+        assert_eq!(desc.core.mode(), Mode::Settled);
+        assert!(!stm.inner.solo.is_held(), "the solo gate is given back");
+    }
+
+    #[test]
+    fn a_serial_solo_attempt_that_grows_is_irrevocable_but_not_straight() {
+        let stm = Stm::new(Config::default().with_stats(false));
+        let mut desc = solo_descriptor(&stm);
+        assert!(desc.try_begin(0));
+        desc.become_serial().unwrap();
+        desc.core.mark_not_straight();
+        assert_eq!(desc.core.mode(), Mode::SoloIrrevocable);
+        assert!(!desc.try_commit_inline());
+        desc.commit().unwrap();
+        assert!(!stm.inner.solo.is_held());
+    }
+
+    /// A thread that registers while a serial solo attempt runs waits until that
+    /// attempt has ended (it never runs beside its plain writes); the first
+    /// thread's next attempt is no longer solo. Ordered by a handshake: the
+    /// newcomer has taken its slot (the live count is 2) before the serial attempt
+    /// writes again and commits.
+    #[test]
+    fn a_newcomer_waits_for_a_serial_solo_attempt() {
+        let stm = Stm::new(Config::default().with_stats(false));
+        let mut desc = solo_descriptor(&stm);
+        let word = Arc::new(AtomicUsize::new(0));
+        let registered = Arc::new(AtomicBool::new(false));
+        assert!(desc.try_begin(0));
+        desc.become_serial().unwrap();
+        // The uninstrumented path's first plain write.
+        word.store(1, Ordering::Relaxed);
+        let newcomer = {
+            let (stm, word, registered) = (stm.clone(), word.clone(), registered.clone());
+            std::thread::spawn(move || {
+                let mut desc = TxDescriptor::new(&stm).unwrap();
+                registered.store(true, Ordering::SeqCst);
+                desc.begin(TxOptions::default());
+                assert!(!desc.is_solo(), "two descriptors: not solo");
+                // SAFETY: the word lives in the `Arc`, accessed by transactions of
+                // this engine and by the serial attempt.
+                let seen = unsafe { desc.load(word.as_ptr()) }.unwrap();
+                desc.commit().unwrap();
+                // Kept alive: a dropped descriptor would leave the first alone again.
+                (seen, desc)
+            })
+        };
+        while stm.inner.registry.live() != 2 {
+            std::thread::yield_now();
+        }
+        assert!(
+            !registered.load(Ordering::SeqCst),
+            "the newcomer got past the solo gate while a serial solo attempt ran"
+        );
+        word.store(2, Ordering::Relaxed);
+        assert!(desc.try_commit_inline());
+        let (seen, _kept) = newcomer.join().unwrap();
+        assert_eq!(seen, 2, "the newcomer saw the whole attempt");
+        desc.begin(TxOptions::default());
+        assert!(!desc.is_solo(), "the next attempt is instrumented");
+        desc.become_serial().unwrap();
+        assert_eq!(desc.core.mode(), Mode::Serial);
+        desc.commit().unwrap();
     }
 }
