@@ -14,8 +14,8 @@ use super::library::fatal;
 use super::thread_state::on_thread;
 use super::{
     A_RUN_INSTRUMENTED_CODE, A_RUN_UNINSTRUMENTED_CODE, A_SAVE_LIVE_VARIABLES, Checkpoint,
-    NO_TRANSACTION_ID, PR_HAS_NO_ABORT, PR_INSTRUMENTED_CODE, PR_UNINSTRUMENTED_CODE,
-    Resumption, make_serial,
+    NO_TRANSACTION_ID, PR_HAS_NO_ABORT, PR_INSTRUMENTED_CODE, PR_UNINSTRUMENTED_CODE, Resumption,
+    make_serial,
 };
 use crate::attempt::Style;
 use crate::engine;
@@ -99,7 +99,11 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
         // failing, so it becomes serial without restarting.
         state.start_next_irrevocable();
     }
-    state.begin(Attributes::default());
+    // As `stm_start`: the straight begin when the last transaction left nothing
+    // behind (never after `start_next_irrevocable`), else the general one.
+    if state.in_task || !state.try_begin_plain(0) {
+        state.begin(Attributes::default());
+    }
     if uninstrumented_only || (runs_uninstrumented_alone(properties) && state.desc.is_solo()) {
         state.itm.uninstrumented_only = true;
         make_serial(state);
@@ -128,15 +132,22 @@ fn runs_uninstrumented_alone(properties: u32) -> bool {
 pub unsafe extern "C" fn _ITM_commitTransaction() {
     let outcome = on_thread("_ITM_commitTransaction", |state| match state.nesting {
         0 => fatal("_ITM_commitTransaction", "no transaction is running"),
-        1 => match state.commit_outermost() {
-            Ok(()) => {
-                let frame = &mut state.itm;
-                frame.active = false;
-                frame.clear();
-                Ok(std::mem::take(&mut frame.commit_actions))
+        1 => {
+            // As `stm_commit`: the straight commit inline (a read-only or solo
+            // attempt, a serial solo one too), then through one call, then the
+            // general one.
+            if !state.try_commit_plain(false) && !state.try_commit_plain(true) {
+                state.commit_outermost()?;
             }
-            Err(status) => Err(status),
-        },
+            let frame = &mut state.itm;
+            frame.active = false;
+            frame.clear();
+            Ok(if frame.commit_actions.is_empty() {
+                Vec::new()
+            } else {
+                std::mem::take(&mut frame.commit_actions)
+            })
+        }
         _ => {
             state.nesting -= 1;
             Ok(Vec::new())
