@@ -31,6 +31,10 @@ use crate::thread::{self, with_thread};
 /// `__transaction_atomic`) must be C frames or frames that own nothing.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_retry() {
+    // A program that calls `stm_retry` runs no transaction uninstrumented from now
+    // on, even if no loaded object names it (a caller found by `dlsym`).
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    crate::itm::retry_callers::note_call();
     let status = boundary::status("stm_retry", || {
         if !thread::is_registered() {
             // No transaction can run on an unregistered thread, with or without an
@@ -46,10 +50,21 @@ pub unsafe extern "C" fn stm_retry() {
     // SAFETY: this frame owns only integers (the caller's contract for the rest).
     unsafe { shim::jump_if_restarted(status) };
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    if with_thread(|state| Ok(state.itm.active)).unwrap_or(false) {
-        // SAFETY: `lutra_last_error` returns a NUL-terminated string.
-        let reason = unsafe { std::ffi::CStr::from_ptr(crate::last_error::lutra_last_error()) };
-        eprintln!("lutra: stm_retry: {}", reason.to_string_lossy());
+    if let Ok((true, uninstrumented)) =
+        with_thread(|state| Ok((state.itm.active, state.itm.uninstrumented_only)))
+    {
+        if uninstrumented {
+            eprintln!(
+                "lutra: stm_retry: the transaction runs GCC's uninstrumented code (serial and \
+                 irrevocable), which cannot be rolled back; the code calling stm_retry was \
+                 loaded after Lutra looked for callers (docs/gnu-tm.md), or the transaction \
+                 has no instrumented path"
+            );
+        } else {
+            // SAFETY: `lutra_last_error` returns a NUL-terminated string.
+            let reason = unsafe { std::ffi::CStr::from_ptr(crate::last_error::lutra_last_error()) };
+            eprintln!("lutra: stm_retry: {}", reason.to_string_lossy());
+        }
         std::process::abort();
     }
 }

@@ -22,6 +22,7 @@
 //! | `transaction.rs` | begin, commit, cancel, irrevocability |
 //! | `thread_state.rs` | how the ABI's functions reach the thread's state |
 //! | `queries.rs` | `_ITM_inTransaction`, `_ITM_getTransactionId` |
+//! | `retry_callers.rs` | whether the program can call `stm_retry` (scans the loaded objects) |
 //! | `actions.rs` | user commit and undo actions, `_ITM_dropReferences` |
 //! | `library.rs` | the library's identity, `_ITM_error`, stopping on misuse |
 //! | `barriers.rs` | `_ITM_R*` / `_ITM_W*` for every type and variant |
@@ -53,8 +54,13 @@
 //!   (`TxDescriptor::become_serial`): alone in the engine, irrevocable.
 //! - A transaction that has both paths and cannot cancel runs its uninstrumented
 //!   path when its attempt begins solo (its thread is the engine's only one, as
-//!   GCC's libitm runs a lone thread's transactions serially and uninstrumented):
-//!   the attempt turns serial first, which for a solo attempt waits for no one.
+//!   GCC's libitm runs a lone thread's transactions serially and uninstrumented)
+//!   and no loaded object can call `stm_retry` (`retry_callers.rs`: such an attempt
+//!   cannot roll back, and a retry must): the attempt turns serial first, which for
+//!   a straight solo attempt is one store of its mode (`SoloSerialStraight`) and
+//!   keeps its commit straight. A thread that registers meanwhile waits at the solo
+//!   gate until the attempt has ended; the next attempt of the first thread is
+//!   instrumented then, since it no longer begins solo.
 //! - Nesting is flat: an inner transaction joins the outer one; a cancel of an inner
 //!   level alone (not `[[outer]]`) cannot be undone separately and stops the process
 //!   with a message.
@@ -67,6 +73,7 @@ pub mod checkpoint;
 pub mod clones;
 pub mod library;
 pub mod queries;
+pub(crate) mod retry_callers;
 mod thread_state;
 pub mod transaction;
 pub mod transfer;

@@ -11,6 +11,7 @@
 //!   cancel (or by `ItmFrame::abandon`); nested levels only count `nesting`.
 
 use super::library::fatal;
+use super::retry_callers;
 use super::thread_state::on_thread;
 use super::{
     A_RUN_INSTRUMENTED_CODE, A_RUN_UNINSTRUMENTED_CODE, A_SAVE_LIVE_VARIABLES, Checkpoint,
@@ -44,6 +45,8 @@ fn register_slow() {
     if let Err(error) = thread::register() {
         fatal("_ITM_beginTransaction", &error.message);
     }
+    // An object loaded since the last look may call `stm_retry`.
+    retry_callers::recheck();
 }
 
 /// The body of `_ITM_beginTransaction`, called by its assembly with the
@@ -99,12 +102,16 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
         // failing, so it becomes serial without restarting.
         state.start_next_irrevocable();
     }
+    // Asked before the attempt begins: a scan of the loaded objects takes the
+    // loader's lock, which must not be awaited while holding the solo gate (a
+    // library's constructor may be registering a thread under that lock).
+    let may_run_alone = runs_uninstrumented_alone(properties) && !retry_callers::possible();
     // As `stm_start`: the straight begin when the last transaction left nothing
     // behind (never after `start_next_irrevocable`), else the general one.
     if state.in_task || !state.try_begin_plain(0) {
         state.begin(Attributes::default());
     }
-    if uninstrumented_only || (runs_uninstrumented_alone(properties) && state.desc.is_solo()) {
+    if uninstrumented_only || (may_run_alone && state.desc.is_solo()) {
         state.itm.uninstrumented_only = true;
         make_serial(state);
         return Ok(A_RUN_UNINSTRUMENTED_CODE | A_SAVE_LIVE_VARIABLES);
@@ -114,7 +121,8 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
 
 /// Whether a transaction with `properties` may run its uninstrumented path when its
 /// thread is alone with the engine: GCC compiled that path, and the transaction
-/// never cancels (a serial attempt cannot be rolled back).
+/// never cancels (a serial attempt cannot be rolled back). The caller also asks
+/// whether the program can call `stm_retry` (`retry_callers.rs`).
 fn runs_uninstrumented_alone(properties: u32) -> bool {
     let both_paths = PR_INSTRUMENTED_CODE | PR_UNINSTRUMENTED_CODE;
     properties & both_paths == both_paths && properties & PR_HAS_NO_ABORT != 0
