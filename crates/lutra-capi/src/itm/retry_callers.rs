@@ -13,25 +13,26 @@
 //!    it (the executable or a shared library) has `stm_retry` among its dynamic
 //!    symbols (an undefined one, resolved to Lutra's). Lutra's own object (the one
 //!    holding this code) defines it and never calls it.
-//! 2. [`possible`] scans every loaded object (`dl_iterate_phdr`) for the name in its
+//! 2. At every thread's first `_ITM_beginTransaction`, before its attempt begins,
+//!    [`refresh`] compares the loader's count of objects added (`dlpi_adds`) with
+//!    the one of the last scan; if an object was loaded since (or on the first
+//!    call), it scans every loaded object (`dl_iterate_phdr`) for the name in its
 //!    dynamic string table, Lutra's own object excepted; if Lutra lies in the
-//!    executable (a static link), where the program's calls need no dynamic symbol,
-//!    it answers yes. The answer is kept with the loader's count of objects
-//!    added (`dlpi_adds`).
-//! 3. Every thread's first `_ITM_beginTransaction` ([`recheck`]) makes the next
-//!    [`possible`] compare that count again, and scan again if an object was loaded
-//!    (`dlopen`) since.
+//!    executable (a static link), where the program's calls need no dynamic
+//!    symbol, the answer is yes.
+//! 3. [`possible`] reads the answer: one load. Not known yet (a thread whose first
+//!    transaction has not looked), it counts as yes.
 //! 4. A call of `stm_retry` makes the answer yes for good (a caller found by
-//!    `dlsym`, which step 1 cannot see).
+//!    `dlsym`, which step 2 cannot see).
 //!
 //! # Invariants
 //! - Once yes, the answer stays yes.
-//! - [`possible`] is asked before the attempt begins, never while the thread holds
-//!   the solo gate: a scan takes the loader's lock, under which another thread may
-//!   be registering (a library's constructor running a transaction), and a thread
-//!   registering waits for the solo gate.
-//! - An object loaded after the last scan (a `dlopen` between two thread
-//!   registrations) is not seen until step 3; a `stm_retry` it makes inside a
+//! - The scan never runs while the thread holds the solo gate: it takes the
+//!   loader's lock, under which another thread may be registering (a library's
+//!   constructor running a transaction), and a thread registering waits for the
+//!   solo gate.
+//! - An object loaded after the last scan (a `dlopen` between two threads' first
+//!   transactions) is not seen until the next one; a `stm_retry` it makes inside a
 //!   transaction running uninstrumented stops the process with a message
 //!   (`retry.rs`), never rolls back half of it. `LUTRA_STM_SOLO=0` turns the
 //!   uninstrumented path off.
@@ -39,7 +40,7 @@
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
-/// The answer is not known (not scanned yet, or to compare with the loader again).
+/// The answer is not known: no scan yet.
 const UNKNOWN: u8 = 0;
 /// No loaded object can call `stm_retry` (as of the last scan).
 const NO: u8 = 1;
@@ -54,20 +55,38 @@ static SCANNED_AT: AtomicU64 = AtomicU64::new(u64::MAX);
 /// The name looked for, with its terminating NUL.
 const NAME: &[u8] = b"stm_retry\0";
 
-/// Whether the program can call `stm_retry` (step 2): one load when the answer is
-/// known.
+/// Whether the program can call `stm_retry` (step 3): one load.
 #[inline(always)]
 pub(crate) fn possible() -> bool {
-    match ANSWER.load(Ordering::Relaxed) {
-        NO => false,
-        YES => true,
-        _ => scan_slow(),
-    }
+    ANSWER.load(Ordering::Relaxed) != NO
 }
 
-/// Step 3: an object may have been loaded since the last scan.
-pub(crate) fn recheck() {
-    let _ = ANSWER.compare_exchange(NO, UNKNOWN, Ordering::Relaxed, Ordering::Relaxed);
+/// Step 2: scans again if an object was loaded since the last scan. Called before
+/// the calling thread's attempt begins.
+#[cold]
+#[inline(never)]
+pub(crate) fn refresh() {
+    if ANSWER.load(Ordering::Relaxed) == YES {
+        return;
+    }
+    let mut scan = Scan {
+        own_code: refresh as *const () as usize,
+        adds: u64::MAX,
+        unchanged: false,
+        found: false,
+    };
+    // SAFETY: `visit` matches the callback type and only reads what the loader
+    // hands it, during the call; `scan` outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut scan).cast::<c_void>()) };
+    if scan.unchanged {
+        return;
+    }
+    SCANNED_AT.store(scan.adds, Ordering::Relaxed);
+    let answer = if scan.found { YES } else { NO };
+    // A call of `stm_retry` meanwhile (`YES`) stays.
+    let _ = ANSWER.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |now| {
+        (now != YES).then_some(answer)
+    });
 }
 
 /// Step 4: `stm_retry` was called.
@@ -87,34 +106,9 @@ struct Scan {
     found: bool,
 }
 
-/// Steps 2 and 3: compares the loader's count, scans when it changed, and keeps the
-/// answer.
-#[cold]
-#[inline(never)]
-fn scan_slow() -> bool {
-    let mut scan = Scan {
-        own_code: scan_slow as *const () as usize,
-        adds: u64::MAX,
-        unchanged: false,
-        found: false,
-    };
-    // SAFETY: `visit` matches the callback type and only reads what the loader
-    // hands it, during the call; `scan` outlives the call.
-    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut scan).cast::<c_void>()) };
-    if scan.unchanged {
-        // Nothing was loaded since the last scan, which found no caller.
-        let _ = ANSWER.compare_exchange(UNKNOWN, NO, Ordering::Relaxed, Ordering::Relaxed);
-    } else {
-        SCANNED_AT.store(scan.adds, Ordering::Relaxed);
-        let answer = if scan.found { YES } else { NO };
-        let _ = ANSWER.compare_exchange(UNKNOWN, answer, Ordering::Relaxed, Ordering::Relaxed);
-    }
-    ANSWER.load(Ordering::Relaxed) != NO
-}
-
 /// `dl_iterate_phdr`'s callback: one loaded object. Returns non-zero to stop.
 unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, size: usize, data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the `Scan` of `scan_slow`, borrowed by nothing else during
+    // SAFETY: `data` is the `Scan` of `refresh`, borrowed by nothing else during
     // the iteration; `info` is the loader's, valid during the call, `size` bytes.
     let (scan, info) = unsafe { (&mut *data.cast::<Scan>(), &*info) };
     let has_counts = size >= std::mem::offset_of!(libc::dl_phdr_info, dlpi_subs);
@@ -230,6 +224,9 @@ mod tests {
     /// yes (calls need no dynamic symbol).
     #[test]
     fn a_static_link_counts_as_a_caller() {
+        super::refresh();
         assert!(super::possible());
+        super::refresh();
+        assert!(super::possible(), "unchanged without a new object");
     }
 }

@@ -45,8 +45,6 @@ fn register_slow() {
     if let Err(error) = thread::register() {
         fatal("_ITM_beginTransaction", &error.message);
     }
-    // An object loaded since the last look may call `stm_retry`.
-    retry_callers::recheck();
 }
 
 /// The body of `_ITM_beginTransaction`, called by its assembly with the
@@ -93,6 +91,11 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
         };
     }
     let frame = &mut state.itm;
+    if frame.id == 0 {
+        // The thread's first transaction: an object loaded since the last look may
+        // call `stm_retry`. Before the attempt begins (see `retry_callers.rs`).
+        retry_callers::refresh();
+    }
     frame.checkpoint = *checkpoint;
     frame.active = true;
     frame.uninstrumented_only = uninstrumented_only;
@@ -102,16 +105,16 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
         // failing, so it becomes serial without restarting.
         state.start_next_irrevocable();
     }
-    // Asked before the attempt begins: a scan of the loaded objects takes the
-    // loader's lock, which must not be awaited while holding the solo gate (a
-    // library's constructor may be registering a thread under that lock).
-    let may_run_alone = runs_uninstrumented_alone(properties) && !retry_callers::possible();
     // As `stm_start`: the straight begin when the last transaction left nothing
     // behind (never after `start_next_irrevocable`), else the general one.
     if state.in_task || !state.try_begin_plain(0) {
         state.begin(Attributes::default());
     }
-    if uninstrumented_only || (may_run_alone && state.desc.is_solo()) {
+    if uninstrumented_only
+        || (runs_uninstrumented_alone(properties)
+            && state.desc.is_solo()
+            && !retry_callers::possible())
+    {
         state.itm.uninstrumented_only = true;
         make_serial(state);
         return Ok(A_RUN_UNINSTRUMENTED_CODE | A_SAVE_LIVE_VARIABLES);
