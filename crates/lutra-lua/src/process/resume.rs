@@ -10,11 +10,16 @@
 //!   values: a count hook's yield (`preempt.rs`) yields none and keeps the frame the
 //!   hook interrupted, as mlua does for it; every other yield of the main coroutine
 //!   (the prelude's relay, `lutra.yield`, the native calls) leaves nothing more.
+//! - A yield is a park when it yields `PARK` first (the prelude's relay, the Lua
+//!   loops), or when a native call marked the context's `native_park` before it
+//!   yielded no values (`api/native/perform.rs`); the mark is consumed at every
+//!   yield, so it never outlives the yield it was set for.
 //! - Resumes after the first pass no values (the yields return none), except in a
 //!   process asked to cancel: one value, `CANCEL` (`cancel.rs`), which a yield inside
 //!   the preemption hook discards as Lua discards every value resumed into a hook.
 
 use crate::api::PARK;
+use crate::process::state::named_context;
 use mlua::ffi;
 use mlua::{Lua, MultiValue, Thread};
 use std::ffi::c_int;
@@ -74,8 +79,11 @@ unsafe fn resume_with(lua: &Lua, thread: &Thread, arguments: c_int) -> Resumed {
         let status = ffi::lua_resume(state, std::ptr::null_mut(), arguments, &mut count);
         match status {
             ffi::LUA_YIELD => {
-                let park = count >= 1
-                    && ffi::lua_type(state, -count) == ffi::LUA_TLIGHTUSERDATA
+                let marked = native_parked(state);
+                if count == 0 {
+                    return Resumed::Yielded { park: marked };
+                }
+                let park = ffi::lua_type(state, -count) == ffi::LUA_TLIGHTUSERDATA
                     && ffi::lua_touserdata(state, -count) == PARK;
                 ffi::lua_pop(state, count);
                 Resumed::Yielded { park }
@@ -87,6 +95,19 @@ unsafe fn resume_with(lua: &Lua, thread: &Thread, arguments: c_int) -> Resumed {
             _ => Resumed::Failed(raised(lua, state, status)),
         }
     }
+}
+
+/// Consumes the mark of a native call that parked `state`, the slice's main
+/// coroutine, as it yielded (`ProcessContext::native_park`): whether its yield was
+/// a park.
+///
+/// # Safety
+/// `state` is the main coroutine of the slice, just returned from a resume (its
+/// extra space names the slice's context, `state.rs`).
+#[inline]
+pub(crate) unsafe fn native_parked(state: *mut ffi::lua_State) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { named_context(state) }.is_some_and(|context| context.native_park.replace(false))
 }
 
 /// The top `count` values of `state`, moved into mlua values.

@@ -38,6 +38,10 @@ pub(crate) struct ProcessContext {
     pub(crate) preempted: AtomicBool,
     /// Set while preemption must not happen (inside `atomic`).
     pub(crate) no_preempt: AtomicBool,
+    /// Set by a native blocking call that parks the slice's main coroutine, right
+    /// before it yields (with no values: the mark stands for `PARK`); consumed by
+    /// the resumer at every yield (`resume.rs`).
+    pub(crate) native_park: Cell<bool>,
     /// The program's own hook that the preemption hook stands in for (`preempt.rs`).
     pub(crate) user_hook: Cell<super::user_hook::UserHook>,
     /// What the process last waited on, with its text (see `api::host::note_wait`).
@@ -88,6 +92,7 @@ impl ProcessContext {
             process,
             preempted: AtomicBool::new(false),
             no_preempt: AtomicBool::new(false),
+            native_park: Cell::new(false),
             user_hook: Cell::new(super::user_hook::UserHook::NONE),
             last_wait: RefCell::new(None),
             native_wait: RefCell::new(None),

@@ -5,7 +5,8 @@
 //! 1. First slice only: create the Lua state, load the code, import the arguments.
 //! 2. Resume the main coroutine: through mlua the first time (with the function and
 //!    its arguments), straight through `lua_resume` after that (`resume.rs`).
-//! 3. It yielded `PARK` (a blocking call left a waker): `Step::Park`, or
+//! 3. It yielded `PARK`, or a native call marked its park (`resume.rs`): a blocking
+//!    call left a waker: `Step::Park`, or
 //!    `Step::Yield` when a cancellation was asked for (nothing else would wake it,
 //!    `cancel.rs`). It yielded anything else (preemption, a bare
 //!    `coroutine.yield()` at top level): `Step::Yield`. It returned: export the results, finish. It raised: finish as
@@ -246,9 +247,14 @@ impl Resumable for ProcessTask {
 /// through mlua.
 fn first_resume(thread: &Thread, args: MultiValue) -> Resumed {
     match thread.resume::<MultiValue>(args) {
-        Ok(values) if thread.status() == ThreadStatus::Resumable => Resumed::Yielded {
-            park: matches!(values.front(), Some(mlua::Value::LightUserData(mark)) if mark.0 == PARK),
-        },
+        Ok(values) if thread.status() == ThreadStatus::Resumable => {
+            // SAFETY: the slice's main coroutine, just returned from its resume.
+            let marked = unsafe { resume::native_parked(thread.state()) };
+            Resumed::Yielded {
+                park: marked
+                    || matches!(values.front(), Some(mlua::Value::LightUserData(mark)) if mark.0 == PARK),
+            }
+        }
         Ok(values) => Resumed::Returned(values),
         Err(error) => Resumed::Failed(error),
     }

@@ -15,7 +15,9 @@
 //! 2. To wait, it registers its waker and notes what it waits on as the Lua loop does
 //!    (`channel/core.rs`'s protocol), then yields `PARK` with `lua_yieldk`: the
 //!    yield travels up as the Lua loop's yield does (the prelude's relay, the task),
-//!    and the continuation polls again once the process is resumed. Resumed with
+//!    and the continuation polls again once the process is resumed. On the slice's
+//!    main coroutine, whose yield goes straight to the task, it marks the context's
+//!    `native_park` and yields no values instead (`process/resume.rs`). Resumed with
 //!    `CANNOT` (a coroutine resumed from a C function that cannot yield), the call
 //!    stops waiting and raises the Lua loop's error.
 //! 3. Errors are raised at the caller's position (`luaL_where(L, 1)`), with the Lua

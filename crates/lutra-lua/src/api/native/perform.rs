@@ -6,6 +6,7 @@
 use super::handles::context_of;
 use super::{FALLBACK, TAKE_PENDING, scalar};
 use crate::api::PARK;
+use crate::process::state::named_context;
 use crate::transfer::Message;
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
@@ -61,6 +62,13 @@ pub(super) unsafe fn perform(
                 // Nothing stays on the stack: mlua's `Thread::resume` empties the
                 // frame of a C function that yielded the main coroutine.
                 ffi::lua_settop(state, 0);
+                // The slice's main coroutine yields straight to its task, which
+                // reads the mark instead of a yielded `PARK` (`resume.rs`); any
+                // other coroutine yields `PARK` to the prelude's relay.
+                if let Some(context) = named_context(state) {
+                    context.native_park.set(true);
+                    return ffi::lua_yieldk(state, 0, ctx, Some(k));
+                }
                 ffi::lua_pushlightuserdata(state, PARK);
                 ffi::lua_yieldk(state, 1, ctx, Some(k))
             }
