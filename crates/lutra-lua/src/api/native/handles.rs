@@ -68,14 +68,42 @@ pub(super) enum Handle {
 /// `state` is the running thread; `index` is a valid position.
 #[inline]
 pub(super) unsafe fn handle_at(state: *mut lua_State, index: c_int) -> Option<Handle> {
-    // SAFETY: reads of the stack, balanced.
+    // SAFETY: the caller's contract; the user value read is popped.
+    unsafe { read_handle::<true>(state, index) }
+}
+
+/// [`handle_at`] for the handle a native call is made on (argument 1 of `ch:send`,
+/// `ch:receive`, `p:send`): the user value it reads is left on the stack, above the
+/// arguments, instead of being popped (a `lua_settop` saved per call). Every way the
+/// call ends copes with it (`perform.rs`): a park and a fallback set the stack
+/// themselves, answers and errors are taken from its top.
+///
+/// # Safety
+/// As [`handle_at`]; the caller counted its arguments before (the stack may hold one
+/// value more after this call), and pushes at most `LUA_MINSTACK - 1` values without
+/// making room.
+#[inline]
+unsafe fn call_handle(state: *mut lua_State, index: c_int) -> Option<Handle> {
+    // SAFETY: the caller's contract.
+    unsafe { read_handle::<false>(state, index) }
+}
+
+/// The handle at `index`, its user value popped if `POP`.
+///
+/// # Safety
+/// As [`handle_at`].
+#[inline(always)]
+unsafe fn read_handle<const POP: bool>(state: *mut lua_State, index: c_int) -> Option<Handle> {
+    // SAFETY: reads of the stack, balanced if `POP`.
     unsafe {
         if ffi::lua_type(state, index) != ffi::LUA_TUSERDATA {
             return None;
         }
         let light = ffi::lua_getiuservalue(state, index, 1) == ffi::LUA_TLIGHTUSERDATA;
         let address = ffi::lua_touserdata(state, -1) as usize;
-        ffi::lua_pop(state, 1);
+        if POP {
+            ffi::lua_pop(state, 1);
+        }
         if !light {
             return None;
         }
@@ -102,7 +130,8 @@ unsafe fn channel_address(state: *mut lua_State, index: c_int) -> Option<*const 
 }
 
 /// The process whose handle is at stack position `index` (absolute), if it is one,
-/// borrowed: no reference is counted.
+/// borrowed: no reference is counted. The handle is the one the native call is made
+/// on: its user value may be left on the stack ([`call_handle`]).
 ///
 /// # Safety
 /// As [`channel_borrowed`].
@@ -112,7 +141,7 @@ pub(super) unsafe fn process_borrowed<'a>(
     index: c_int,
 ) -> Option<&'a ProcessCore> {
     // SAFETY: the caller's contract.
-    match unsafe { handle_at(state, index) }? {
+    match unsafe { call_handle(state, index) }? {
         // SAFETY: the address is that of the process whose Arc the handle holds
         // (module invariants), alive while the handle stays on the stack (the
         // caller's contract).
@@ -137,11 +166,14 @@ pub(super) unsafe fn channel_at(state: *mut lua_State, index: c_int) -> Option<A
 }
 
 /// The channel whose handle is at stack position `index` (absolute), if it is one,
-/// borrowed: no reference is counted, and the `Arc` is never dropped.
+/// borrowed: no reference is counted, and the `Arc` is never dropped. The handle is
+/// the one the native call is made on: its user value may be left on the stack
+/// ([`call_handle`]).
 ///
 /// # Safety
-/// As [`channel_at`]; the handle stays at `index` for as long as the result is used,
-/// and the result does not outlive the native call (clone it to keep the channel).
+/// As [`channel_at`] and [`call_handle`]; the handle stays at `index` for as long as
+/// the result is used, and the result does not outlive the native call (clone it to
+/// keep the channel).
 #[inline]
 pub(super) unsafe fn channel_borrowed(
     state: *mut lua_State,
@@ -151,7 +183,9 @@ pub(super) unsafe fn channel_borrowed(
     // while the handle is on the stack, and `ManuallyDrop` never gives back the
     // reference this `Arc` does not own.
     unsafe {
-        let address = channel_address(state, index)?;
+        let Handle::Channel(address) = call_handle(state, index)? else {
+            return None;
+        };
         Some(ManuallyDrop::new(Arc::from_raw(address)))
     }
 }

@@ -101,13 +101,15 @@ pub(super) fn fits(message: &Message) -> bool {
 ///
 /// # Safety
 /// `state` is the running thread of a C function (a stack overflow raises an error),
-/// whose stack holds no more than it held when called (its arguments) or resumed.
+/// whose stack holds no more than it held when called (its arguments, and the user
+/// value of its handle, `handles.rs`'s `call_handle`) or resumed.
 #[inline]
 pub(super) unsafe fn push(state: *mut lua_State, message: &Message) -> Option<c_int> {
     let count = message.values.len() as c_int;
     // SAFETY: room is made first (luaL_checkstack raises if it cannot be), unless
-    // the values (and the interning cache) fit in the `LUA_MINSTACK` slots Lua
-    // guarantees a C function above what it was called or resumed with; every push
+    // the values (with the interning cache and a handle's user value, at most
+    // `LUA_MINSTACK / 2 + 2`) fit in the `LUA_MINSTACK` slots Lua guarantees a C
+    // function above what it was called or resumed with; every push
     // copies its value into Lua; the cache is removed from the stack at the end, or
     // everything pushed is popped when a handle is missing.
     unsafe {
