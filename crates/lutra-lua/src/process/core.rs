@@ -13,6 +13,11 @@
 //!   there): its entry may stay, so that a process receiving on one channel in a loop
 //!   notes it once. Only the process itself touches it; its lock is never held while
 //!   a channel's is taken.
+//! - `receiving_only` sums `receiving` up, stored under its lock at every change: the
+//!   id of the one channel it names, `RECEIVING_NONE` when it names none,
+//!   `RECEIVING_MANY` when it names more (channel ids start at 1 and never reach
+//!   `u64::MAX`). A receive that takes from the one channel it waits on, and a wait
+//!   on a channel already noted, read it alone, without the lock.
 //! - Cancellation, monitors and links (`cancel.rs`, `watch.rs`) live in `State` too:
 //!   a request moves `cancel` from `None` to `Requested` once, the process's first
 //!   raise of it to `Delivered`; `cancel_requested` mirrors "not `None`" for the
@@ -30,12 +35,17 @@ use crate::channel::{Channel, WaitList, Waiter};
 use crate::process::cancel::Cancel;
 use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::Waker;
 
 /// Process records alive in this OS process (see [`ProcessCore::records_alive`]).
 static RECORDS_ALIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// `receiving_only` when `receiving` names no channel (module invariants).
+const RECEIVING_NONE: u64 = 0;
+/// `receiving_only` when `receiving` names more than one channel.
+const RECEIVING_MANY: u64 = u64::MAX;
 
 /// How a process ended, if it has.
 #[derive(Debug, Clone)]
@@ -57,6 +67,8 @@ pub struct ProcessCore {
     state: Mutex<State>,
     /// Channels the process may wait on as a receiver, by id (module invariants).
     receiving: Mutex<HashMap<u64, Weak<Channel>>>,
+    /// What `receiving` names, in a word (module invariants).
+    receiving_only: AtomicU64,
     /// Whether the process waits on what `State::waiting_on` says (module
     /// invariants): cleared without the lock when it stops waiting.
     waiting: AtomicBool,
@@ -119,6 +131,7 @@ impl ProcessCore {
                 reported: false,
             }),
             receiving: Mutex::new(HashMap::default()),
+            receiving_only: AtomicU64::new(RECEIVING_NONE),
             waiting: AtomicBool::new(false),
             label_at: AtomicUsize::new(0),
             cancel_requested: AtomicBool::new(false),
@@ -195,12 +208,21 @@ impl ProcessCore {
         self.tell_watchers(ended);
     }
 
-    /// Notes that the process registered on `channel` as a receiver.
+    /// Notes that the process registered on `channel` as a receiver (already noted
+    /// when it is the one channel noted: nothing to do).
     #[inline]
     pub(crate) fn note_receiving(&self, channel: &Arc<Channel>) {
-        self.lock_receiving()
+        if self.receiving_only() != channel.id() {
+            self.note_receiving_locked(channel);
+        }
+    }
+
+    fn note_receiving_locked(&self, channel: &Arc<Channel>) {
+        let mut receiving = self.lock_receiving();
+        receiving
             .entry(channel.id())
             .or_insert_with(|| Arc::downgrade(channel));
+        self.sum_up_receiving(&receiving);
     }
 
     /// Leaves every channel the process registered on as a receiver (its blocking
@@ -211,7 +233,9 @@ impl ProcessCore {
             if receiving.is_empty() {
                 return;
             }
-            std::mem::take(&mut *receiving)
+            let channels = std::mem::take(&mut *receiving);
+            self.sum_up_receiving(&receiving);
+            channels
         };
         for channel in channels.drain().filter_map(|(_, c)| c.upgrade()) {
             channel.leave(self.id);
@@ -230,23 +254,34 @@ impl ProcessCore {
     /// stays noted (module invariants), ready for the next wait there.
     #[inline]
     pub(crate) fn took_from(&self, channel: &Channel) {
-        {
-            let receiving = self.lock_receiving();
-            let only_this = match receiving.len() {
-                0 => true,
-                1 => receiving.contains_key(&channel.id()),
-                _ => false,
-            };
-            if only_this {
-                return;
-            }
+        let only = self.receiving_only();
+        if only != RECEIVING_NONE && only != channel.id() {
+            self.leave_channels();
         }
-        self.leave_channels();
     }
 
     #[inline]
     fn lock_receiving(&self) -> MutexGuard<'_, HashMap<u64, Weak<Channel>>> {
         self.receiving.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `receiving_only` (module invariants).
+    #[inline]
+    fn receiving_only(&self) -> u64 {
+        // ORDERING: Relaxed: only the process itself stores it (module invariants),
+        // one call at a time, so it reads back its own last store.
+        self.receiving_only.load(Ordering::Relaxed)
+    }
+
+    /// Stores `receiving_only` for `receiving` as it is now (under its lock).
+    fn sum_up_receiving(&self, receiving: &HashMap<u64, Weak<Channel>>) {
+        let only = match receiving.len() {
+            0 => RECEIVING_NONE,
+            1 => receiving.keys().next().copied().unwrap_or(RECEIVING_MANY),
+            _ => RECEIVING_MANY,
+        };
+        // ORDERING: as in `receiving_only`.
+        self.receiving_only.store(only, Ordering::Relaxed);
     }
 
     /// The outcome if the process has ended (marking it joined); otherwise registers
@@ -335,5 +370,92 @@ impl ProcessCore {
 impl Drop for ProcessCore {
     fn drop(&mut self) {
         RECORDS_ALIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transfer::Value;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::Wake;
+
+    /// A waker that counts its wake-ups.
+    #[derive(Default)]
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            // ORDERING: a test's counter, read on the thread that woke it.
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Registers `process` as a receiver on the empty `channel`, as a blocking
+    /// receive does, woken through `count`.
+    fn wait_on(process: &ProcessCore, channel: &Arc<Channel>, count: &Arc<Count>) {
+        let waiter = Waiter {
+            id: process.id(),
+            waker: Waker::from(count.clone()),
+        };
+        assert!(matches!(
+            channel.poll_receive(Some(waiter)),
+            crate::channel::ReceivePoll::Empty
+        ));
+        process.note_receiving(channel);
+    }
+
+    fn one() -> Message {
+        Message::of(vec![Value::Integer(1)])
+    }
+
+    /// A receive that takes from the one channel it waits on keeps it noted (no
+    /// lock, no leave); a wait on it again notes nothing new.
+    #[test]
+    fn taking_from_the_one_channel_noted_keeps_it() {
+        let process = ProcessCore::new(7, "test".into(), 0);
+        let channel = Arc::new(Channel::new(0));
+        wait_on(&process, &channel, &Arc::default());
+        assert_eq!(process.receiving_only(), channel.id());
+        process.took_from(&channel);
+        process.note_receiving(&channel);
+        assert_eq!(process.receiving_only(), channel.id());
+        assert_eq!(process.lock_receiving().len(), 1);
+    }
+
+    /// A receive that waited on two channels (a select) and took from one leaves the
+    /// other: a message sent there afterwards wakes nobody.
+    #[test]
+    fn taking_from_one_of_two_leaves_the_other() {
+        let process = ProcessCore::new(7, "test".into(), 0);
+        let (taken, other) = (Arc::new(Channel::new(0)), Arc::new(Channel::new(0)));
+        let woken = Arc::new(Count::default());
+        wait_on(&process, &taken, &Arc::default());
+        wait_on(&process, &other, &woken);
+        assert_eq!(process.receiving_only(), RECEIVING_MANY);
+        process.took_from(&taken);
+        assert_eq!(process.receiving_only(), RECEIVING_NONE);
+        assert!(process.lock_receiving().is_empty());
+        other.start_send(one()).unwrap();
+        assert_eq!(
+            woken.0.load(Ordering::Relaxed),
+            0,
+            "the other channel was left"
+        );
+    }
+
+    /// Leaving every channel empties the summary; noting one again names it.
+    #[test]
+    fn leaving_empties_the_summary() {
+        let process = ProcessCore::new(7, "test".into(), 0);
+        let channel = Arc::new(Channel::new(0));
+        let woken = Arc::new(Count::default());
+        wait_on(&process, &channel, &woken);
+        process.leave_channels();
+        assert_eq!(process.receiving_only(), RECEIVING_NONE);
+        channel.start_send(one()).unwrap();
+        assert_eq!(woken.0.load(Ordering::Relaxed), 0, "the channel was left");
+        process.note_receiving(&channel);
+        assert_eq!(process.receiving_only(), channel.id());
     }
 }
