@@ -110,8 +110,20 @@ impl State {
     }
 
     /// Registers the sender of message `sequence` (replacing its earlier waker).
-    /// Senders mostly register in sequence order: the insertion is then at the back.
+    /// Senders mostly register in sequence order: the insertion is then at the back,
+    /// found without a search.
+    #[inline]
     fn register_sender(&mut self, sequence: u64, waker: Waker) {
+        if self.senders.back().is_none_or(|(last, _)| *last < sequence) {
+            self.senders.push_back((sequence, waker));
+            return;
+        }
+        self.register_sender_within(sequence, waker);
+    }
+
+    /// [`State::register_sender`] of a sequence at or below the last registered.
+    #[cold]
+    fn register_sender_within(&mut self, sequence: u64, waker: Waker) {
         match self.senders.binary_search_by_key(&sequence, |(s, _)| *s) {
             Ok(at) => self.senders[at].1 = waker,
             Err(at) => self.senders.insert(at, (sequence, waker)),
