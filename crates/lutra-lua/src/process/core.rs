@@ -348,12 +348,20 @@ impl ProcessCore {
         // ORDERING: Relaxed: the process alone stores its labels (module invariants),
         // so it reads back its own last store.
         if self.label_at.load(Ordering::Relaxed) != address {
-            self.lock().waiting_on = Some(label.clone());
-            self.label_at.store(address, Ordering::Relaxed);
+            self.store_label(label, address);
         }
         // ORDERING: Release, after the label's store (under the lock): a reader that
         // sees the flag set sees this label or a later one.
         self.waiting.store(true, Ordering::Release);
+    }
+
+    /// Stores `label`, at `address`, as what the process waits on (a wait on another
+    /// label than the last one).
+    #[cold]
+    fn store_label(&self, label: &Arc<str>, address: usize) {
+        self.lock().waiting_on = Some(label.clone());
+        // ORDERING: as the load in `note_waiting_on`.
+        self.label_at.store(address, Ordering::Relaxed);
     }
 
     /// What the process waits on, if it is blocked.
