@@ -26,6 +26,7 @@ use crate::transfer::Message;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 use std::collections::hash_map::Entry as Slot;
+use std::mem::ManuallyDrop;
 use std::task::Waker;
 
 /// Who waits: a process id (or a host thread's id) and how to wake it.
@@ -40,10 +41,15 @@ pub(crate) struct Waiter {
 /// Wakers chosen under a lock, woken when this is dropped: declared before the lock's
 /// guard, it is dropped after it, so they are woken once the lock is released. A
 /// message mostly chooses one: it is kept apart from the (rare) others.
+///
+/// # Invariants
+/// `others` has room allocated only once `first` was set (`add` fills `first` first):
+/// an empty `Wakes`, the common case of a poll, is dropped with one test, and the
+/// list is dropped by hand only when it was used.
 #[derive(Default)]
 pub(crate) struct Wakes {
     first: Option<Waker>,
-    others: Vec<Waker>,
+    others: ManuallyDrop<Vec<Waker>>,
 }
 
 impl Wakes {
@@ -57,9 +63,12 @@ impl Wakes {
         }
     }
 
+    /// Wakes the others and frees their list.
     #[cold]
     fn wake_others(&mut self) {
         self.others.drain(..).for_each(Waker::wake);
+        // SAFETY: dropped once, here, from `drop` (the list is not used after it).
+        unsafe { ManuallyDrop::drop(&mut self.others) }
     }
 }
 
@@ -69,7 +78,7 @@ impl Drop for Wakes {
     fn drop(&mut self) {
         if let Some(first) = self.first.take() {
             first.wake();
-            if !self.others.is_empty() {
+            if self.others.capacity() != 0 {
                 self.wake_others();
             }
         }
@@ -377,6 +386,7 @@ impl WakeQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn waiter(id: u64) -> Waiter {
         Waiter {
@@ -405,6 +415,35 @@ mod tests {
         assert!(!queue.wake_one(&mut Wakes::default()), "only 1 waited");
         assert!(queue.remove(1));
         assert_eq!(queue.woken(), 0);
+    }
+
+    /// A waker that notes its number when woken.
+    struct Noted(usize, std::sync::Arc<std::sync::Mutex<Vec<usize>>>);
+
+    impl std::task::Wake for Noted {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.1.lock().unwrap().push(self.0);
+        }
+    }
+
+    /// Every waker added is woken once, in the order added, when the `Wakes` is
+    /// dropped: none, one, or several (the first kept apart, the others listed).
+    #[test]
+    fn wakes_wake_each_once_in_order() {
+        for count in [0, 1, 2, 5] {
+            let woken = std::sync::Arc::default();
+            {
+                let mut wakes = Wakes::default();
+                for number in 0..count {
+                    wakes.add(Waker::from(std::sync::Arc::new(Noted(
+                        number,
+                        Arc::clone(&woken),
+                    ))));
+                }
+                assert!(woken.lock().unwrap().is_empty(), "woken before the drop");
+            }
+            assert_eq!(*woken.lock().unwrap(), (0..count).collect::<Vec<_>>());
+        }
     }
 
     /// A woken entry that registers again is waiting again, at the back.
