@@ -72,8 +72,12 @@ pub(super) unsafe extern "C-unwind" fn entry<C: MessageCall>(state: *mut lua_Sta
     // SAFETY: the running thread; `perform` is the last act.
     unsafe {
         let args = ffi::lua_gettop(state);
-        let action = first_attempt::<C>(state, args).unwrap_or_else(|| Action::Fallback { args });
-        perform(state, action, continued::<C>)
+        // Two calls of `perform` rather than one on `unwrap_or_else`'s result: the
+        // action is not moved once more, and the second call keeps only its fallback.
+        match first_attempt::<C>(state, args) {
+            Some(action) => perform(state, action, continued::<C>),
+            None => perform(state, Action::Fallback { args }, continued::<C>),
+        }
     }
 }
 
