@@ -121,7 +121,8 @@ lint:
 # C programs against Lutra (stm.h, liblutra.a) beside the sequential build and GCC's
 # libitm (bench/c): tables on stdout, CSV in target/bench/cbench.csv.
 # `make bench-c CBENCH_ARGS=--quick` for a ~20 s run; `CBENCH_ARGS=--count` for
-# instructions per operation (callgrind).
+# instructions per operation (callgrind). With TINYSTM_SRC=<tinySTM's sources>, a
+# tinySTM column too (bench/c/README.md).
 .PHONY: bench-c
 bench-c:
 	$(CARGO) run --release -p lutra-bench --bin cbench -- $(CBENCH_ARGS)

@@ -1,11 +1,16 @@
 /*
  * tm.h -- the one transactional vocabulary of the C benchmark. Every workload in
- * this directory is written once with these macros and built three ways:
+ * this directory is written once with these macros and built these ways:
  *
  *   -DTM_SEQ    sequential: no instrumentation, no locks (run at 1 thread only);
  *   -DTM_LUTRA  Lutra, through tinySTM's stm.h (stm_start + sigsetjmp, stm_load,
  *               stm_store, stm_commit), linked against liblutra.a or
  *               liblutra.so, with or without LUTRA_INLINE;
+ *   -DTM_TINYSTM tinySTM itself (its stm.h, mod_mem.h, libstm.a), through the
+ *               same calls as TM_LUTRA: the one difference is how the engine
+ *               starts (tinySTM's stm_malloc / stm_free need mod_mem_init) and
+ *               how aborts are counted (tinySTM's stm_get_stats knows
+ *               "nb_aborts" only when built with TM_STATISTICS; -1 otherwise);
  *   -DTM_ITM    GCC's own STM: gcc -fgnu-tm, __transaction_atomic, libitm;
  *   -DTM_FLOOR  the floor (one thread only): the sequential code with every
  *               access behind the inline test that stm.h's LUTRA_INLINE
@@ -28,12 +33,31 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#if defined(TM_LUTRA) || defined(TM_TINYSTM)
+/* tinySTM's C API (stm.h), served by Lutra or by tinySTM. */
 #if defined(TM_LUTRA)
 #include <lutra/stm.h>
 #include <lutra/mod_mem.h>
 #include <lutra/mod_stats.h>
 #define TM_NAME "lutra"
 #define TM_STARTUP() stm_init()
+/* Aborts the calling thread met since TM_THREAD_ENTER, or -1 if unknown. */
+static inline long tm_thread_aborts(void) {
+  unsigned long n = 0;
+  return stm_get_local_stats("nb_aborts", &n) == 1 ? (long)n : -1;
+}
+#else
+#include <stm.h>
+#include <mod_mem.h>
+#define TM_NAME "tinystm"
+#define TM_STARTUP() (stm_init(), mod_mem_init(0))
+/* Aborts the calling thread met, or -1 if tinySTM counts none (built without
+ * TM_STATISTICS). */
+static inline long tm_thread_aborts(void) {
+  unsigned int n = 0;
+  return stm_get_stats("nb_aborts", &n) == 1 ? (long)n : -1;
+}
+#endif
 #define TM_SHUTDOWN() stm_exit()
 #define TM_THREAD_ENTER() ((void)stm_init_thread())
 #define TM_THREAD_EXIT() stm_exit_thread()
@@ -55,11 +79,6 @@
 #define TM_MALLOC(n) stm_malloc(n)
 #define TM_FREE(p, n) stm_free((p), (n))
 #define TM_SAFE
-/* Aborts the calling thread met since TM_THREAD_ENTER, or -1 if unknown. */
-static inline long tm_thread_aborts(void) {
-  unsigned long n = 0;
-  return stm_get_local_stats("nb_aborts", &n) == 1 ? (long)n : -1;
-}
 
 #elif defined(TM_ITM)
 #define TM_NAME "libitm"
@@ -131,7 +150,7 @@ static inline void tm_floor_store(volatile intptr_t *addr, intptr_t value) {
 #endif
 
 #else
-#error "define one of TM_SEQ, TM_LUTRA, TM_ITM, TM_FLOOR"
+#error "define one of TM_SEQ, TM_LUTRA, TM_TINYSTM, TM_ITM, TM_FLOOR"
 #endif
 
 #define TM_BEGIN() TM_BEGIN_ATTR(0)

@@ -1,6 +1,7 @@
 //! Builds what the benchmark runs: `liblutra.a` (through cargo), Lutra's
 //! `libitm.so.1` (`scripts/build-itm.sh`) and the C programs of `bench/c` (through
-//! its Makefile), into `target/cbench`.
+//! its Makefile), into `target/cbench`; and, when `TINYSTM_SRC` names tinySTM's
+//! sources, tinySTM (`scripts/build-tinystm.sh`) and the same programs against it.
 
 use crate::Args;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,8 @@ pub(crate) struct Programs {
     pub(crate) dir: PathBuf,
     /// Lutra's `libitm.so.1` (`target/release/itm`), for the `-fgnu-tm` build.
     pub(crate) lutra_itm: PathBuf,
+    /// Whether `cbench-tinystm` was built (tinySTM's sources in `TINYSTM_SRC`).
+    pub(crate) tinystm: bool,
 }
 
 impl Programs {
@@ -83,8 +86,47 @@ pub(crate) fn build(args: &Args) -> Result<Programs, String> {
             .arg(format!("LIB={}", target.join("release").display())),
         "make -C bench/c",
     )?;
+    let tinystm = match build_tinystm(&root, &dir) {
+        Ok(()) => true,
+        Err(note) => {
+            eprintln!("cbench: no tinySTM column: {note}");
+            false
+        }
+    };
     Ok(Programs {
         dir,
         lutra_itm: target.join("release/itm"),
+        tinystm,
     })
+}
+
+/// Builds tinySTM from `TINYSTM_SRC` and the C programs against it into `dir`.
+///
+/// # Errors
+/// Why there is no tinySTM column: `TINYSTM_SRC` unset, or a build that failed.
+fn build_tinystm(root: &Path, dir: &Path) -> Result<(), String> {
+    if std::env::var_os("TINYSTM_SRC").is_none() {
+        return Err("set TINYSTM_SRC to tinySTM's sources to get it (bench/c/README.md)".into());
+    }
+    let output = Command::new(root.join("scripts/build-tinystm.sh"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|error| format!("scripts/build-tinystm.sh: cannot start: {error}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "scripts/build-tinystm.sh failed ({})",
+            output.status
+        ));
+    }
+    let built = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    run(
+        Command::new("make")
+            .arg("--no-print-directory")
+            .arg("-C")
+            .arg(root.join("bench/c"))
+            .arg(format!("OUT={}", dir.display()))
+            .arg(format!("TINYSTM={built}"))
+            .arg("tinystm"),
+        "make -C bench/c tinystm",
+    )
 }

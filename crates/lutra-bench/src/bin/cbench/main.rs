@@ -3,7 +3,10 @@
 //! against GCC's own STM (`gcc -fgnu-tm`, libitm), on 1, 2, 8 and 64 threads.
 //! libitm runs twice: as a user gets it (one thread: serial and uninstrumented,
 //! since nothing can conflict) and with its multi-lock STM forced
-//! (`ITM_DEFAULT_METHOD=ml_wt`).
+//! (`ITM_DEFAULT_METHOD=ml_wt`). When `TINYSTM_SRC` names tinySTM's sources, tinySTM
+//! too (`scripts/build-tinystm.sh`, its default build, through the same `stm.h`
+//! calls as Lutra), with `lutra ÷ tinystm` per thread count and the target of 1.1x
+//! at 2 threads; without it, a note on stderr and no tinySTM rows.
 //!
 //! Workloads: the bank with audits at 64 and 4096 accounts; integer sets as a linked
 //! list, a red-black tree and a hash table at 10% and 50% updates; a reservation

@@ -6,7 +6,7 @@
 //! 1. For each round, workload and thread count, run the systems one after the
 //!    other, starting with a different one each round (the sequential build up to
 //!    8 threads, each thread on its own copy of the state beyond one; the floor on
-//!    one thread).
+//!    one thread; tinySTM when it was built).
 //! 2. Parse the child's `result …` line; a child that fails its own consistency
 //!    check, exits non-zero or outlives its time limit fails the benchmark.
 //! 3. Keep, per workload × system × threads, the run with the highest throughput,
@@ -35,8 +35,9 @@ pub(crate) const WORKLOADS: [&str; 9] = [
 /// uninstrumented), libitm with its multi-lock STM forced
 /// (`ITM_DEFAULT_METHOD=ml_wt`), and the floor (one thread only: the sequential
 /// code with every access behind `stm.h`'s inline test and no transaction begin or
-/// commit, `bench/c/tm.h`).
-pub(crate) const SYSTEMS: [&str; 9] = [
+/// commit, `bench/c/tm.h`), and tinySTM (the same `stm.h` calls against tinySTM's
+/// default build, when `TINYSTM_SRC` names its sources).
+pub(crate) const SYSTEMS: [&str; 10] = [
     "seq",
     "lutra",
     "lutra-a",
@@ -46,6 +47,7 @@ pub(crate) const SYSTEMS: [&str; 9] = [
     "libitm",
     "libitm-ml_wt",
     "floor",
+    "tinystm",
 ];
 
 /// The index of each system in [`SYSTEMS`].
@@ -58,6 +60,7 @@ pub(crate) const LUTRA_ITM: usize = 5;
 pub(crate) const LIBITM: usize = 6;
 pub(crate) const LIBITM_ML_WT: usize = 7;
 pub(crate) const FLOOR: usize = 8;
+pub(crate) const TINYSTM: usize = 9;
 
 /// The program of `system` and the environment it runs with.
 fn program(programs: &Programs, system: &str) -> (std::path::PathBuf, Vec<(&'static str, String)>) {
@@ -169,10 +172,12 @@ struct Plan {
     threads: Vec<usize>,
     millis: u64,
     rounds: usize,
+    /// Whether tinySTM runs (it was built).
+    tinystm: bool,
 }
 
 impl Plan {
-    fn from(args: &Args) -> Self {
+    fn from(args: &Args, programs: &Programs) -> Self {
         let workloads = match &args.only {
             Some(names) => WORKLOADS
                 .iter()
@@ -192,16 +197,19 @@ impl Plan {
             threads: args.threads.clone().unwrap_or(default_threads),
             millis: args.millis.unwrap_or(if args.quick { 150 } else { 400 }),
             rounds: args.rounds.unwrap_or(if args.quick { 1 } else { 3 }).max(1),
+            tinystm: programs.tinystm,
         }
     }
 
     /// The systems that run at `threads`, rotated by `round` (step 1). The
     /// sequential build runs up to [`CEILING_THREADS`] threads (beyond one, a copy of
-    /// the state per thread: the machine's ceiling); the floor on one thread only.
+    /// the state per thread: the machine's ceiling); the floor on one thread only;
+    /// tinySTM only if it was built.
     fn systems(&self, threads: usize, round: usize) -> Vec<usize> {
         let mut systems: Vec<usize> = (0..SYSTEMS.len())
             .filter(|&system| system != SEQ || threads <= CEILING_THREADS)
             .filter(|&system| system != FLOOR || threads == 1)
+            .filter(|&system| system != TINYSTM || self.tinystm)
             .collect();
         let len = systems.len();
         systems.rotate_left(round % len);
@@ -223,7 +231,7 @@ impl Plan {
 /// # Errors
 /// A failed run (bad exit, failed check, timeout), or the CSV file.
 pub(crate) fn main(args: &Args, programs: &Programs) -> Result<(), String> {
-    let plan = Plan::from(args);
+    let plan = Plan::from(args, programs);
     let progress = progress_bar(plan.runs() as u64);
     // The bar is hidden when stderr is not a terminal (logs, CI): a line per
     // workload and round there instead.
@@ -306,6 +314,7 @@ mod tests {
             threads: vec![1, 8, 64],
             millis: 1,
             rounds: 2,
+            tinystm: false,
         };
         assert_eq!(plan.systems(1, 0), vec![0, 1, 2, 3, 4, 5, 6, 7, FLOOR]);
         assert_eq!(plan.systems(1, 1), vec![1, 2, 3, 4, 5, 6, 7, FLOOR, 0]);
@@ -314,5 +323,23 @@ mod tests {
         assert_eq!(plan.systems(64, 0), vec![1, 2, 3, 4, 5, 6, 7]);
         assert_eq!(plan.systems(64, 1), vec![2, 3, 4, 5, 6, 7, 1]);
         assert_eq!(plan.runs(), (9 + 8 + 7) * 2);
+    }
+
+    #[test]
+    fn tinystm_runs_at_every_thread_count_only_when_built() {
+        let plan = Plan {
+            workloads: vec![0, 1],
+            threads: vec![1, 2, 64],
+            millis: 1,
+            rounds: 1,
+            tinystm: true,
+        };
+        assert_eq!(
+            plan.systems(1, 0),
+            vec![0, 1, 2, 3, 4, 5, 6, 7, FLOOR, TINYSTM]
+        );
+        assert_eq!(plan.systems(2, 0), vec![0, 1, 2, 3, 4, 5, 6, 7, TINYSTM]);
+        assert_eq!(plan.systems(64, 0), vec![1, 2, 3, 4, 5, 6, 7, TINYSTM]);
+        assert_eq!(plan.runs(), (10 + 9 + 8) * 2);
     }
 }

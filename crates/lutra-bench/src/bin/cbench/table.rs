@@ -7,7 +7,13 @@
 //! | `vs_seq` | `ops_per_sec` ÷ the sequential build's at 1 thread, same workload |
 //! | `vs_ceiling` | `ops_per_sec` ÷ the sequential build's at the same thread count (beyond one thread: a copy of the state per thread, nothing shared), up to 8 threads |
 //! | `vs_libitm` | `ops_per_sec` ÷ libitm's (default method) at the same thread count |
-//! | `aborts` | aborted attempts (Lutra's per-thread counters; empty when unknown) |
+//! | `vs_tinystm` | `ops_per_sec` ÷ tinySTM's at the same thread count (empty without the tinySTM column) |
+//! | `aborts` | aborted attempts (Lutra's per-thread counters, tinySTM's when built with its statistics; empty when unknown) |
+//!
+//! The tinySTM rows (`tinystm tx/s`, `lutra ÷ tinystm`, `tinystm aborts`) appear
+//! only when tinySTM ran (`TINYSTM_SRC`, `bench/c/README.md`); the targets then ask
+//! Lutra for [`TINYSTM_AIM`] times tinySTM's throughput at 2 threads on every
+//! workload.
 //!
 //! Each table also compares the ways of linking Lutra, at the same thread count:
 //! `lutra-so ÷ lutra-a` (`liblutra.so` against `liblutra.a`, both without
@@ -22,7 +28,7 @@
 
 use crate::run::{
     FLOOR, LIBITM, LIBITM_ML_WT, LUTRA, LUTRA_ITM, LUTRA_SHARED, LUTRA_SHARED_INLINE, LUTRA_STATIC,
-    Measurement, Results, Rounds, SEQ, SYSTEMS, WORKLOADS,
+    Measurement, Results, Rounds, SEQ, SYSTEMS, TINYSTM, WORKLOADS,
 };
 use lutra_bench::harness::csv::{Csv, Fields, optional, or_empty};
 use lutra_bench::harness::table::{GridLine, ratio, si, thread_headers, write_grid};
@@ -41,6 +47,21 @@ fn vs_seq(results: &Results, workload: usize, run: Measurement) -> Option<f64> {
 /// `vs_ceiling` of a run.
 fn vs_ceiling(results: &Results, workload: usize, threads: usize, run: Measurement) -> Option<f64> {
     get(results, workload, SEQ, threads).map(|seq| run.throughput() / seq.throughput())
+}
+
+/// Lutra's least throughput ÷ tinySTM's at 2 threads, on every workload.
+pub(crate) const TINYSTM_AIM: f64 = 1.1;
+
+/// `vs_tinystm` of a run.
+fn vs_tinystm(results: &Results, workload: usize, threads: usize, run: Measurement) -> Option<f64> {
+    get(results, workload, TINYSTM, threads).map(|tiny| run.throughput() / tiny.throughput())
+}
+
+/// Whether tinySTM ran on `workload` at any thread count.
+fn tinystm_ran(results: &Results, workload: usize) -> bool {
+    results
+        .keys()
+        .any(|&(w, system, _)| w == workload && system == TINYSTM)
 }
 
 /// `vs_libitm` of a run.
@@ -102,7 +123,9 @@ fn workload_table(
             .map(|&count| get(results, workload, system, count).map_or(String::new(), cell))
             .collect()
     };
+    let tinystm = tinystm_ran(results, workload);
     let mut lines: Vec<GridLine> = (0..SYSTEMS.len())
+        .filter(|&system| system != TINYSTM || tinystm)
         .map(|system| {
             (
                 if system == SEQ {
@@ -140,6 +163,18 @@ fn workload_table(
         })
         .collect();
     lines.push(("lutra-itm ÷ libitm".to_owned(), lutra_itm_vs_itm));
+    if tinystm {
+        let lutra_vs_tinystm = threads
+            .iter()
+            .map(|&count| {
+                ratio(
+                    get(results, workload, LUTRA, count)
+                        .and_then(|run| vs_tinystm(results, workload, count, run)),
+                )
+            })
+            .collect();
+        lines.push(("lutra ÷ tinystm".to_owned(), lutra_vs_tinystm));
+    }
     let lutra_vs_ceiling = threads
         .iter()
         .map(|&count| {
@@ -163,6 +198,14 @@ fn workload_table(
             run.aborts.map_or(String::new(), |n| si(n as f64))
         }),
     ));
+    if tinystm {
+        lines.push((
+            "tinystm aborts".to_owned(),
+            cells(TINYSTM, &|run| {
+                run.aborts.map_or(String::new(), |n| si(n as f64))
+            }),
+        ));
+    }
     write_grid(
         &mut out,
         &format!("{} / threads", WORKLOADS[workload]),
@@ -213,6 +256,18 @@ fn targets(results: &Results, rounds: &Rounds, workloads: &[usize]) -> String {
         }
     }
     for &workload in workloads {
+        if tinystm_ran(results, workload) {
+            let measured = get(results, workload, LUTRA, 2)
+                .and_then(|run| vs_tinystm(results, workload, 2, run));
+            line(
+                format!(
+                    "{}, 2 threads: lutra ÷ tinystm {} ≥ {TINYSTM_AIM}",
+                    WORKLOADS[workload],
+                    ratio(measured)
+                ),
+                measured.map(|r| r >= TINYSTM_AIM),
+            );
+        }
         for threads in [1, 2] {
             let ratio_itm = get(results, workload, LUTRA, threads)
                 .and_then(|run| vs_libitm(results, workload, threads, run));
@@ -261,6 +316,7 @@ fn csv_records(results: &Results) -> Vec<Fields> {
                 optional(vs_libitm(results, workload, threads, run), 4),
                 optional(vs_ceiling(results, workload, threads, run), 4),
                 or_empty(run.aborts),
+                optional(vs_tinystm(results, workload, threads, run), 4),
             ]
         })
         .collect()
@@ -283,7 +339,7 @@ pub(crate) fn report(
     println!("{}", targets(results, rounds, workloads));
     let mut csv = Csv::with_header(
         path,
-        "workload,system,threads,ops,seconds,ops_per_sec,vs_seq,vs_libitm,vs_ceiling,aborts",
+        "workload,system,threads,ops,seconds,ops_per_sec,vs_seq,vs_libitm,vs_ceiling,aborts,vs_tinystm",
     )?;
     csv.write_records(csv_records(results))?;
     drop(csv);
@@ -306,5 +362,36 @@ mod tests {
         assert_eq!(median(&[0.5, 0.7]), Some(0.6));
         assert_eq!(median(&[]), None);
         assert!(round_ratios(&rounds, 1, 1, LUTRA_SHARED, LUTRA_STATIC).is_empty());
+    }
+
+    fn measured(ops: u64) -> Measurement {
+        Measurement {
+            ops,
+            seconds: 1.0,
+            aborts: None,
+        }
+    }
+
+    #[test]
+    fn the_tinystm_rows_and_target_appear_only_when_tinystm_ran() {
+        let mut results = Results::new();
+        results.insert((0, LUTRA, 2), measured(1100));
+        results.insert((1, LUTRA, 2), measured(1000));
+        let without = workload_table(&results, &Rounds::new(), 0, &[2]);
+        assert!(!without.contains("tinystm"), "{without}");
+        assert!(!targets(&results, &Rounds::new(), &[0, 1]).contains("tinystm"));
+        results.insert((0, TINYSTM, 2), measured(1000));
+        results.insert((1, TINYSTM, 2), measured(1000));
+        let with = workload_table(&results, &Rounds::new(), 0, &[2]);
+        assert!(with.contains("lutra ÷ tinystm"), "{with}");
+        let aims = targets(&results, &Rounds::new(), &[0, 1]);
+        let line = |name: &str| {
+            aims.lines()
+                .find(|line| line.contains(&format!("{name}, 2 threads: lutra ÷ tinystm")))
+                .unwrap_or_else(|| panic!("no {name} line in {aims}"))
+                .to_owned()
+        };
+        assert!(line("bank64").ends_with(" met"), "{aims}");
+        assert!(line("bank4096").ends_with("NOT MET"), "{aims}");
     }
 }
