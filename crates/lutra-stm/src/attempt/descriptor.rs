@@ -25,7 +25,7 @@
 use crate::api::hooks::{Decision, TxEvent};
 use crate::attempt::abort::AbortReason;
 use crate::attempt::mode::{Escalation, Mode};
-use crate::global::epoch::Retired;
+use crate::global::epoch::Limbo;
 use crate::global::orec::OrecView;
 use crate::global::registry::{SharedDescriptor, Status};
 use crate::global::stats::Counters;
@@ -100,7 +100,7 @@ pub(crate) struct Core {
     pub(crate) locks: LockSet,
     pub(crate) allocations: Vec<Block>,
     pub(crate) frees: Vec<Block>,
-    pub(crate) limbo: Vec<Retired>,
+    pub(crate) limbo: Limbo,
     pub(crate) doomed: Option<AbortReason>,
     pub(crate) options: TxOptions,
     pub(crate) age: u64,
@@ -181,7 +181,7 @@ impl TxDescriptor {
             locks: LockSet::default(),
             allocations: Vec::new(),
             frees: Vec::new(),
-            limbo: Vec::new(),
+            limbo: Limbo::default(),
             doomed: None,
             options: TxOptions::default(),
             age: 0,

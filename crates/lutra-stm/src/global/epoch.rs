@@ -14,7 +14,10 @@
 //!    A block retired at `r` is released when every announced epoch is greater than
 //!    `r`; the global epoch advances when every announcement has caught up with it.
 //!    Only blocks retired before the scan may be judged by it: an orphan retired
-//!    after the scan may be in use by a reader that announced after it.
+//!    after the scan may be in use by a reader that announced after it. A list keeps
+//!    a lower bound of its blocks' epochs (its floor): a scan that finds an attempt
+//!    announced at or below the floor releases nothing and leaves the list as it is
+//!    without a look at each block.
 //!
 //! # Invariants
 //! - A reader that could have loaded a pointer before the commit that unlinked it
@@ -35,7 +38,8 @@ pub(crate) struct Retired {
 }
 
 impl Retired {
-    fn release_now(self) {
+    /// Gives the block back; its entry is dropped right after.
+    fn release_now(&self) {
         // SAFETY: a block is retired once, by the commit that unlinked it, with the
         // release function that matches its allocation; collection hands it back only
         // when no transaction can still read it.
@@ -45,6 +49,108 @@ impl Retired {
 
 /// Blocks retired per descriptor before it tries to collect.
 pub(crate) const COLLECT_THRESHOLD: usize = 64;
+
+/// A descriptor's blocks waiting to be released, and a lower bound of their epochs.
+///
+/// # Invariants
+/// Every block's epoch is at least `floor`; `floor` is `u64::MAX` when the list is
+/// empty. If `sorted`, the epochs never decrease along the list (a descriptor
+/// retires at the epochs `current_for_retire` gives, which never decrease; only
+/// orphans may come out of order), and `floor` is the first block's.
+pub(crate) struct Limbo {
+    blocks: Vec<Retired>,
+    floor: u64,
+    sorted: bool,
+    /// Looks through the blocks so far, for the tests.
+    #[cfg(test)]
+    pub(crate) passes: usize,
+}
+
+impl Default for Limbo {
+    fn default() -> Self {
+        Self {
+            blocks: Vec::new(),
+            floor: u64::MAX,
+            sorted: true,
+            #[cfg(test)]
+            passes: 0,
+        }
+    }
+}
+
+impl Limbo {
+    /// How many blocks wait.
+    pub(crate) fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Whether no block waits.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// Adds `block`.
+    pub(crate) fn push(&mut self, block: Retired) {
+        if self
+            .blocks
+            .last()
+            .is_some_and(|last| last.epoch > block.epoch)
+        {
+            self.sorted = false;
+        }
+        self.floor = self.floor.min(block.epoch);
+        self.blocks.push(block);
+    }
+
+    /// Moves every block of `blocks` here.
+    fn append(&mut self, blocks: &mut Vec<Retired>) {
+        blocks.drain(..).for_each(|block| self.push(block));
+    }
+
+    /// Releases every block retired before `safe_below`, keeping the others in order:
+    /// nothing to do below the floor; in a sorted list, the blocks released are a
+    /// prefix; otherwise one pass over the list.
+    fn release_below(&mut self, safe_below: u64) {
+        if self.floor >= safe_below {
+            return;
+        }
+        if self.sorted {
+            let ready = self
+                .blocks
+                .partition_point(|block| block.epoch < safe_below);
+            self.blocks
+                .drain(..ready)
+                .for_each(|block| block.release_now());
+            self.floor = self.blocks.first().map_or(u64::MAX, |block| block.epoch);
+        } else {
+            #[cfg(test)]
+            {
+                self.passes += 1;
+            }
+            let mut floor = u64::MAX;
+            self.blocks.retain(|block| {
+                let ready = block.epoch < safe_below;
+                if ready {
+                    block.release_now();
+                } else {
+                    floor = floor.min(block.epoch);
+                }
+                !ready
+            });
+            self.floor = floor;
+        }
+        if self.blocks.is_empty() {
+            self.sorted = true;
+        }
+    }
+}
+
+impl Extend<Retired> for Limbo {
+    fn extend<I: IntoIterator<Item = Retired>>(&mut self, blocks: I) {
+        blocks.into_iter().for_each(|block| self.push(block));
+    }
+}
 
 pub(crate) struct Epochs {
     global: AtomicU64,
@@ -85,7 +191,9 @@ impl Epochs {
     }
 
     /// Step 3: releases what `limbo` may release, advancing the epoch if possible.
-    pub(crate) fn collect(&self, registry: &Registry, limbo: &mut Vec<Retired>) {
+    /// The blocks left keep their order; a list none of which may be released is not
+    /// looked through.
+    pub(crate) fn collect(&self, registry: &Registry, limbo: &mut Limbo) {
         // The orphans are taken before the scan: a block that a dropped descriptor
         // retired after the scan may be read by a transaction that announced after
         // it, which the scan's `oldest` does not cover.
@@ -106,21 +214,88 @@ impl Epochs {
                 Ordering::SeqCst,
             );
         }
-        let safe_below = oldest.unwrap_or(u64::MAX);
-        let (ready, waiting): (Vec<_>, Vec<_>) =
-            limbo.drain(..).partition(|block| block.epoch < safe_below);
-        *limbo = waiting;
-        ready.into_iter().for_each(Retired::release_now);
+        limbo.release_below(oldest.unwrap_or(u64::MAX));
     }
 
     /// Hands the blocks of a dropped descriptor to whoever collects next.
-    pub(crate) fn adopt(&self, limbo: &mut Vec<Retired>) {
-        lock(&self.orphans).append(limbo);
+    pub(crate) fn adopt(&self, limbo: &mut Limbo) {
+        lock(&self.orphans).append(&mut limbo.blocks);
+        limbo.floor = u64::MAX;
     }
 
     /// Releases everything: only when no transaction can run any more.
     pub(crate) fn release_all(&self) {
-        lock(&self.orphans).drain(..).for_each(Retired::release_now);
+        lock(&self.orphans)
+            .drain(..)
+            .for_each(|block| block.release_now());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Stm, TxDescriptor, TxOptions};
+
+    /// # Safety
+    /// None needed: the test's blocks are words of a vector, released with it.
+    unsafe fn keep(_addr: usize, _size: usize) {}
+
+    /// A descriptor whose limbo list cannot drain (another attempt stays announced at
+    /// an old epoch) still collects at every commit that frees past the threshold,
+    /// but does not look through its blocks: they are in epoch order, and the first
+    /// is not yet free; once the reader ends, the next commit releases everything.
+    #[test]
+    fn a_limbo_list_that_cannot_drain_is_not_looked_through_at_every_commit() {
+        let stm = Stm::default();
+        let mut words = vec![0usize; 1001];
+        let mut reader = TxDescriptor::new(&stm).unwrap();
+        reader.begin(TxOptions::default());
+        let mut writer = TxDescriptor::new(&stm).unwrap();
+        let commit_a_free = |writer: &mut TxDescriptor, word: &mut usize| {
+            writer.begin(TxOptions::default());
+            // SAFETY: a word of `words`, freed once, released by doing nothing.
+            unsafe { writer.free_on_commit(&raw mut *word as usize, 8, keep) }.unwrap();
+            writer.commit().unwrap();
+        };
+        for word in &mut words[..1000] {
+            commit_a_free(&mut writer, word);
+        }
+        let limbo = &writer.core.limbo;
+        assert_eq!(limbo.len(), 1000, "a block was released under a reader");
+        assert_eq!(limbo.passes, 0, "passes over the list");
+        reader.commit().unwrap();
+        commit_a_free(&mut writer, &mut words[1000]);
+        assert!(
+            writer.core.limbo.is_empty(),
+            "not released once the reader ended"
+        );
+    }
+
+    #[test]
+    fn a_sorted_list_releases_a_prefix_and_an_unsorted_one_takes_a_pass() {
+        let block = |epoch| Retired {
+            epoch,
+            addr: 0,
+            size: 0,
+            release: keep,
+        };
+        // Sorted: a prefix goes, no pass.
+        let mut limbo = Limbo::default();
+        limbo.extend([3, 3, 5, 7].map(block));
+        limbo.release_below(3);
+        assert_eq!((limbo.len(), limbo.floor), (4, 3));
+        limbo.release_below(6);
+        assert_eq!((limbo.len(), limbo.floor, limbo.passes), (1, 7, 0));
+        // An orphan out of order: one pass.
+        limbo.append(&mut vec![block(2), block(9)]);
+        assert_eq!((limbo.floor, limbo.sorted), (2, false));
+        limbo.release_below(8);
+        assert_eq!((limbo.len(), limbo.floor, limbo.passes), (1, 9, 1));
+        limbo.release_below(u64::MAX);
+        assert_eq!(
+            (limbo.is_empty(), limbo.floor, limbo.sorted),
+            (true, u64::MAX, true)
+        );
     }
 }
 
@@ -155,7 +330,7 @@ mod model {
             let collector = {
                 let (registry, epochs) = (registry.clone(), epochs.clone());
                 thread::spawn(move || {
-                    let mut limbo = Vec::new();
+                    let mut limbo = Limbo::default();
                     epochs.collect(&registry, &mut limbo);
                     epochs.adopt(&mut limbo);
                 })
@@ -182,12 +357,13 @@ mod model {
                 thread::yield_now();
             }
             let epoch = epochs.current_for_retire();
-            let mut limbo = vec![Retired {
+            let mut limbo = Limbo::default();
+            limbo.push(Retired {
                 epoch,
                 addr: 0x1000,
                 size: 8,
                 release: mark_freed,
-            }];
+            });
             epochs.adopt(&mut limbo);
             registry.release(retirer);
             retired.store(true, Ordering::SeqCst);
@@ -257,12 +433,13 @@ mod loom_model {
             };
             linked.store(false, Ordering::Relaxed);
             let epoch = epochs.current_for_retire();
-            let mut limbo = vec![Retired {
+            let mut limbo = Limbo::default();
+            limbo.push(Retired {
                 epoch,
                 addr: Arc::as_ptr(&block) as usize,
                 size: 8,
                 release: poison,
-            }];
+            });
             epochs.collect(&registry, &mut limbo);
             reading.join().unwrap();
             epochs.collect(&registry, &mut limbo);
