@@ -127,15 +127,7 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-    /// A solo descriptor on an engine without statistics, its first transaction
-    /// committed, so that the next begins straight.
-    fn solo_descriptor(stm: &Stm) -> TxDescriptor {
-        let mut desc = TxDescriptor::new(stm).unwrap();
-        desc.allow_solo(true);
-        desc.begin(TxOptions::default());
-        desc.commit().unwrap();
-        desc
-    }
+    use crate::modes::solo_blocks::tests::solo_descriptor;
 
     #[test]
     fn a_straight_solo_attempt_becomes_serial_and_stays_straight() {

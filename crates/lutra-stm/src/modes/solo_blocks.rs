@@ -70,7 +70,7 @@ impl Core {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::modes) mod tests {
     use crate::attempt::mode::Mode;
     use crate::{AbortReason, Config, Stm, TxDescriptor, TxOptions};
     use std::cell::RefCell;
@@ -104,7 +104,7 @@ mod tests {
 
     /// A solo descriptor on an engine without statistics, its first attempt begun
     /// and committed (so the next begins on the straight path).
-    fn solo_descriptor(stm: &Stm) -> TxDescriptor {
+    pub(in crate::modes) fn solo_descriptor(stm: &Stm) -> TxDescriptor {
         let mut desc = TxDescriptor::new(stm).unwrap();
         desc.allow_solo(true);
         desc.begin(TxOptions::default());

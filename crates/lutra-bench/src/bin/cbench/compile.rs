@@ -78,12 +78,7 @@ pub(crate) fn build(args: &Args) -> Result<Programs, String> {
     )?;
     let dir = target.join("cbench");
     run(
-        Command::new("make")
-            .arg("--no-print-directory")
-            .arg("-C")
-            .arg(root.join("bench/c"))
-            .arg(format!("OUT={}", dir.display()))
-            .arg(format!("LIB={}", target.join("release").display())),
+        make_bench_c(&root, &dir).arg(format!("LIB={}", target.join("release").display())),
         "make -C bench/c",
     )?;
     let tinystm = match build_tinystm(&root, &dir) {
@@ -120,13 +115,19 @@ fn build_tinystm(root: &Path, dir: &Path) -> Result<(), String> {
     }
     let built = String::from_utf8_lossy(&output.stdout).trim().to_owned();
     run(
-        Command::new("make")
-            .arg("--no-print-directory")
-            .arg("-C")
-            .arg(root.join("bench/c"))
-            .arg(format!("OUT={}", dir.display()))
+        make_bench_c(root, dir)
             .arg(format!("TINYSTM={built}"))
             .arg("tinystm"),
         "make -C bench/c tinystm",
     )
+}
+
+/// `make -C bench/c OUT=dir`, to which the caller adds its variables and targets.
+fn make_bench_c(root: &Path, dir: &Path) -> Command {
+    let mut make = Command::new("make");
+    make.arg("--no-print-directory")
+        .arg("-C")
+        .arg(root.join("bench/c"))
+        .arg(format!("OUT={}", dir.display()));
+    make
 }
