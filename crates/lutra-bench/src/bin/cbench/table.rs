@@ -143,37 +143,22 @@ fn workload_table(
             cells(system, &|run| ratio(vs_seq(results, workload, run))),
         ));
     }
-    let lutra_vs_itm = threads
-        .iter()
-        .map(|&count| {
-            ratio(
-                get(results, workload, LUTRA, count)
-                    .and_then(|run| vs_libitm(results, workload, count, run)),
-            )
-        })
-        .collect();
-    lines.push(("lutra ÷ libitm".to_owned(), lutra_vs_itm));
-    let lutra_itm_vs_itm = threads
-        .iter()
-        .map(|&count| {
-            ratio(
-                get(results, workload, LUTRA_ITM, count)
-                    .and_then(|run| vs_libitm(results, workload, count, run)),
-            )
-        })
-        .collect();
-    lines.push(("lutra-itm ÷ libitm".to_owned(), lutra_itm_vs_itm));
-    if tinystm {
-        let lutra_vs_tinystm = threads
+    type Versus = fn(&Results, usize, usize, Measurement) -> Option<f64>;
+    let row = |system: usize, versus: Versus| -> Vec<String> {
+        threads
             .iter()
             .map(|&count| {
                 ratio(
-                    get(results, workload, LUTRA, count)
-                        .and_then(|run| vs_tinystm(results, workload, count, run)),
+                    get(results, workload, system, count)
+                        .and_then(|run| versus(results, workload, count, run)),
                 )
             })
-            .collect();
-        lines.push(("lutra ÷ tinystm".to_owned(), lutra_vs_tinystm));
+            .collect()
+    };
+    lines.push(("lutra ÷ libitm".to_owned(), row(LUTRA, vs_libitm)));
+    lines.push(("lutra-itm ÷ libitm".to_owned(), row(LUTRA_ITM, vs_libitm)));
+    if tinystm {
+        lines.push(("lutra ÷ tinystm".to_owned(), row(LUTRA, vs_tinystm)));
     }
     let lutra_vs_ceiling = threads
         .iter()
