@@ -11,7 +11,7 @@
 -- globals (`print`, `coroutine`) are left alone. CANCEL: what a cancelled process is
 -- resumed with (process/cancel.rs): its blocking call, `lutra.yield` or
 -- `coroutine.yield` raises.
-local raw, PARK, HOST, CANCEL = ...
+local raw, PARK, PREEMPTED, HOST, CANCEL = ...
 
 -- raw.resume is the stock coroutine.resume that also tells the preemption signal
 -- handler which coroutine runs (see process/preempt.rs).
@@ -145,21 +145,22 @@ end
 
 -- Coroutines --------------------------------------------------------------------------
 
--- Handles what `co_resume(co, ...)` returned: passes scheduler yields up and resumes
--- `co` again with what came back down.
+-- Handles what `co_resume(co, ...)` returned: passes scheduler yields up (PARK, or
+-- PREEMPTED, which co_resume returns for a preemption's bare yield) and resumes `co`
+-- again with what came back down.
 local function relay(co, ok, first, ...)
-  if ok and co_status(co) == "suspended" then
-    local preempted = raw.take_preempted()
-    if first == PARK or preempted then
-      if co_isyieldable() then
-        if preempted then raw.request_yield() end
+  if ok and (first == PARK or first == PREEMPTED) and co_status(co) == "suspended" then
+    if co_isyieldable() then
+      if first == PARK then
         return relay(co, co_resume(co, co_yield(first, ...)))
       end
-      if first == PARK then
-        return relay(co, co_resume(co, CANNOT))
-      end
-      return relay(co, co_resume(co))
+      raw.request_yield()
+      return relay(co, co_resume(co, co_yield()))
     end
+    if first == PARK then
+      return relay(co, co_resume(co, CANNOT))
+    end
+    return relay(co, co_resume(co))
   end
   return ok, first, ...
 end

@@ -5,7 +5,6 @@ use crate::api::{RawEntry, current_waiter, function, texts};
 use crate::process::ProcessContext;
 use crate::process::preempt;
 use crate::process::state::LastWait;
-use crate::process::state::take_preempted;
 use crate::timer;
 use mlua::{Function, Lua, LuaString, MultiValue, Value};
 use std::sync::Arc;
@@ -24,9 +23,6 @@ pub(super) const RAW: &[RawEntry] = &[
         function(lua, |_, (what, object): (LuaString, Value)| {
             wait_label(&what, &object)
         })
-    }),
-    ("take_preempted", |lua| {
-        function(lua, |lua, ()| Ok(take_preempted(lua)))
     }),
     ("request_yield", |lua| function(lua, request_yield)),
     ("resume", |lua| {

@@ -36,6 +36,10 @@ use std::sync::OnceLock;
 /// The value a process yields to tell the scheduler it waits (`Step::Park`).
 pub(crate) const PARK: *mut c_void = std::ptr::dangling_mut::<c_void>();
 
+/// What the native `coroutine.resume` returns after `true` for a coroutine that
+/// yielded for the scheduler (preempted, or `lutra.yield`), which yields no values.
+pub(crate) const PREEMPTED: *mut c_void = std::ptr::without_provenance_mut::<c_void>(2);
+
 /// Registry key of the function that runs a process's main function with a
 /// traceback on error (the body of its main coroutine).
 pub(crate) const RUN_KEY: &str = "lutra.run";
@@ -156,7 +160,8 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     static PRELUDE: OnceLock<Vec<u8>> = OnceLock::new();
     let prelude = precompiled(lua, &PRELUDE, include_str!("../prelude.lua"), "=lutra")?;
     let cancel = LightUserData(crate::process::cancel::CANCEL);
-    let exports: Table = prelude.call((&raw, LightUserData(PARK), host, cancel))?;
+    let (park, preempted) = (LightUserData(PARK), LightUserData(PREEMPTED));
+    let exports: Table = prelude.call((&raw, park, preempted, host, cancel))?;
     let channel_methods: Table = exports.get("channel")?;
     lua.set_named_registry_value(CHANNEL_METHODS_KEY, &channel_methods)?;
     lua.set_named_registry_value(PROCESS_METHODS_KEY, exports.get::<Table>("process")?)?;

@@ -20,10 +20,13 @@
 //! 3. The signal handler, on that worker, sets a count hook of 1 on `running` if the
 //!    slot's sequence is still the target (the slice the ticker meant).
 //! 4. Outside `atomic` and where the thread can yield, the hook marks the preemption
-//!    (`ProcessContext::preempted`, read by the resumers on the way up, see
-//!    `prelude.lua`) and yields, staying set until the thread has resumed (see
-//!    [`YIELDED`]); otherwise it clears itself, the process goes on and the next tick
-//!    signals again.
+//!    (`ProcessContext::preempted`) and yields, staying set until the thread has
+//!    resumed (see [`YIELDED`]); otherwise it clears itself, the process goes on and
+//!    the next tick signals again. The resumer reads the mark in the same C call that
+//!    resumed the thread: the native [`resume`] turns it into a `PREEMPTED` value
+//!    that the prelude's relay passes up (`prelude.lua`), before any Lua code (which a
+//!    preemption of the resumer could interrupt) runs; the task reads it for the
+//!    main coroutine (`task.rs`).
 //!
 //! 5. A task woken from outside the workers (a timer, a host) may wait for a busy
 //!    worker's slice to end: the scheduler then calls [`Hurry::hurry`], which ticks
@@ -794,7 +797,9 @@ unsafe extern "C-unwind" fn preempt_hook(state: *mut lua_State, debug: *mut ffi:
 }
 
 /// The native `coroutine.resume` the prelude uses: `luaB_coresume`'s contract, and the
-/// coroutine is named in `running` of [`NAMED`] while it runs (step 1).
+/// coroutine is named in `running` of [`NAMED`] while it runs (step 1). A yield the
+/// coroutine made for the scheduler (its preemption mark set, no values) returns
+/// `true, PREEMPTED` (`api::PREEMPTED`) instead of a bare `true` (step 4).
 ///
 /// # Safety
 /// Called by Lua as a C function.
@@ -813,6 +818,12 @@ pub(crate) unsafe extern "C-unwind" fn resume(state: *mut lua_State) -> c_int {
         ffi::lua_xmove(state, coroutine, arguments);
         let mut results: c_int = 0;
         let named = SliceLocal::here();
+        // A mark left by a coroutine resumed from C (not through here) is not this
+        // coroutine's.
+        let context = named.context.get().as_ref();
+        if let Some(context) = context {
+            context.preempted.store(false, Ordering::Relaxed);
+        }
         let outer = named.running.swap(coroutine, Ordering::Relaxed);
         // ORDERING: the signal handler runs on this thread, so only the compiler could
         // reorder: the coroutine is named in `running` before it runs.
@@ -822,6 +833,16 @@ pub(crate) unsafe extern "C-unwind" fn resume(state: *mut lua_State) -> c_int {
         // after the coroutine stopped running.
         compiler_fence(Ordering::SeqCst);
         named.running.store(outer, Ordering::Relaxed);
+        if status == ffi::LUA_YIELD
+            && results == 0
+            && context.is_some_and(|context| context.preempted.swap(false, Ordering::Relaxed))
+        {
+            // The coroutine yielded for the scheduler: said before any Lua code runs
+            // on this thread again (a preemption there would consume the mark).
+            ffi::lua_pushboolean(state, 1);
+            ffi::lua_pushlightuserdata(state, crate::api::PREEMPTED);
+            return 2;
+        }
         if status == ffi::LUA_OK || status == ffi::LUA_YIELD {
             if ffi::lua_checkstack(state, results + 1) == 0 {
                 ffi::lua_pop(coroutine, results);

@@ -33,8 +33,10 @@ pub(crate) const GETUPVALUE_KEY: &str = "lutra.getupvalue";
 pub(crate) struct ProcessContext {
     pub(crate) runtime: Arc<RuntimeShared>,
     pub(crate) process: Arc<ProcessCore>,
-    /// Set by the preemption hook (`preempt.rs`) just before it yields; consumed by
-    /// the resumer.
+    /// Set by the preemption hook (`preempt.rs`) and `raw.request_yield` just before
+    /// the thread yields; consumed by the C call that resumed the thread (the native
+    /// `coroutine.resume`, or the task for the main coroutine) before any Lua code
+    /// runs on the worker again.
     pub(crate) preempted: AtomicBool,
     /// Set while preemption must not happen (inside `atomic`).
     pub(crate) no_preempt: AtomicBool,
@@ -235,12 +237,6 @@ pub(crate) fn context_ptr(lua: &Lua) -> *const ProcessContext {
         .map_or(std::ptr::null(), |context| {
             &*context as *const ProcessContext
         })
-}
-
-/// Consumes the preemption mark of `lua` (whether its last yield was a preemption).
-pub(crate) fn take_preempted(lua: &Lua) -> bool {
-    lua.app_data_ref::<ProcessContext>()
-        .is_some_and(|context| context.preempted.swap(false, Ordering::Relaxed))
 }
 
 #[cfg(test)]
