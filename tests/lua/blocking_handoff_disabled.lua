@@ -1,19 +1,21 @@
 -- lutra-args: -w 1 --max-blocking-threads 0 --preempt 1000
 -- `--max-blocking-threads 0`: no thread may take a blocked worker over, so with one
--- worker a process blocked reading a FIFO keeps it: the process that would feed the
--- FIFO cannot run until the reader's `cat` gives up (1 s) with nothing, and then
--- finds no reader (its own `timeout` gives up too). With 1 s slices the reader is
--- not preempted between starting `cat` and reading its pipe (which would let the
--- writer in beside a live `cat`); its read, a call known to block, would hand the
--- worker over at once if any thread could take it.
+-- worker a process blocked in a C call keeps it. The reader runs a `cat` of a FIFO
+-- with `os.execute` (a call known to block, which would hand the worker over at once
+-- if any thread could take it): the process that would feed the FIFO cannot run until
+-- the `cat` gives up (1 s) with nothing, and then finds no reader (its own `timeout`
+-- gives up too). With 1 s slices the reader is not preempted before its call.
 local fifo = os.tmpname()
 os.remove(fifo)
 assert(os.execute("mkfifo " .. fifo), "mkfifo failed")
 
 local reader = lutra.spawn(function(path)
-  local pipe = assert(io.popen("timeout 1 cat " .. path))
-  local text = pipe:read("a")
-  pipe:close()
+  local copy = path .. ".copy"
+  os.execute("timeout 1 cat " .. path .. " > " .. copy)
+  local file = assert(io.open(copy))
+  local text = file:read("a")
+  file:close()
+  os.remove(copy)
   return text
 end, fifo)
 

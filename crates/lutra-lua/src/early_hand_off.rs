@@ -7,9 +7,11 @@
 //! - `os.execute(command)`: it waits for the command (a shell at least), always
 //!   longer than the threshold. `os.execute()` without a command, which only asks
 //!   whether a shell exists, is left alone.
-//! - `file:read(...)` on a pipe of `io.popen` (`popen.rs`) with nothing to read yet:
-//!   nothing buffered in its stream, and its descriptor not ready (`poll` with no
-//!   wait). Other files, and pipes with input waiting, read as before.
+//! - `file:read(...)` on a pipe of `io.popen` (`popen/mod.rs`) with nothing to read
+//!   yet (nothing buffered in its stream, and its descriptor not ready: `poll` with no
+//!   wait), where its process cannot park; where it can, the read parks the process
+//!   until the pipe is ready instead (`popen/wait.rs`) and needs no hand-off. Other
+//!   files, and pipes with input waiting, read as before.
 //!
 //! Each wrapper calls the standard library's own function afterwards, with the same
 //! stack: results and errors are lua5.4's.
@@ -104,8 +106,9 @@ unsafe extern "C-unwind" fn execute(state: *mut lua_State) -> c_int {
     }
 }
 
-/// `file:read(...)`, handing the worker over first when the file is an `io.popen`
-/// pipe with nothing to read yet.
+/// `file:read(...)`: when the file is an `io.popen` pipe with nothing to read yet,
+/// parks the process until it has (`popen/wait.rs`), or where it cannot park, hands
+/// the worker over first.
 unsafe extern "C-unwind" fn read(state: *mut lua_State) -> c_int {
     // SAFETY: a C function called by Lua; the stream belongs to this process's state
     // (file handles cannot cross between processes), so no other thread reads it.
@@ -113,6 +116,9 @@ unsafe extern "C-unwind" fn read(state: *mut lua_State) -> c_int {
         if let Some(file) = crate::popen::pipe_at(state, 1)
             && crate::popen::read_would_wait(file)
         {
+            if crate::popen::wait::can_park(state) {
+                return crate::popen::wait::read_parked(state, standard().read);
+            }
             hand_off_before_blocking(state);
         }
         (standard().read)(state)

@@ -25,6 +25,7 @@ mod options;
 mod paths;
 mod popen;
 pub mod process;
+mod readiness;
 mod runtime;
 pub mod shared;
 mod stats;

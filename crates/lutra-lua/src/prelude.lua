@@ -524,13 +524,36 @@ local function with_traceback(e)
   return text
 end
 
+-- `file:read(...)` of an io.popen pipe with nothing to read yet, in a process that
+-- can park (popen/wait.rs): parks until the pipe has input, its end or an error, then
+-- reads with `read`, the standard file:read. Where the park cannot reach the
+-- scheduler (a coroutine resumed from C), the read blocks as other C calls do.
+local function read_pipe(read, file, ...)
+  local watch = raw.watch_pipe(file)
+  while watch do
+    if raw.prepare_park("io.popen pipe") then
+      raw.unwatch_pipe(watch)
+      break
+    end
+    local answer = co_yield(PARK)
+    raw.unwatch_pipe(watch)
+    if answer == CANCEL then raise(raw.cancel_message(), 1) end
+    if answer == CANNOT then
+      raw.note_wait(nil)
+      break
+    end
+    watch = raw.watch_pipe(file)
+  end
+  return read(file, ...)
+end
+
 -- Returns true and the results, or false and the error with its traceback.
 local function run(main, ...)
   return base_xpcall(main, with_traceback, ...)
 end
 
 return {
-  lutra = lutra, channel = Channel, process = Process, run = run,
+  lutra = lutra, channel = Channel, process = Process, run = run, read_pipe = read_pipe,
   -- for luaproc.lua
   internal = { wait = wait, send_wait = send_wait, where = where, raise = raise, cannot = CANNOT },
 }

@@ -38,6 +38,8 @@ pub(crate) struct RuntimeShared {
     pub(crate) sched: lutra_sched::Runtime,
     pub(crate) options: Options,
     pub(crate) timer: Timer,
+    /// Wakes processes parked reading `io.popen` pipes.
+    pub(crate) readiness: crate::readiness::Readiness,
     next_pid: AtomicU64,
     processes: Mutex<BTreeMap<u64, Arc<ProcessCore>>>,
     failures: Mutex<Vec<Arc<ProcessCore>>>,
@@ -381,6 +383,7 @@ impl LuaRuntime {
             sched,
             options,
             timer: Timer::new(liveness.clone()),
+            readiness: crate::readiness::Readiness::new(liveness.clone()),
             next_pid: AtomicU64::new(1),
             processes: Mutex::new(BTreeMap::new()),
             failures: Mutex::new(Vec::new()),

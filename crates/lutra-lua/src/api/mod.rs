@@ -62,6 +62,7 @@ const RAW: &[&[RawEntry]] = &[
     shared::RAW,
     texts::RAW,
     transfer::RAW,
+    crate::popen::wait::RAW,
 ];
 
 /// `f` as a Lua function (an entry's maker, see [`RawEntry`]).
@@ -166,6 +167,10 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
     lua.set_named_registry_value(CHANNEL_METHODS_KEY, &channel_methods)?;
     lua.set_named_registry_value(PROCESS_METHODS_KEY, exports.get::<Table>("process")?)?;
     lua.set_named_registry_value(RUN_KEY, exports.get::<Function>("run")?)?;
+    let read_pipe_key = crate::popen::wait::READ_PIPE_KEY
+        .to_str()
+        .unwrap_or_default();
+    lua.set_named_registry_value(read_pipe_key, exports.get::<Function>("read_pipe")?)?;
     let lutra: Table = exports.get("lutra")?;
     transfer::install(lua, &raw, &lutra, &exports.get::<Table>("internal")?)?;
     install_shared(lua, &raw, &exports, host)?;

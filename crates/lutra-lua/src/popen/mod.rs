@@ -28,6 +28,7 @@
 //!   collector skips.
 
 mod direct;
+pub(crate) mod wait;
 
 use mlua::Lua;
 use mlua::ffi::{self, lua_State};

@@ -54,7 +54,8 @@
 //!    view of the thread is read for an idle one.)
 //!
 //! 7. A C call known to block (`early_hand_off.rs`: a command run by `os.execute`, a
-//!    read of an `io.popen` pipe with nothing to read yet) does not wait for step 6:
+//!    read of an `io.popen` pipe with nothing to read yet whose process cannot park,
+//!    `popen/wait.rs`) does not wait for step 6:
 //!    right before it, the worker has its own seat retaken and arms its own hook
 //!    ([`hand_off_before_blocking`]); the rest is step 6's.
 //!
