@@ -2,11 +2,10 @@
 -- expect-stderr: threads started
 -- A process blocked in a C call hands its worker over: with one worker, a process
 -- blocked reading a FIFO gets its data only from another process, which can run only
--- if the blocked one's worker was taken over by another thread. The reader reads the
--- pipe of a `cat` of the FIFO with `pipe:lines`, a call Lutra does not know to block,
--- so its worker is taken over after the threshold (`pipe:read` would park the
--- process instead: io_popen_read_parks.lua). Without the hand-off the reader's `cat`
--- gives up after 30 s with nothing, and the test fails.
+-- if the blocked one's worker was taken over by another thread. The reader opens the
+-- FIFO itself (`io.open`, which waits for a writer: a call Lutra does not know to
+-- block), so its worker is taken over after the threshold. Without the hand-off the
+-- reader waits forever, and the harness fails the test at its deadline.
 -- A script that runs this one may set `GIVE_UP` first (how long the reader's `cat`
 -- and the writer wait), and `READ_BY_EXECUTE` (the reader runs its `cat` with
 -- `os.execute`, a call known to block, into a file).
@@ -26,9 +25,9 @@ local reader = lutra.spawn(function(path, give_up, by_execute)
     os.remove(copy)
     return text
   end
-  local pipe = assert(io.popen(cat))
-  local text = pipe:lines("a")()
-  pipe:close()
+  local file = assert(io.open(path))
+  local text = file:read("a")
+  file:close()
   return text
 end, fifo, give_up, READ_BY_EXECUTE)
 

@@ -1,9 +1,10 @@
 -- lutra-args: -w 1 --max-blocking-threads 0 --preempt 10000
 -- A read of an `io.popen` pipe with nothing to read yet parks its process instead of
 -- blocking its thread. With one worker and no thread allowed to take a blocked worker
--- over, two readers wait on the pipes of `cat`s of FIFOs, one in its main coroutine
--- and one inside a coroutine of its own (the park goes up through it), while the main
--- process, on the same worker, sees them waiting and feeds the FIFOs. Without the
+-- over, three readers wait on the pipes of `cat`s of FIFOs, one in its main coroutine,
+-- one inside a coroutine of its own (the park goes up through it) and one iterating
+-- `pipe:lines`, while the main process, on the same worker, sees them waiting and
+-- feeds the FIFOs. Without the
 -- park the first reader keeps the only worker: its `cat` gives up after 20 s with
 -- nothing and the test fails.
 -- Then: a reader parked on a pipe is cancelled (its read raises the cancellation), and
@@ -21,6 +22,15 @@ local function read_pipe(path, in_coroutine)
   local text = in_coroutine and coroutine.wrap(read)() or read()
   assert(pipe:close())
   return text
+end
+
+-- The lines of the pipe, through `pipe:lines`, whose reads park too.
+local function read_lines(path)
+  local pipe = assert(io.popen("timeout 20 cat " .. path))
+  local lines = {}
+  for line in pipe:lines() do lines[#lines + 1] = line end
+  assert(pipe:close())
+  return table.concat(lines, ",")
 end
 
 -- Yields the worker until `p` waits on its pipe (a handshake: the reader runs only
@@ -43,17 +53,32 @@ local function feed(path, text)
   file:close()
 end
 
-local paths = { fifo(), fifo() }
+local paths = { fifo(), fifo(), fifo() }
 local readers = {
   lutra.spawn(read_pipe, paths[1], false),
   lutra.spawn(read_pipe, paths[2], true),
+  lutra.spawn(read_lines, paths[3]),
 }
-until_parked(readers[1])
-until_parked(readers[2])
+for _, reader in ipairs(readers) do until_parked(reader) end
 feed(paths[1], "first\n")
 feed(paths[2], "second\n")
+feed(paths[3], "third\nfourth\n")
 assert(readers[1]:join() == "first\n")
 assert(readers[2]:join() == "second\n")
+assert(readers[3]:join() == "third,fourth")
+
+-- `pipe:lines` answers as lua5.4's iterator: formats, the end, a closed pipe.
+local numbers = lutra.spawn(function()
+  local pipe = assert(io.popen("printf '1 2\\n3'"))
+  local got = {}
+  for a, b in pipe:lines("n", "n") do got[#got + 1] = tostring(a) .. ":" .. tostring(b) end
+  local after = pipe:lines()
+  assert(pipe:close())
+  local ok, problem = pcall(after)
+  assert(not ok and problem == "file is already closed", tostring(problem))
+  return table.concat(got, ",")
+end)
+assert(numbers:join() == "1:2,3:nil", "lines of numbers")
 
 local path = fifo()
 local cancelled = lutra.spawn(read_pipe, path, false)
@@ -74,5 +99,5 @@ end)
 local text, problem = written:join()
 assert(text == nil and problem, "a read of a write-mode pipe: " .. tostring(text))
 
-for _, p in ipairs({ paths[1], paths[2], path }) do os.remove(p) end
+for _, p in ipairs({ paths[1], paths[2], paths[3], path }) do os.remove(p) end
 print("io_popen_read_parks ok")

@@ -14,7 +14,8 @@
 //!   files, and pipes with input waiting, read as before.
 //!
 //! Each wrapper calls the standard library's own function afterwards, with the same
-//! stack: results and errors are lua5.4's.
+//! stack: results and errors are lua5.4's. (`file:lines` on an `io.popen` pipe in a
+//! process is wrapped too, so that its reads go through the wrapped `file:read`.)
 //!
 //! # Invariants
 //! - The standard functions wrapped are the same in every state (the Lua library's
@@ -29,17 +30,18 @@ use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
 use std::sync::OnceLock;
 
-/// The standard library's `os.execute` and `file:read`.
+/// The standard library's `os.execute`, `file:read` and `file:lines`.
 struct Standard {
     execute: ffi::lua_CFunction,
     read: ffi::lua_CFunction,
+    lines: ffi::lua_CFunction,
 }
 
 static STANDARD: OnceLock<Standard> = OnceLock::new();
 
-/// Wraps `os.execute` and the file handles' `read` in `lua` (a process's state, its
-/// standard libraries open and `io.popen` replaced). Fails if either is not a C
-/// function.
+/// Wraps `os.execute` and the file handles' `read` and `lines` in `lua` (a process's
+/// state, its standard libraries open and `io.popen` replaced). Fails if any is not a
+/// C function.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     // SAFETY: a protected call on `lua`'s stack, left as it was: each field is read,
     // kept if it is a C function, and replaced by its wrapper (C functions that follow
@@ -52,10 +54,15 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
             ffi::luaL_getmetatable(state, c"FILE*".as_ptr());
             ffi::lua_getfield(state, -1, c"__index".as_ptr());
             let read = replace(state, c"read", self::read);
+            let lines = replace(state, c"lines", self::lines);
             ffi::lua_settop(state, 0);
-            let kept = match (execute, read) {
-                (Some(execute), Some(read)) => {
-                    STANDARD.get_or_init(|| Standard { execute, read });
+            let kept = match (execute, read, lines) {
+                (Some(execute), Some(read), Some(lines)) => {
+                    STANDARD.get_or_init(|| Standard {
+                        execute,
+                        read,
+                        lines,
+                    });
                     true
                 }
                 _ => false,
@@ -67,7 +74,7 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
         Ok(())
     } else {
         Err(mlua::Error::runtime(
-            "os.execute or file:read is not a C function",
+            "os.execute, file:read or file:lines is not a C function",
         ))
     }
 }
@@ -122,6 +129,19 @@ unsafe extern "C-unwind" fn read(state: *mut lua_State) -> c_int {
             hand_off_before_blocking(state);
         }
         (standard().read)(state)
+    }
+}
+
+/// `file:lines(...)`: on an `io.popen` pipe in a process, an iterator that reads with
+/// the wrapped `file:read` (`popen/wait.rs`), which parks the process while the pipe
+/// has nothing to read; the standard iterator elsewhere.
+unsafe extern "C-unwind" fn lines(state: *mut lua_State) -> c_int {
+    // SAFETY: a C function called by Lua; the standard one gets the same stack.
+    unsafe {
+        if crate::popen::pipe_at(state, 1).is_some() && crate::process::state::current().is_some() {
+            return crate::popen::wait::pipe_lines(state, standard().lines);
+        }
+        (standard().lines)(state)
     }
 }
 

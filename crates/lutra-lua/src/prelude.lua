@@ -547,6 +547,26 @@ local function read_pipe(read, file, ...)
   return read(file, ...)
 end
 
+-- The results of one step of `pipe_lines`' iterator from what file:read returned:
+-- lua5.4's io_readline (the values; nothing at the end; the read's error raised).
+local function line_answer(first, ...)
+  if first then return first, ... end
+  local problem = ...
+  if problem ~= nil then error(problem, 0) end
+end
+
+-- `file:lines(...)` of an io.popen pipe in a process (popen/wait.rs; the standard
+-- file:lines has checked the arguments): lua5.4's iterator, reading with file:read,
+-- which parks the process while the pipe has nothing to read.
+local io_type = io.type
+local function pipe_lines(file, ...)
+  local formats = pack(...)
+  return function()
+    if io_type(file) ~= "file" then error("file is already closed", 0) end
+    return line_answer(file:read(unpack(formats, 1, formats.n)))
+  end
+end
+
 -- Returns true and the results, or false and the error with its traceback.
 local function run(main, ...)
   return base_xpcall(main, with_traceback, ...)
@@ -554,6 +574,7 @@ end
 
 return {
   lutra = lutra, channel = Channel, process = Process, run = run, read_pipe = read_pipe,
+  pipe_lines = pipe_lines,
   -- for luaproc.lua
   internal = { wait = wait, send_wait = send_wait, where = where, raise = raise, cannot = CANNOT },
 }

@@ -171,6 +171,10 @@ fn install_as(lua: &Lua, host: bool) -> mlua::Result<Table> {
         .to_str()
         .unwrap_or_default();
     lua.set_named_registry_value(read_pipe_key, exports.get::<Function>("read_pipe")?)?;
+    let pipe_lines_key = crate::popen::wait::PIPE_LINES_KEY
+        .to_str()
+        .unwrap_or_default();
+    lua.set_named_registry_value(pipe_lines_key, exports.get::<Function>("pipe_lines")?)?;
     let lutra: Table = exports.get("lutra")?;
     transfer::install(lua, &raw, &lutra, &exports.get::<Table>("internal")?)?;
     install_shared(lua, &raw, &exports, host)?;

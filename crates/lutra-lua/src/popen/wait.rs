@@ -9,7 +9,9 @@
 //! watch (`raw.unwatch_pipe`) and looks again, then reads with the standard `read`:
 //! its results and errors are lua5.4's. A read that needs more than what came (a line
 //! not yet complete) blocks in the standard `read` as other C calls do, and is handed
-//! off after the threshold (`process/blocked.rs`).
+//! off after the threshold (`process/blocked.rs`). `file:lines(...)` on such a pipe
+//! returns the prelude's `pipe_lines` iterator, which reads through that `file:read`
+//! and answers as lua5.4's iterator does.
 //!
 //! # Invariants
 //! - Only a pipe opened for reading is watched: a read of a write-mode pipe fails at
@@ -25,6 +27,9 @@ use std::ffi::c_int;
 
 /// Registry key of the prelude's `read_pipe`.
 pub(crate) const READ_PIPE_KEY: &std::ffi::CStr = c"lutra.read_pipe";
+
+/// Registry key of the prelude's `pipe_lines`.
+pub(crate) const PIPE_LINES_KEY: &std::ffi::CStr = c"lutra.pipe_lines";
 
 /// The raw functions of this module (see `api::RawEntry`).
 pub(crate) const RAW: &[RawEntry] = &[
@@ -79,6 +84,34 @@ pub(crate) unsafe fn read_parked(state: *mut lua_State, read: ffi::lua_CFunction
         let arguments = ffi::lua_gettop(state) - 1;
         ffi::lua_callk(state, arguments, ffi::LUA_MULTRET, 0, Some(all_results));
         all_results(state, ffi::LUA_OK, 0)
+    }
+}
+
+/// `file:lines(...)` of the `io.popen` pipe at 1: the standard `lines` checks the
+/// arguments (and raises as lua5.4 does), then the prelude's `pipe_lines(file, ...)`
+/// makes the iterator, which reads with `file:read`.
+///
+/// # Safety
+/// Called from a C function of Lua's (the wrapper) on the running thread `state`,
+/// as its last step.
+pub(crate) unsafe fn pipe_lines(state: *mut lua_State, lines: ffi::lua_CFunction) -> c_int {
+    // SAFETY: stack operations on the running thread with room checked; both calls
+    // are ordinary Lua calls (an error raised in them unwinds this frame, which owns
+    // nothing).
+    unsafe {
+        let arguments = ffi::lua_gettop(state);
+        if ffi::lua_checkstack(state, arguments + 1) == 0 {
+            return lines(state);
+        }
+        ffi::lua_pushcfunction(state, lines);
+        for index in 1..=arguments {
+            ffi::lua_pushvalue(state, index);
+        }
+        ffi::lua_call(state, arguments, 0);
+        ffi::lua_getfield(state, ffi::LUA_REGISTRYINDEX, PIPE_LINES_KEY.as_ptr());
+        ffi::lua_rotate(state, 1, 1);
+        ffi::lua_call(state, arguments, 1);
+        1
     }
 }
 
