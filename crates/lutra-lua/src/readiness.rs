@@ -258,6 +258,12 @@ mod tests {
         }
     }
 
+    fn write_byte(write: &OwnedFd) {
+        // SAFETY: writes one byte from a live buffer to the pipe's open write end.
+        let written = unsafe { libc::write(write.as_raw_fd(), b"x".as_ptr().cast(), 1) };
+        assert_eq!(written, 1);
+    }
+
     fn signal() -> (Waker, mpsc::Receiver<()>) {
         let (send, receive) = mpsc::channel();
         (Waker::from(Arc::new(Signal(Mutex::new(send)))), receive)
@@ -272,11 +278,7 @@ mod tests {
         let token = readiness.watch(read.as_raw_fd(), waker).unwrap();
         assert!(!liveness.nothing_awake(), "a pending watch counts");
         assert!(woken.try_recv().is_err(), "nothing to read yet");
-        // SAFETY: writes one byte from a live buffer to the pipe's open write end.
-        assert_eq!(
-            unsafe { libc::write(write.as_raw_fd(), b"x".as_ptr().cast(), 1) },
-            1
-        );
+        write_byte(&write);
         woken.recv().unwrap();
         // The poller removes the watch's share right after the wake-up.
         while !liveness.nothing_awake() {
@@ -291,11 +293,7 @@ mod tests {
         let liveness = Arc::new(Liveness::default());
         let readiness = Readiness::new(liveness.clone());
         let (read, write) = pipe();
-        // SAFETY: as above.
-        assert_eq!(
-            unsafe { libc::write(write.as_raw_fd(), b"x".as_ptr().cast(), 1) },
-            1
-        );
+        write_byte(&write);
         let (waker, woken) = signal();
         readiness.watch(read.as_raw_fd(), waker).unwrap();
         woken.recv().unwrap();
@@ -319,11 +317,7 @@ mod tests {
         // first registration is gone, so this one is accepted.
         let (waker, again) = signal();
         readiness.watch(read.as_raw_fd(), waker).unwrap();
-        // SAFETY: as above.
-        assert_eq!(
-            unsafe { libc::write(write.as_raw_fd(), b"x".as_ptr().cast(), 1) },
-            1
-        );
+        write_byte(&write);
         again.recv().unwrap();
         assert!(woken.try_recv().is_err(), "the ended watch stayed silent");
     }
