@@ -7,8 +7,9 @@
 -- feeds the FIFOs. Without the
 -- park the first reader keeps the only worker: its `cat` gives up after 20 s with
 -- nothing and the test fails.
--- Then: a reader parked on a pipe is cancelled (its read raises the cancellation), and
--- a read of a pipe opened for writing fails at once instead of waiting.
+-- Then: a reader parked on a pipe is cancelled (its read raises the cancellation), a
+-- read where the process cannot park blocks and answers, and a read of a pipe opened
+-- for writing fails at once instead of waiting.
 local function fifo()
   local path = os.tmpname()
   os.remove(path)
@@ -89,6 +90,26 @@ assert(cancelled:cancel("no longer needed"))
 feed(path, "")
 local ok, message = cancelled:join()
 assert(ok == false and message:find("no longer needed", 1, true), tostring(message))
+
+-- Where the process cannot park — inside a C function that calls back into Lua, or in
+-- a coroutine resumed there — the read blocks its thread and still answers.
+local unparkable = lutra.spawn(function()
+  local function command_output(text)
+    local pipe = assert(io.popen("echo " .. text))
+    local output = pipe:read("a")
+    assert(pipe:close())
+    return output
+  end
+  local direct, nested
+  table.sort({ 2, 1 }, function(a, b)
+    direct = direct or command_output("in-a-comparator")
+    nested = nested or coroutine.wrap(command_output)("in-a-coroutine-there")
+    return a < b
+  end)
+  return direct, nested
+end)
+local direct, nested = unparkable:join()
+assert(direct == "in-a-comparator\n" and nested == "in-a-coroutine-there\n", direct)
 
 local written = lutra.spawn(function()
   local pipe = assert(io.popen("cat > /dev/null", "w"))
