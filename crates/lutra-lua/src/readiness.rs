@@ -22,6 +22,9 @@
 //! - An already readable descriptor (input, its end, an error) fires as soon as it is
 //!   registered (epoll is level-triggered): a watch cannot miss input that came
 //!   before it.
+//! - A poller thread that cannot wait any more (`epoll_wait` failed) wakes every
+//!   waiter and refuses every later watch: the reads then go ahead without it, and
+//!   no process stays parked on a watch that nothing would fire.
 
 use crate::liveness::Liveness;
 use std::collections::HashMap;
@@ -56,6 +59,8 @@ struct Watches {
     next: u64,
     /// Token → the watched descriptor and the waker of its waiter.
     waiting: HashMap<u64, (RawFd, Waker)>,
+    /// The poller thread has stopped on an error: no watch is taken any more.
+    stopped: bool,
 }
 
 impl Readiness {
@@ -76,6 +81,9 @@ impl Readiness {
             return Err(io::Error::other("the pipe poller could not start"));
         };
         let mut watches = poller.lock();
+        if watches.stopped {
+            return Err(io::Error::other("the pipe poller has stopped"));
+        }
         watches.next += 1;
         let token = watches.next;
         self.liveness.add();
@@ -193,6 +201,27 @@ impl Poller {
         };
     }
 
+    /// Refuses further watches and wakes every waiter (each then reads without the
+    /// poller): the poller thread cannot wait any more.
+    fn stop_on_error(&self) {
+        let wakers: Vec<Waker> = {
+            let mut watches = self.lock();
+            watches.stopped = true;
+            let waiting: Vec<_> = watches.waiting.drain().map(|(_, watch)| watch).collect();
+            waiting
+                .into_iter()
+                .map(|(fd, waker)| {
+                    self.forget(fd);
+                    waker
+                })
+                .collect()
+        };
+        for waker in wakers {
+            waker.wake();
+            self.liveness.remove();
+        }
+    }
+
     /// The poller thread: wakes the waiter of each fired watch until told to stop.
     fn run(&self) {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; BATCH];
@@ -211,6 +240,7 @@ impl Poller {
                 if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
+                self.stop_on_error();
                 return;
             };
             for event in &events[..count] {
@@ -302,6 +332,26 @@ mod tests {
         let (waker, woken) = signal();
         readiness.watch(other_read.as_raw_fd(), waker).unwrap();
         woken.recv().unwrap();
+    }
+
+    #[test]
+    fn a_poller_that_stops_wakes_its_waiters_and_refuses_new_watches() {
+        let liveness = Arc::new(Liveness::default());
+        let readiness = Readiness::new(liveness.clone());
+        let (read, _write) = pipe();
+        let (waker, woken) = signal();
+        let token = readiness.watch(read.as_raw_fd(), waker).unwrap();
+        let poller = readiness.poller.get().unwrap().as_ref().unwrap();
+        poller.stop_on_error();
+        woken.recv().unwrap();
+        assert!(
+            liveness.nothing_awake(),
+            "the stopped watch no longer counts"
+        );
+        readiness.unwatch(token);
+        let (waker, _) = signal();
+        assert!(readiness.watch(read.as_raw_fd(), waker).is_err());
+        assert!(liveness.nothing_awake(), "a refused watch never counts");
     }
 
     #[test]
