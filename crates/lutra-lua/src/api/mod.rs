@@ -15,6 +15,7 @@
 //! from a Lua function, or a native call's `lua_yieldk` made with nothing Rust owns
 //! alive (its continuation polls again, `native/mod.rs`).
 
+mod bytecode;
 mod channel;
 mod host;
 mod luaproc;
@@ -105,9 +106,10 @@ fn raw_table(lua: &Lua) -> mlua::Result<Table> {
 pub(crate) const LUTRA_KEY: &str = "lutra.module";
 
 /// The runtime's Lua chunk `source` (named `name`) as a function of `lua`: compiled
-/// once per OS process, then loaded from its bytecode (with its debug information,
-/// so positions and names stay), since every new process state loads the same
-/// chunks and parsing them was most of the cost of a spawn.
+/// once per OS process, then loaded from its bytecode (with its source name and line
+/// information, so positions stay; without the names of locals and upvalues, see
+/// `bytecode.rs`), since every new process state loads the same chunks and parsing
+/// them was most of the cost of a spawn.
 pub(crate) fn precompiled(
     lua: &Lua,
     bytecode: &'static OnceLock<Vec<u8>>,
@@ -122,7 +124,8 @@ pub(crate) fn precompiled(
             .into_function();
     }
     let function = lua.load(source).set_name(name).into_function()?;
-    let _ = bytecode.set(function.dump(false));
+    let dump = function.dump(false);
+    let _ = bytecode.set(bytecode::without_local_names(&dump).unwrap_or(dump));
     Ok(function)
 }
 
