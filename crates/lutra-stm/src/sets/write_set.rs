@@ -102,6 +102,7 @@ impl WriteSet {
         self.filter & filter_bit_of_word(word) != 0
     }
 
+    #[inline]
     pub(crate) fn get(&self, addr: usize) -> Option<&WriteEntry> {
         if !self.may_contain(addr) {
             return None;
