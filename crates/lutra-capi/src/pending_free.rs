@@ -21,6 +21,7 @@
 
 use crate::status::{CapiError, CapiResult};
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::ffi::{c_char, c_int, c_void};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -237,12 +238,13 @@ pub(crate) fn claim(addr: usize, in_task: bool) -> CapiResult<u64> {
     }
     let token = next_token();
     let mut shard = shard(addr);
-    let map = shard.get_or_insert_with(HashMap::default);
-    if map.contains_key(&addr) {
-        return Err(double_free(addr));
+    match shard.get_or_insert_with(HashMap::default).entry(addr) {
+        Entry::Occupied(_) => Err(double_free(addr)),
+        Entry::Vacant(vacant) => {
+            vacant.insert(token);
+            Ok(token)
+        }
     }
-    map.insert(addr, token);
-    Ok(token)
 }
 
 #[cold]
