@@ -229,6 +229,10 @@ unsafe extern "C" fn stm_load_engine(addr: *const usize) -> usize {
     {
         // SAFETY: aligned, not NULL, and valid by the caller's contract; the inlined
         // read has just declined.
+        if let Some(value) = unsafe { state.desc.try_load_past_filter(addr) } {
+            return value;
+        }
+        // SAFETY: as above; the read past the filter declined too.
         return match unsafe { state.desc.load_uninlined(addr) } {
             Ok(value) => value,
             // SAFETY: this frame owns only integers and the state's address.

@@ -21,6 +21,7 @@
 
 use crate::status::{CapiError, CapiResult};
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::ffi::{c_char, c_int, c_void};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,10 +65,17 @@ impl Hasher for AddressHasher {
     }
 }
 
+/// One shard's lock on a cache line of its own: two threads freeing blocks of
+/// different shards do not pass a line back and forth.
+#[repr(align(64))]
+struct PaddedShard(Mutex<Shard>);
+
 /// The pending frees.
-static PENDING: [Mutex<Shard>; SHARDS] = [const { Mutex::new(None) }; SHARDS];
-/// The last token handed out.
+static PENDING: [PaddedShard; SHARDS] = [const { PaddedShard(Mutex::new(None)) }; SHARDS];
+/// The start of the last range of tokens handed to a thread ([`next_token`]).
 static TOKENS: AtomicU64 = AtomicU64::new(0);
+/// How many tokens a thread takes at a time.
+const TOKEN_RANGE: u64 = 1 << 20;
 
 unsafe extern "C" {
     fn free(block: *mut c_void);
@@ -98,8 +106,29 @@ struct PthreadAttr([u8; 128]);
 
 fn shard(addr: usize) -> std::sync::MutexGuard<'static, Shard> {
     PENDING[(addr >> 4) % SHARDS]
+        .0
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
+}
+
+thread_local! {
+    /// The calling thread's next token and the end of its range (`(0, 0)`: none yet).
+    static TOKEN: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// A token no other claim has: the next of the calling thread's range, which it
+/// takes `TOKEN_RANGE` at a time from `TOKENS` (one shared update per range, not
+/// one per free). Never 0: the first token of a range is skipped.
+fn next_token() -> u64 {
+    let (next, end) = TOKEN.try_with(std::cell::Cell::get).unwrap_or((0, 0));
+    let (token, end) = if next != end {
+        (next, end)
+    } else {
+        let start = TOKENS.fetch_add(TOKEN_RANGE, Ordering::Relaxed);
+        (start + 1, start + TOKEN_RANGE)
+    };
+    let _ = TOKEN.try_with(|cell| cell.set((token + 1, end)));
+    token
 }
 
 thread_local! {
@@ -182,7 +211,7 @@ fn in_loaded_object(addr: usize) -> bool {
 pub(crate) fn hold_for_fork() -> Vec<std::sync::MutexGuard<'static, Shard>> {
     PENDING
         .iter()
-        .map(|shard| shard.lock().unwrap_or_else(PoisonError::into_inner))
+        .map(|shard| shard.0.lock().unwrap_or_else(PoisonError::into_inner))
         .collect()
 }
 
@@ -200,25 +229,22 @@ pub(crate) fn forget_after_fork(shards: &mut [std::sync::MutexGuard<'static, Sha
 /// `LUTRA_EINVAL` for a block whose free is pending (freed twice), on the caller's
 /// stack, or in a loaded object.
 pub(crate) fn claim(addr: usize, in_task: bool) -> CapiResult<u64> {
-    if shard(addr)
-        .as_ref()
-        .is_some_and(|map| map.contains_key(&addr))
-    {
-        return Err(double_free(addr));
-    }
+    // Checked before the shard is locked (a stack or a loaded object is never
+    // pending: such an address is never claimed), so the lock is taken once.
     if let Some(why) = not_a_heap_block(addr, in_task) {
         return Err(CapiError::invalid(format!(
             "{addr:#x} is not a block of the C allocator: {why}; nothing is freed"
         )));
     }
-    let token = TOKENS.fetch_add(1, Ordering::Relaxed) + 1;
+    let token = next_token();
     let mut shard = shard(addr);
-    let map = shard.get_or_insert_with(HashMap::default);
-    if map.contains_key(&addr) {
-        return Err(double_free(addr));
+    match shard.get_or_insert_with(HashMap::default).entry(addr) {
+        Entry::Occupied(_) => Err(double_free(addr)),
+        Entry::Vacant(vacant) => {
+            vacant.insert(token);
+            Ok(token)
+        }
     }
-    map.insert(addr, token);
-    Ok(token)
 }
 
 #[cold]
@@ -272,5 +298,47 @@ mod tests {
         let tags: std::collections::BTreeSet<u64> = hashes.iter().map(|h| h >> 57).collect();
         assert!(buckets.len() >= 32, "{} buckets of 64", buckets.len());
         assert!(tags.len() >= 32, "{} tags of 64", tags.len());
+    }
+
+    /// Tokens come from per-thread ranges: never 0, never twice, across threads and
+    /// across the end of a range.
+    #[test]
+    fn tokens_are_unique_and_never_zero_across_threads_and_ranges() {
+        let per_thread = TOKEN_RANGE as usize + 10;
+        let threads: Vec<_> = (0..3)
+            .map(|_| std::thread::spawn(move || (0..per_thread).map(|_| next_token()).collect()))
+            .collect();
+        let mut all = std::collections::HashSet::new();
+        for thread in threads {
+            let tokens: Vec<u64> = thread.join().unwrap();
+            for token in tokens {
+                assert_ne!(token, 0);
+                assert!(all.insert(token), "token {token} handed out twice");
+            }
+        }
+    }
+
+    /// One lock per claim: a second claim of a pending block is refused, an abandoned
+    /// claim frees the address for a new one, and an old token does not abandon the
+    /// new claim.
+    #[test]
+    fn a_pending_block_is_refused_until_its_claim_is_abandoned() {
+        let block = Box::into_raw(Box::new([0u64; 4])) as usize;
+        let first = claim(block, false).unwrap();
+        assert!(claim(block, false).is_err(), "a double free was accepted");
+        // SAFETY: `abandon` never frees.
+        unsafe { abandon(block, first as usize) };
+        let second = claim(block, false).unwrap();
+        assert_ne!(first, second);
+        // SAFETY: as above; the stale token leaves the new claim in place.
+        unsafe { abandon(block, first as usize) };
+        assert!(
+            claim(block, false).is_err(),
+            "a stale token abandoned a claim"
+        );
+        // SAFETY: as above.
+        unsafe { abandon(block, second as usize) };
+        // SAFETY: the block came from `Box::into_raw` above and is freed once.
+        drop(unsafe { Box::from_raw(block as *mut [u64; 4]) });
     }
 }

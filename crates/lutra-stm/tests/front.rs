@@ -206,3 +206,70 @@ fn reads_that_share_a_filter_bit_with_a_write_see_the_right_word() {
     );
     assert_eq!((words[0], words[1], words[64]), (0, 10, 1));
 }
+
+/// `try_load_past_filter`, the inlined step after a read through the front declined
+/// for a filter bit: it answers a word written whole with the attempt's own value and
+/// reads and records a word not written, in an unindexed write set (a few writes) and
+/// in an indexed one whose writes set every bit of the filter; it declines a word
+/// written in part (the full read merges it).
+#[test]
+fn a_read_past_the_filter_answers_written_words_and_records_the_others() {
+    let stm = Stm::default();
+    let mut words: Vec<usize> = (0..400).map(|i| i * 10).collect();
+    let base = words.as_mut_ptr();
+    // SAFETY: indices below the vector's length.
+    let at = |i: usize| unsafe { base.add(i) };
+    // Word 64 shares the filter bit of word 0; with 100 consecutive words written,
+    // every word shares a bit with a written one.
+    for (writes, unwritten) in [(4usize, 64usize), (100, 150)] {
+        let partial = 200 + writes;
+        let mut tx = TxDescriptor::new(&stm).unwrap();
+        tx.begin(TxOptions::default());
+        // SAFETY: the words outlive the transactions and are only accessed through
+        // them.
+        unsafe {
+            // A first read gives the read set its room (the front opens).
+            assert_eq!(tx.load(at(399)), Ok(3990));
+            for i in 0..writes {
+                tx.store(at(i), 1000 + i, usize::MAX).unwrap();
+            }
+            tx.store(at(partial), 0xff, 0xff).unwrap();
+        }
+        assert_eq!(
+            read(&mut tx, at(unwritten)),
+            None,
+            "the front took a filter hit"
+        );
+        for i in 0..writes {
+            // SAFETY: as above.
+            let value = unsafe { tx.try_load_past_filter(at(i)) };
+            assert_eq!(value, Some(1000 + i), "the own write of word {i}");
+        }
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(tx.try_load_past_filter(at(unwritten)), Some(unwritten * 10));
+            assert_eq!(
+                tx.try_load_past_filter(at(partial)),
+                None,
+                "a partial write"
+            );
+            assert_eq!(
+                tx.load_uninlined(at(partial)),
+                Ok((partial * 10) & !0xff | 0xff)
+            );
+        }
+        let mut writer = TxDescriptor::new(&stm).unwrap();
+        writer.begin(TxOptions::default());
+        // SAFETY: as above.
+        unsafe { writer.store(at(unwritten), 1, usize::MAX).unwrap() };
+        writer.commit().unwrap();
+        assert_eq!(
+            tx.commit().map_err(|abort| abort.reason()),
+            Err(AbortReason::Validation),
+            "the read past the filter was not recorded"
+        );
+        assert_eq!(words[unwritten], 1);
+        assert_eq!(words[0], 0, "an aborted write reached memory");
+        words[unwritten] = unwritten * 10;
+    }
+}

@@ -37,7 +37,8 @@ use crate::global::registry::TxState;
 use crate::global::stm::StmInner;
 use crate::global::sync::data::AtomicUsize;
 use crate::global::sync::{Ordering, fence};
-use crate::sets::write_set::{Block, WordMap};
+use crate::sets::keyed::KEPT_CAPACITY;
+use crate::sets::write_set::WordMap;
 
 /// What stood in the way of a commit's steps 1–4.
 #[derive(Clone, Copy, Debug)]
@@ -228,33 +229,36 @@ impl Core {
         }
     }
 
-    /// Step 6's end for a committed attempt that wrote: ends it; blocks it freed go to
-    /// the limbo list ([`Core::retire_frees`]).
+    /// Step 6's end for a committed attempt that wrote: blocks it freed go to the
+    /// limbo list ([`Core::retire_frees`]), then it ends.
     #[inline]
     fn finish_committed(&mut self, stm: &StmInner) {
-        if self.frees.is_empty() {
-            self.finish(stm, Ok(()));
-        } else {
-            let frees = std::mem::take(&mut self.frees);
-            self.finish(stm, Ok(()));
-            self.retire_frees(stm, frees);
+        if !self.frees.is_empty() {
+            self.retire_frees(stm);
         }
+        self.finish(stm, Ok(()));
         if self.limbo.len() >= COLLECT_THRESHOLD {
             self.collect_limbo(stm);
         }
     }
 
     /// Blocks freed by the committed attempt go to the limbo list, to be released once
-    /// no transaction can still read them.
+    /// no transaction can still read them. Its records are released already (epoch
+    /// protocol, step 2: the fence of `current_for_retire` follows them); the list of
+    /// frees is emptied in place, keeping its buffer for the next attempt unless it
+    /// grew past what the sets keep.
     #[cold]
-    fn retire_frees(&mut self, stm: &StmInner, frees: Vec<Block>) {
+    fn retire_frees(&mut self, stm: &StmInner) {
         let epoch = stm.epochs.current_for_retire();
-        self.limbo.extend(frees.into_iter().map(|block| Retired {
+        self.limbo.extend(self.frees.drain(..).map(|block| Retired {
             epoch,
             addr: block.addr,
             size: block.size,
             release: block.release,
         }));
+        if self.frees.capacity() > KEPT_CAPACITY {
+            self.frees = Vec::new();
+        }
     }
 
     /// Releases what the limbo list may release: called where the list grows (at

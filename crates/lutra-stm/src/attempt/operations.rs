@@ -164,6 +164,24 @@ impl TxDescriptor {
         self.core.load_slow(&self.stm, addr as usize)
     }
 
+    /// The read of a word whose bit the write set's one-word filter has, inlined: when
+    /// the inlined read declined only for that bit (in an attempt that wrote more
+    /// words than the filter tells apart, most reads do), the attempt's own value of a
+    /// word it wrote whole, or, for a word it did not write, the word read and
+    /// recorded as the inlined read does. `None`, having done nothing, for everything
+    /// else (a closed front, a word written in part, a record locked or newer than the
+    /// snapshot): call [`TxDescriptor::load_uninlined`] then, which begins with the
+    /// same steps. For a caller whose [`TxDescriptor::try_load`] (or a read through the
+    /// front) just returned `None`, so that the common case of its fallback needs no
+    /// call: the C ABI's `stm_load`.
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::load`].
+    #[inline(always)]
+    pub unsafe fn try_load_past_filter(&mut self, addr: *const usize) -> Option<usize> {
+        self.core.load_past_filter(addr as usize)
+    }
+
     /// Buffers a write of the bits of `value` selected by `mask` to the word at `addr`
     /// (`usize::MAX` writes the whole word).
     ///

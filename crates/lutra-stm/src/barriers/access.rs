@@ -183,7 +183,7 @@ impl Core {
     /// the write set (the attempt's own value: nothing to record), and an address not
     /// written is read as the inlined path reads. `None` for everything else.
     #[inline(always)]
-    fn load_past_filter(&mut self, addr: usize) -> Option<usize> {
+    pub(crate) fn load_past_filter(&mut self, addr: usize) -> Option<usize> {
         let slot = self.reads.fast_slot()?;
         let index = addr / std::mem::size_of::<usize>();
         if !self.writes.may_contain_word(index) {

@@ -4,7 +4,8 @@
 //! multiply to hash, linear probing in a power-of-two table kept at most half full,
 //! so a lookup or an insert is a handful of instructions and every rehash is out of
 //! line. Clearing costs at most a constant times the vector's size, never its past
-//! capacity, and tables that grew past a bound are given back when cleared.
+//! capacity (an index is emptied at once, by a new generation: see [`Index`]), and
+//! tables that grew past a bound are given back when cleared.
 //!
 //! # Invariants
 //! - While indexed, the index maps each key to its entry and holds nothing else.
@@ -101,8 +102,10 @@ pub(crate) const KEPT_SLOTS: usize = 2 * KEPT_CAPACITY;
 /// The fewest slots an index table has (room for `2 * LINEAR_MAX` entries).
 pub(crate) const MIN_SLOTS: usize = 4 * LINEAR_MAX;
 
-/// The key of a vacant slot. No key is ever this value: word addresses are aligned and
-/// record indices are below the size of the record table.
+/// The key a vacant slot is made with. No key is ever this value: word addresses are
+/// aligned and record indices are below the size of the record table. (What makes a
+/// slot vacant is its generation, [`Slot::generation`]; a slot emptied by a new generation
+/// keeps its old key.)
 pub(crate) const VACANT: usize = usize::MAX;
 
 /// An entry of a set, found by a one-word key.
@@ -124,15 +127,23 @@ impl Keyed for ReadEntry {
     }
 }
 
-/// One slot of an [`Index`]: a key and the position of its entry.
+/// One slot of an [`Index`]: a key, the position of its entry, and the generation of
+/// the index it was filled in (the slot is occupied only while that is the index's
+/// generation). Sixteen bytes, as a key and a position alone.
 #[derive(Clone, Copy)]
 pub(crate) struct Slot {
     pub(crate) key: usize,
     pub(crate) at: u32,
+    pub(crate) generation: u32,
 }
 
 impl Slot {
-    const EMPTY: Self = Self { key: VACANT, at: 0 };
+    /// A slot vacant in every generation (no index's generation is 0).
+    const EMPTY: Self = Self {
+        key: VACANT,
+        at: 0,
+        generation: 0,
+    };
 }
 
 /// The number of slots an index needs to hold `entries` keys at most half full.
@@ -143,7 +154,13 @@ pub(crate) fn slots_for(entries: usize) -> usize {
 /// An open-addressing hash index from keys to entry positions: linear probing from a
 /// home slot given by one multiply ([`Index::home`]), in a power-of-two table.
 ///
+/// A slot is occupied when its generation is the index's, `generation`, and vacant otherwise;
+/// so [`Index::clear`] empties the whole table by moving to the next generation, one
+/// store, whatever its size (only once in 2^32 clears, when the generation wraps, are
+/// the slots rewritten).
+///
 /// # Invariants
+/// - `generation` is never 0, so [`Slot::EMPTY`] is vacant in every generation.
 /// - `slots` is empty or has a power-of-two length of at least `MIN_SLOTS`, and then
 ///   `shift == 64 - log2(slots.len())`, so a key's home slot is in the table.
 /// - At most half the slots are occupied, so every probe ends at a vacant slot.
@@ -154,6 +171,7 @@ pub(crate) fn slots_for(entries: usize) -> usize {
 pub(crate) struct Index {
     pub(crate) slots: Box<[Slot]>,
     pub(crate) shift: u32,
+    pub(crate) generation: u32,
 }
 
 impl Default for Index {
@@ -161,6 +179,7 @@ impl Default for Index {
         Self {
             slots: Box::default(),
             shift: u64::BITS,
+            generation: 1,
         }
     }
 }
@@ -172,7 +191,31 @@ impl Index {
         Self {
             slots: vec![Slot::EMPTY; slots].into_boxed_slice(),
             shift: u64::BITS - slots.trailing_zeros(),
+            generation: 1,
         }
+    }
+
+    /// Whether `slot` is occupied (filled in this generation).
+    #[inline(always)]
+    pub(crate) fn holds(&self, slot: Slot) -> bool {
+        slot.generation == self.generation
+    }
+
+    /// Empties the table: every slot becomes vacant, by a new generation.
+    #[inline]
+    pub(crate) fn clear(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.wrap();
+        }
+    }
+
+    /// The generation wrapped: slots of the generation now starting again could look
+    /// occupied, so every slot is rewritten vacant, and the generation restarts at 1.
+    #[cold]
+    fn wrap(&mut self) {
+        self.slots.fill(Slot::EMPTY);
+        self.generation = 1;
     }
 
     /// How many keys the table may hold.
@@ -211,11 +254,11 @@ impl Index {
         loop {
             // SAFETY: `at` is the home slot or masked (and the table not empty).
             let slot = unsafe { self.slot(at) };
+            if !self.holds(slot) {
+                return Err(at);
+            }
             if slot.key == key {
                 return Ok(slot.at as usize);
-            }
-            if slot.key == VACANT {
-                return Err(at);
             }
             at = (at + 1) & mask;
         }
@@ -235,9 +278,14 @@ impl Index {
     /// `slot < self.slots.len()`, as for [`Index::slot`].
     #[inline]
     pub(crate) unsafe fn fill(&mut self, slot: usize, key: usize, at: usize) {
-        debug_assert!(self.slots[slot].key == VACANT && at <= u32::MAX as usize);
+        debug_assert!(!self.holds(self.slots[slot]) && at <= u32::MAX as usize);
+        let generation = self.generation;
         // SAFETY: the caller guarantees `slot` is inside the table.
-        *unsafe { self.slots.get_unchecked_mut(slot) } = Slot { key, at: at as u32 };
+        *unsafe { self.slots.get_unchecked_mut(slot) } = Slot {
+            key,
+            at: at as u32,
+            generation,
+        };
     }
 
     /// Puts `key`, which the table does not hold, with its entry's position `at`.
@@ -254,8 +302,8 @@ impl Index {
     pub(crate) fn remove(&mut self, key: usize) {
         let mask = self.slots.len() - 1;
         let mut at = self.home(key);
-        while self.slots[at].key != key {
-            debug_assert!(self.slots[at].key != VACANT, "removing a missing key");
+        while self.slots[at].key != key || !self.holds(self.slots[at]) {
+            debug_assert!(self.holds(self.slots[at]), "removing a missing key");
             at = (at + 1) & mask;
         }
         self.slots[at] = Slot::EMPTY;
@@ -286,6 +334,8 @@ pub(crate) unsafe fn push_unchecked<T>(items: &mut Vec<T>, item: T) {
 ///   nothing else; otherwise every slot of `index` is vacant (a table kept from an
 ///   earlier attempt, for reuse) and `items.len() <= LINEAR_MAX` unless the set only
 ///   just outgrew that and is being indexed.
+/// - Clearing an indexed vector costs a constant: the items are `Copy` entries, and
+///   the index is emptied by a new generation ([`Index::clear`]).
 pub(crate) struct KeyedVec<T> {
     pub(crate) items: Vec<T>,
     pub(crate) index: Index,
@@ -374,13 +424,9 @@ impl<T: Keyed> KeyedVec<T> {
             // Give the memory back: dropping costs nothing per entry.
             self.items = Vec::new();
             self.index = Index::default();
-        } else if self.index.slots.len() <= 8 * self.items.len() {
-            // Mostly full: wiping the whole table is cheaper than removing each key,
-            // and its cost is still within a constant of the set's size.
-            self.items.clear();
-            self.index.slots.fill(Slot::EMPTY);
         } else {
-            self.truncate(0);
+            self.items.clear();
+            self.index.clear();
         }
         self.indexed = false;
     }
@@ -395,7 +441,8 @@ impl<T: Keyed> KeyedVec<T> {
     /// Checks the type's invariants and the index's.
     pub(crate) fn check_invariants(&self) {
         let index = &self.index;
-        let occupied = index.slots.iter().filter(|s| s.key != VACANT).count();
+        assert_ne!(index.generation, 0);
+        let occupied = index.slots.iter().filter(|s| index.holds(**s)).count();
         if !index.slots.is_empty() {
             assert!(index.slots.len().is_power_of_two() && index.slots.len() >= MIN_SLOTS);
             assert_eq!(1 << (u64::BITS - index.shift), index.slots.len());
@@ -416,7 +463,8 @@ impl<T: Keyed> KeyedVec<T> {
                     .slots
                     .iter()
                     .zip(index.slots.iter())
-                    .all(|(a, b)| a.key == b.key)
+                    .all(|(a, b)| rebuilt.holds(*a) == index.holds(*b)
+                        && (!index.holds(*b) || a.key == b.key))
             );
         } else {
             assert_eq!(occupied, 0);

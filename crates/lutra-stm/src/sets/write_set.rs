@@ -102,6 +102,7 @@ impl WriteSet {
         self.filter & filter_bit_of_word(word) != 0
     }
 
+    #[inline]
     pub(crate) fn get(&self, addr: usize) -> Option<&WriteEntry> {
         if !self.may_contain(addr) {
             return None;
@@ -116,8 +117,8 @@ impl WriteSet {
     /// if it did neither, and also if the entry must first be saved for a checkpoint or
     /// another key holds the home slot of `addr` in the index: then
     /// [`WriteSet::write_probing`] finishes. (No probe loop and no call here, so that
-    /// the inlined path saves no register.)
-    #[inline]
+    /// the inlined path saves no register; always inlined, for the same reason.)
+    #[inline(always)]
     pub(crate) fn write(&mut self, addr: usize, value: usize, mask: usize) -> bool {
         let len = self.entries.items.len();
         if self.entries.indexed {
@@ -126,7 +127,8 @@ impl WriteSet {
             // SAFETY: home slots are inside the table (`Index`'s invariants; an
             // indexed set's table is not empty).
             let slot = unsafe { index.slot(home) };
-            if slot.key == addr {
+            let occupied = index.holds(slot);
+            if occupied && slot.key == addr {
                 let at = slot.at as usize;
                 // The index maps only to items (type invariant), so `get_mut` never
                 // fails; a failure would only take the full path.
@@ -138,7 +140,7 @@ impl WriteSet {
                         .map(|entry| entry.merge(value, mask))
                         .is_some();
             }
-            if slot.key != VACANT || len >= self.room {
+            if occupied || len >= self.room {
                 return false;
             }
             // SAFETY: as above.

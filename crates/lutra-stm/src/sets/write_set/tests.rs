@@ -153,9 +153,53 @@ fn clearing_a_small_indexed_set_keeps_its_table_and_empties_it() {
         set.check_invariants();
         let slots = set.entries.index.slots.len();
         set.clear();
-        // Kept for the next attempt (no allocation), and emptied key by key.
+        // Kept for the next attempt (no allocation), and emptied by a new generation.
         assert_eq!(set.entries.index.slots.len(), slots);
         set.check_invariants();
+    }
+}
+
+/// A clear empties the index by moving to its next generation; the same addresses
+/// written again (same slots, same positions) are found, and slots left by an older
+/// generation are vacant, also when the generation wraps around to 1.
+#[test]
+fn clearing_moves_the_index_to_a_new_generation_and_survives_the_wrap() {
+    let mut set = WriteSet::default();
+    let mut locks = LockSet::default();
+    for (round, start) in [(0usize, 1u32), (1, u32::MAX - 1), (2, u32::MAX), (3, 0)] {
+        if start != 0 {
+            set.entries.index.generation = start;
+            locks.held.index.generation = start;
+        }
+        set.allow(KEPT_CAPACITY);
+        // Fewer keys each round: slots of the previous round are left behind.
+        let count = LINEAR_MAX * 4 - round * 4;
+        for at in 0..count {
+            assert!(set.write(8 * (at + 1), at + round, usize::MAX));
+            locks.push(at + 1, (at + round) as u64);
+        }
+        set.check_invariants();
+        locks.held.check_invariants();
+        for at in 0..count {
+            assert_eq!(set.get(8 * (at + 1)).map(|e| e.value), Some(at + round));
+            assert_eq!(locks.version_before(at + 1), Some((at + round) as u64));
+        }
+        assert!(set.get(8 * (count + 1)).is_none());
+        assert!(locks.version_before(count + 1).is_none());
+        let generation = set.entries.index.generation;
+        set.clear();
+        locks.clear();
+        let next = if generation == u32::MAX {
+            1
+        } else {
+            generation + 1
+        };
+        assert_eq!(set.entries.index.generation, next);
+        assert_eq!(locks.held.index.generation, next);
+        set.check_invariants();
+        locks.held.check_invariants();
+        assert!(set.get(8).is_none());
+        assert!(locks.version_before(1).is_none());
     }
 }
 
