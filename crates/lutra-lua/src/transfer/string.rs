@@ -79,6 +79,13 @@ impl MessageString {
         )
     }
 
+    /// Whether the bytes are kept inline: the value then owns nothing (its drop does
+    /// nothing).
+    #[inline]
+    pub fn is_inline(&self) -> bool {
+        self.0[15] != SHARED
+    }
+
     /// The string's bytes.
     #[inline]
     pub fn as_bytes(&self) -> &[u8] {

@@ -58,6 +58,30 @@ impl Message {
             tables: Tables::default(),
         }
     }
+
+    /// Whether the message owns nothing to free: no table, its values inline, each a
+    /// nil, boolean, number or inline string (no handle, no shared buffer). Dropping
+    /// it then does nothing, and [`Message::discard`] skips the destructors.
+    #[inline]
+    pub fn owns_nothing(&self) -> bool {
+        self.tables.is_empty()
+            && !self.values.spilled()
+            && self.values.iter().all(|value| match value {
+                Value::Nil | Value::Boolean(_) | Value::Integer(_) | Value::Number(_) => true,
+                Value::String(string) => string.is_inline(),
+                _ => false,
+            })
+    }
+
+    /// Drops the message; one that owns nothing ([`Message::owns_nothing`], the common
+    /// message of scalars once received) is forgotten instead, without a call through
+    /// the destructors of its values.
+    #[inline]
+    pub fn discard(self) {
+        if self.owns_nothing() {
+            std::mem::forget(self);
+        }
+    }
 }
 
 /// One copied table: its key/value pairs.
@@ -120,6 +144,30 @@ mod tests {
     #[test]
     fn a_message_is_small() {
         assert_eq!(std::mem::size_of::<Message>(), 64);
+    }
+
+    /// Only a message of plain scalars and inline strings owns nothing: one with a
+    /// shared string, a handle, a table or values on the heap is dropped for real.
+    #[test]
+    fn what_a_message_owns() {
+        use crate::transfer::MessageString;
+        let inline = MessageString::new(b"message");
+        let shared = MessageString::new(&[b'x'; 40]);
+        assert!(Message::of(vec![Value::Integer(1), Value::String(inline)]).owns_nothing());
+        assert!(Message::of(vec![Value::Nil, Value::Number(0.5)]).owns_nothing());
+        assert!(!Message::of(vec![Value::String(shared.clone())]).owns_nothing());
+        let channel = std::sync::Arc::new(crate::channel::Channel::new(0));
+        assert!(!Message::of(vec![Value::Channel(channel.clone())]).owns_nothing());
+        assert!(!Message::of(vec![Value::Integer(1); 3]).owns_nothing(), "on the heap");
+        let mut tabled = Message::of(vec![Value::Table(0)]);
+        tabled.tables = vec![Vec::new()].into();
+        assert!(!tabled.owns_nothing());
+        // Discarding frees what is owned: the channel and the buffer are back to one
+        // reference each.
+        Message::of(vec![Value::Channel(channel.clone())]).discard();
+        Message::of(vec![Value::String(shared.clone())]).discard();
+        assert_eq!(std::sync::Arc::strong_count(&channel), 1);
+        Message::of(vec![Value::Integer(1)]).discard();
     }
 
     /// Tables round-trip through the one-word form; none allocates nothing.

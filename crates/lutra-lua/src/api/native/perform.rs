@@ -123,7 +123,10 @@ unsafe fn answer_with(state: *mut lua_State, answer: Answer) -> Result<c_int, St
                 2
             }
             Answer::Values(message) => match scalar::push(state, &message) {
-                Some(count) => count,
+                Some(count) => {
+                    message.discard();
+                    count
+                }
                 // A handle new to this state: the general import makes it.
                 None => match context_of(state) {
                     Some(context) => {
