@@ -108,11 +108,14 @@ impl MessageString {
         if usize::from(len) >= INLINE_MAX {
             return None;
         }
-        // SAFETY: `self.0[len]` is zero (invariants), so the C string ends within
-        // the value, which it borrows.
-        let text = unsafe { CStr::from_ptr(self.0.as_ptr().cast()) };
-        // Shorter than the string: a zero byte inside it.
-        (text.count_bytes() == usize::from(len)).then_some(text)
+        let len = usize::from(len);
+        // Before `len`: a zero byte inside the string.
+        if first_zero(&self.0) != len {
+            return None;
+        }
+        // SAFETY: `self.0[len]` is zero (invariants) and no byte before it is: the
+        // C string is the bytes and their terminator, within the value it borrows.
+        Some(unsafe { CStr::from_bytes_with_nul_unchecked(&self.0[..=len]) })
     }
 }
 
@@ -143,6 +146,25 @@ fn copy_short(bytes: &[u8], inline: &mut [u8; 16]) {
             *to = *from;
         }
     }
+}
+
+/// The position of the first zero byte of `bytes` (16 if none), found a word at a
+/// time (no call to `strlen`): in `w - 0x01…01 & !w & 0x80…80` the lowest bit set
+/// marks the first zero byte (a borrow can set bits only above it).
+#[inline(always)]
+fn first_zero(bytes: &[u8; 16]) -> usize {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    let zeros = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
+    let (mut low, mut high) = ([0; 8], [0; 8]);
+    low.copy_from_slice(&bytes[..8]);
+    high.copy_from_slice(&bytes[8..]);
+    let low = zeros(u64::from_le_bytes(low));
+    if low != 0 {
+        return (low.trailing_zeros() / 8) as usize;
+    }
+    let high = zeros(u64::from_le_bytes(high));
+    8 + (high.trailing_zeros() / 8) as usize
 }
 
 /// The first 8 bytes of `bytes` (at least 8) as a word.
@@ -240,6 +262,21 @@ mod tests {
             let string = MessageString::new(&bytes);
             assert_eq!(string.as_bytes(), &bytes[..]);
             assert_eq!(string.clone().as_bytes(), &bytes[..]);
+        }
+    }
+
+    /// A zero byte anywhere inside a short string keeps it from being a C string
+    /// (the word-at-a-time search finds the first one, wherever it is).
+    #[test]
+    fn a_zero_byte_anywhere_is_found() {
+        for length in 1..INLINE_MAX {
+            for at in 0..length {
+                let mut bytes = vec![0xff_u8; length];
+                bytes[at] = 0;
+                assert_eq!(MessageString::new(&bytes).as_c_str(), None, "{length} {at}");
+                bytes[at] = 1;
+                assert!(MessageString::new(&bytes).as_c_str().is_some());
+            }
         }
     }
 
