@@ -90,6 +90,10 @@ pub type TablePairs = Vec<(Value, Value)>;
 /// The copied tables of a [`Message`], read as a slice: none (most messages) in one
 /// word and no allocation, any number behind one pointer.
 #[derive(Debug, Clone, Default)]
+#[allow(
+    clippy::box_collection,
+    reason = "one word in every message, the vector's three only when there are tables"
+)]
 pub struct Tables(Option<Box<Vec<TablePairs>>>);
 
 impl Tables {
@@ -158,7 +162,10 @@ mod tests {
         assert!(!Message::of(vec![Value::String(shared.clone())]).owns_nothing());
         let channel = std::sync::Arc::new(crate::channel::Channel::new(0));
         assert!(!Message::of(vec![Value::Channel(channel.clone())]).owns_nothing());
-        assert!(!Message::of(vec![Value::Integer(1); 3]).owns_nothing(), "on the heap");
+        assert!(
+            !Message::of(vec![Value::Integer(1); 3]).owns_nothing(),
+            "on the heap"
+        );
         let mut tabled = Message::of(vec![Value::Table(0)]);
         tabled.tables = vec![Vec::new()].into();
         assert!(!tabled.owns_nothing());
@@ -176,9 +183,12 @@ mod tests {
         let none = Tables::from(Vec::new());
         assert!(none.is_empty() && none.0.is_none());
         let pairs = vec![(Value::Integer(1), Value::Boolean(true))];
-        let tables = Tables::from(vec![pairs.clone(), Vec::new()]);
+        let tables = Tables::from(vec![pairs, Vec::new()]);
         assert_eq!(tables.len(), 2);
-        assert!(matches!(tables[0][..], [(Value::Integer(1), Value::Boolean(true))]));
+        assert!(matches!(
+            tables[0][..],
+            [(Value::Integer(1), Value::Boolean(true))]
+        ));
         assert_eq!(tables.clone().into_vec().len(), 2);
         assert_eq!((&tables).into_iter().count(), 2);
     }
