@@ -8,8 +8,11 @@
 //!   (no other thread touches the state meanwhile: mlua's lock is not needed).
 //! - A yield leaves the coroutine's stack as the yielder left it, minus the yielded
 //!   values: a count hook's yield (`preempt.rs`) yields none and keeps the frame the
-//!   hook interrupted, as mlua does for it; every other yield of the main coroutine
-//!   (the prelude's relay, `lutra.yield`, the native calls) leaves nothing more.
+//!   hook interrupted, as mlua does for it; the prelude's relay and `lutra.yield`
+//!   leave nothing more; a native call's park leaves its frame (its arguments, a
+//!   handle's user value), which its continuation finds again, with any value it is
+//!   resumed with above the top it noted (`ProcessContext::park_top`), except after
+//!   the first slice, whose resume through mlua empties that frame.
 //! - A yield is a park when it yields `PARK` first (the prelude's relay, the Lua
 //!   loops), or when a native call marked the context's `native_park` before it
 //!   yielded no values (`api/native/perform.rs`); the mark is consumed at every
@@ -108,6 +111,20 @@ unsafe fn resume_with(lua: &Lua, thread: &Thread, arguments: c_int) -> Resumed {
 pub(crate) unsafe fn native_parked(state: *mut ffi::lua_State) -> bool {
     // SAFETY: the caller's contract.
     unsafe { named_context(state) }.is_some_and(|context| context.native_park.replace(false))
+}
+
+/// Notes that the frame of the native call parked on `state` is empty: mlua's
+/// `Thread::resume` (the first slice's) empties the frame of a C function that
+/// yielded, so a value the call is resumed with is then first on its stack
+/// (`ProcessContext::park_top`).
+///
+/// # Safety
+/// As [`native_parked`].
+pub(crate) unsafe fn frame_emptied(state: *mut ffi::lua_State) {
+    // SAFETY: the caller's contract.
+    if let Some(context) = unsafe { named_context(state) } {
+        context.park_top.set(0);
+    }
 }
 
 /// The top `count` values of `state`, moved into mlua values.

@@ -23,6 +23,7 @@ use crate::process::ProcessCore;
 use crate::runtime::RuntimeShared;
 use mlua::{Lua, LuaOptions, StdLib, ffi};
 use std::cell::{Cell, OnceCell, RefCell};
+use std::ffi::c_int;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -44,6 +45,12 @@ pub(crate) struct ProcessContext {
     /// before it yields (with no values: the mark stands for `PARK`); consumed by
     /// the resumer at every yield (`resume.rs`).
     pub(crate) native_park: Cell<bool>,
+    /// The stack's top (in the parked call's frame) when a native call parked: a
+    /// value its continuation was resumed with (`CANNOT`, `CANCEL`) sits above it. A
+    /// park on the slice's main coroutine leaves its frame as it is (no call to
+    /// empty it), unless mlua's first resume empties it (the task then sets 0,
+    /// `task.rs`); a park elsewhere empties it and notes 0 (`api/native/perform.rs`).
+    pub(crate) park_top: Cell<c_int>,
     /// The program's own hook that the preemption hook stands in for (`preempt.rs`).
     pub(crate) user_hook: Cell<super::user_hook::UserHook>,
     /// What the process last waited on, with its text (see `api::host::note_wait`).
@@ -95,6 +102,7 @@ impl ProcessContext {
             preempted: AtomicBool::new(false),
             no_preempt: AtomicBool::new(false),
             native_park: Cell::new(false),
+            park_top: Cell::new(0),
             user_hook: Cell::new(super::user_hook::UserHook::NONE),
             last_wait: RefCell::new(None),
             native_wait: RefCell::new(None),

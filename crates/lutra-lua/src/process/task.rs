@@ -250,6 +250,10 @@ fn first_resume(thread: &Thread, args: MultiValue) -> Resumed {
         Ok(values) if thread.status() == ThreadStatus::Resumable => {
             // SAFETY: the slice's main coroutine, just returned from its resume.
             let marked = unsafe { resume::native_parked(thread.state()) };
+            if marked {
+                // SAFETY: as above; mlua's resume emptied the parked call's frame.
+                unsafe { resume::frame_emptied(thread.state()) };
+            }
             Resumed::Yielded {
                 park: marked
                     || matches!(values.front(), Some(mlua::Value::LightUserData(mark)) if mark.0 == PARK),

@@ -129,7 +129,7 @@ impl ProcessCore {
         tables.insert(0, pairs);
         Message {
             values: std::iter::once(Value::Table(0)).collect(),
-            tables,
+            tables: tables.into(),
         }
     }
 }

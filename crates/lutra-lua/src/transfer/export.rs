@@ -62,7 +62,7 @@ pub(crate) fn export_pending(
     let values = exporter.run(values)?;
     let message = Message {
         values: values.into(),
-        tables: exporter.tables,
+        tables: exporter.tables.into(),
     };
     Ok((message, exporter.moves))
 }
@@ -74,7 +74,7 @@ pub(crate) fn export_for_freeze(lua: &Lua, value: &mlua::Value) -> Result<Messag
     let values = exporter.run(std::slice::from_ref(value))?;
     Ok(Message {
         values: values.into(),
-        tables: exporter.tables,
+        tables: exporter.tables.into(),
     })
 }
 

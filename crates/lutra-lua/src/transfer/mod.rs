@@ -35,7 +35,7 @@ pub(crate) use function::load_isolated;
 pub use function::{IsolatedFunction, Upvalue};
 pub(crate) use import::import;
 pub use string::{INLINE_MAX, MessageString};
-pub use value::{Message, Value, Values};
+pub use value::{Message, TablePairs, Tables, Value, Values};
 
 /// Why a value cannot cross between processes.
 #[derive(Debug, Clone, PartialEq, Eq)]

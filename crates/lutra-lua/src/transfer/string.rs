@@ -44,7 +44,7 @@ impl MessageString {
     pub fn new(bytes: &[u8]) -> Self {
         if bytes.len() <= INLINE_MAX {
             let mut inline = [0; 16];
-            inline[..bytes.len()].copy_from_slice(bytes);
+            copy_short(bytes, &mut inline);
             inline[15] = bytes.len() as u8;
             Self(inline)
         } else {
@@ -79,6 +79,13 @@ impl MessageString {
         )
     }
 
+    /// Whether the bytes are kept inline: the value then owns nothing (its drop does
+    /// nothing).
+    #[inline]
+    pub fn is_inline(&self) -> bool {
+        self.0[15] != SHARED
+    }
+
     /// The string's bytes.
     #[inline]
     pub fn as_bytes(&self) -> &[u8] {
@@ -101,12 +108,71 @@ impl MessageString {
         if usize::from(len) >= INLINE_MAX {
             return None;
         }
-        // SAFETY: `self.0[len]` is zero (invariants), so the C string ends within
-        // the value, which it borrows.
-        let text = unsafe { CStr::from_ptr(self.0.as_ptr().cast()) };
-        // Shorter than the string: a zero byte inside it.
-        (text.count_bytes() == usize::from(len)).then_some(text)
+        let len = usize::from(len);
+        // Before `len`: a zero byte inside the string.
+        if first_zero(&self.0) != len {
+            return None;
+        }
+        // SAFETY: `self.0[len]` is zero (invariants) and no byte before it is: the
+        // C string is the bytes and their terminator, within the value it borrows.
+        Some(unsafe { CStr::from_bytes_with_nul_unchecked(&self.0[..=len]) })
     }
+}
+
+/// Copies `bytes` (at most [`INLINE_MAX`]) to the start of `inline` as two
+/// overlapping words (or half-words, or bytes one by one when fewer than four), as a
+/// small `memcpy` does, without calling it: most strings of a message are short.
+#[inline(always)]
+fn copy_short(bytes: &[u8], inline: &mut [u8; 16]) {
+    let len = bytes.len();
+    debug_assert!(len <= INLINE_MAX);
+    if len >= 8 {
+        let (first, last) = (&bytes[..8], &bytes[len - 8..]);
+        let (first, last) = (u64_at(first), u64_at(last));
+        inline[len - 8..len].copy_from_slice(&last.to_ne_bytes());
+        inline[..8].copy_from_slice(&first.to_ne_bytes());
+    } else if len >= 4 {
+        let first = u32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let last = u32::from_ne_bytes([
+            bytes[len - 4],
+            bytes[len - 3],
+            bytes[len - 2],
+            bytes[len - 1],
+        ]);
+        inline[len - 4..len].copy_from_slice(&last.to_ne_bytes());
+        inline[..4].copy_from_slice(&first.to_ne_bytes());
+    } else {
+        for (to, from) in inline.iter_mut().zip(bytes) {
+            *to = *from;
+        }
+    }
+}
+
+/// The position of the first zero byte of `bytes` (16 if none), found a word at a
+/// time (no call to `strlen`): in `w - 0x01…01 & !w & 0x80…80` the lowest bit set
+/// marks the first zero byte (a borrow can set bits only above it).
+#[inline(always)]
+fn first_zero(bytes: &[u8; 16]) -> usize {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    let zeros = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
+    let (mut low, mut high) = ([0; 8], [0; 8]);
+    low.copy_from_slice(&bytes[..8]);
+    high.copy_from_slice(&bytes[8..]);
+    let low = zeros(u64::from_le_bytes(low));
+    if low != 0 {
+        return (low.trailing_zeros() / 8) as usize;
+    }
+    let high = zeros(u64::from_le_bytes(high));
+    8 + (high.trailing_zeros() / 8) as usize
+}
+
+/// The first 8 bytes of `bytes` (at least 8) as a word.
+#[inline(always)]
+fn u64_at(bytes: &[u8]) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(&bytes[..8]);
+    u64::from_ne_bytes(word)
 }
 
 impl Clone for MessageString {
@@ -191,11 +257,42 @@ mod tests {
 
     #[test]
     fn short_and_long_strings_keep_their_bytes() {
-        for length in [0, 1, INLINE_MAX, INLINE_MAX + 1, 1000] {
+        for length in (0..=INLINE_MAX + 1).chain([1000]) {
             let bytes: Vec<u8> = (0..length).map(|i| (i % 251) as u8).collect();
             let string = MessageString::new(&bytes);
             assert_eq!(string.as_bytes(), &bytes[..]);
             assert_eq!(string.clone().as_bytes(), &bytes[..]);
+        }
+    }
+
+    /// A zero byte anywhere inside a short string keeps it from being a C string
+    /// (the word-at-a-time search finds the first one, wherever it is).
+    #[test]
+    fn a_zero_byte_anywhere_is_found() {
+        for length in 1..INLINE_MAX {
+            for at in 0..length {
+                let mut bytes = vec![0xff_u8; length];
+                bytes[at] = 0;
+                assert_eq!(MessageString::new(&bytes).as_c_str(), None, "{length} {at}");
+                bytes[at] = 1;
+                assert!(MessageString::new(&bytes).as_c_str().is_some());
+            }
+        }
+    }
+
+    /// Every short length is copied whole (the overlapping words of `copy_short`
+    /// miss no byte), and zero-terminated in place: nothing past the bytes is written.
+    #[test]
+    fn short_strings_are_copied_whole_and_terminated() {
+        for length in 0..INLINE_MAX {
+            let bytes: Vec<u8> = (1..=length).map(|i| i as u8).collect();
+            let string = MessageString::new(&bytes);
+            assert_eq!(string.as_bytes(), &bytes[..], "length {length}");
+            assert_eq!(
+                string.as_c_str().map(CStr::to_bytes),
+                Some(&bytes[..]),
+                "length {length}"
+            );
         }
     }
 

@@ -128,23 +128,25 @@ unsafe fn resumed<'a>(state: *mut lua_State) -> Option<(&'a ProcessContext, Arc<
     unsafe {
         let context = context_of(state)?;
         let channel = context.parked.borrow_mut().take()?;
-        let cannot = ffi::lua_gettop(state) >= 1 && interrupted(state);
+        // A value resumed with sits above the frame as the park left it.
+        let top = context.park_top.get();
+        let cannot = ffi::lua_gettop(state) > top && interrupted(state, top + 1);
         Some((context, channel, cannot))
     }
 }
 
-/// Whether the native call resumed on `state` with values was resumed with `CANNOT`,
-/// or with `CANCEL` (a cancelled process, `process/cancel.rs`): either way it stops
-/// waiting.
+/// Whether the native call resumed on `state` with values (the first at stack
+/// position `first`) was resumed with `CANNOT`, or with `CANCEL` (a cancelled
+/// process, `process/cancel.rs`): either way it stops waiting.
 ///
 /// # Safety
-/// As [`resumed`]; the stack holds at least one value.
+/// As [`resumed`]; the stack holds a value at `first`.
 #[cold]
-unsafe fn interrupted(state: *mut lua_State) -> bool {
-    // SAFETY: reads of stack position 1 and of upvalue 2.
+unsafe fn interrupted(state: *mut lua_State, first: c_int) -> bool {
+    // SAFETY: reads of stack position `first` and of upvalue 2.
     unsafe {
-        ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(CANNOT)) != 0
-            || ffi::lua_touserdata(state, 1) == crate::process::cancel::CANCEL
+        ffi::lua_rawequal(state, first, ffi::lua_upvalueindex(CANNOT)) != 0
+            || ffi::lua_touserdata(state, first) == crate::process::cancel::CANCEL
     }
 }
 

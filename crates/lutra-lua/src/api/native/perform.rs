@@ -59,15 +59,20 @@ pub(super) unsafe fn perform(
                 Err(message) => raise(state, message),
             },
             Action::Park { ctx } => {
-                // Nothing stays on the stack: mlua's `Thread::resume` empties the
-                // frame of a C function that yielded the main coroutine.
-                ffi::lua_settop(state, 0);
                 // The slice's main coroutine yields straight to its task, which
-                // reads the mark instead of a yielded `PARK` (`resume.rs`); any
-                // other coroutine yields `PARK` to the prelude's relay.
+                // reads the mark instead of a yielded `PARK` (`resume.rs`); its
+                // frame stays as it is, its top noted: the continuation finds a value
+                // it was resumed with above it (`ProcessContext::park_top`).
                 if let Some(context) = named_context(state) {
+                    context.park_top.set(ffi::lua_gettop(state));
                     context.native_park.set(true);
                     return ffi::lua_yieldk(state, 0, ctx, Some(k));
+                }
+                // Any other coroutine yields `PARK` to the prelude's relay, its frame
+                // emptied: the relay's resume values are then the frame.
+                ffi::lua_settop(state, 0);
+                if let Some(context) = context_of(state) {
+                    context.park_top.set(0);
                 }
                 ffi::lua_pushlightuserdata(state, PARK);
                 ffi::lua_yieldk(state, 1, ctx, Some(k))
@@ -123,7 +128,10 @@ unsafe fn answer_with(state: *mut lua_State, answer: Answer) -> Result<c_int, St
                 2
             }
             Answer::Values(message) => match scalar::push(state, &message) {
-                Some(count) => count,
+                Some(count) => {
+                    message.discard();
+                    count
+                }
                 // A handle new to this state: the general import makes it.
                 None => match context_of(state) {
                     Some(context) => {

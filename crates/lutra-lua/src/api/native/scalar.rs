@@ -116,9 +116,10 @@ pub(super) unsafe fn push(state: *mut lua_State, message: &Message) -> Option<c_
         if count > ffi::LUA_MINSTACK / 2 {
             ffi::luaL_checkstack(state, count + 1, c"too many values to receive".as_ptr());
         }
-        let base = ffi::lua_gettop(state);
+        // Where the cache goes (just below the values), found at the first handle:
+        // the stack's top is read only for a message that holds one.
         let mut cache = 0;
-        for value in &message.values {
+        for (pushed, value) in message.values.iter().enumerate() {
             // Integers first, as in `scalar_at`.
             if let Value::Integer(i) = value {
                 ffi::lua_pushinteger(state, *i);
@@ -151,14 +152,14 @@ pub(super) unsafe fn push(state: *mut lua_State, message: &Message) -> Option<c_
             };
             if cache == 0 {
                 // The cache goes below the values: it is removed at the end.
+                cache = ffi::lua_gettop(state) - pushed as c_int + 1;
                 ffi::lua_getfield(state, ffi::LUA_REGISTRYINDEX, HANDLES_KEY.as_ptr());
-                ffi::lua_rotate(state, base + 1, 1);
-                cache = base + 1;
+                ffi::lua_rotate(state, cache, 1);
             }
             if ffi::lua_type(state, cache) != ffi::LUA_TTABLE
                 || ffi::lua_rawgetp(state, cache, address) != ffi::LUA_TUSERDATA
             {
-                ffi::lua_settop(state, base);
+                ffi::lua_settop(state, cache - 1);
                 return None;
             }
         }
