@@ -186,8 +186,9 @@ fn main() -> std::io::Result<()> {
     // Round by round over every configuration, so that a burst of outside load on this
     // shared machine meets one run of a configuration, not all of its repeats.
     let mut best: Vec<Option<child::Measured>> = specs.iter().map(|_| None).collect();
+    let mut rounds: Vec<Vec<child::Measured>> = specs.iter().map(|_| Vec::new()).collect();
     for _ in 0..repeats {
-        for (spec, best) in specs.iter().zip(&mut best) {
+        for ((spec, best), rounds) in specs.iter().zip(&mut best).zip(&mut rounds) {
             progress.set_message(spec.label());
             let invocation = child::Invocation {
                 program: &spec.program,
@@ -195,6 +196,7 @@ fn main() -> std::io::Result<()> {
                 env: &spec.env,
             };
             let measured = child::run(invocation, &scripts, spec.expect, limit);
+            rounds.push(measured.clone());
             progress.inc(1);
             let better = match best {
                 None => true,
@@ -208,9 +210,11 @@ fn main() -> std::io::Result<()> {
     let rows: Vec<_> = specs
         .into_iter()
         .zip(best)
-        .map(|(spec, measured)| report::Row {
+        .zip(rounds)
+        .map(|((spec, measured), rounds)| report::Row {
             spec,
             measured: measured.unwrap_or_default(),
+            rounds,
         })
         .collect();
     progress.finish_and_clear();

@@ -19,6 +19,9 @@ use std::fmt::Write as _;
 pub(crate) struct Row {
     pub(crate) spec: Spec,
     pub(crate) measured: Measured,
+    /// Every run of the configuration, one per round, in order (`measured` is the
+    /// best of them).
+    pub(crate) rounds: Vec<Measured>,
 }
 
 /// The CSV columns.
@@ -523,6 +526,7 @@ mod tests {
                 problem: String::new(),
                 figures: Vec::new(),
             },
+            rounds: Vec::new(),
         }
     }
 
