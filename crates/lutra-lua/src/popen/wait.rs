@@ -20,6 +20,7 @@
 //!   process runs again, whatever woke it (input, a cancellation): no watch outlives
 //!   the read it was made for (`readiness.rs`'s invariants).
 
+use crate::api::native::returned;
 use crate::api::{RawEntry, function};
 use crate::process::ProcessContext;
 use mlua::ffi::{self, lua_State};
@@ -82,8 +83,8 @@ pub(crate) unsafe fn read_parked(state: *mut lua_State, read: ffi::lua_CFunction
         ffi::lua_pushcfunction(state, read);
         ffi::lua_rotate(state, 1, 2);
         let arguments = ffi::lua_gettop(state) - 1;
-        ffi::lua_callk(state, arguments, ffi::LUA_MULTRET, 0, Some(all_results));
-        all_results(state, ffi::LUA_OK, 0)
+        ffi::lua_callk(state, arguments, ffi::LUA_MULTRET, 0, Some(returned));
+        returned(state, ffi::LUA_OK, 0)
     }
 }
 
@@ -113,16 +114,6 @@ pub(crate) unsafe fn pipe_lines(state: *mut lua_State, lines: ffi::lua_CFunction
         ffi::lua_call(state, arguments, 1);
         1
     }
-}
-
-/// The continuation of [`read_parked`]'s call: every value on the stack.
-unsafe extern "C-unwind" fn all_results(
-    state: *mut lua_State,
-    _status: c_int,
-    _ctx: ffi::lua_KContext,
-) -> c_int {
-    // SAFETY: the running thread.
-    unsafe { ffi::lua_gettop(state) }
 }
 
 /// `raw.watch_pipe(file)`: the token of a new watch of the `io.popen` pipe `file` for

@@ -66,6 +66,7 @@ mod install;
 mod luaproc;
 mod mailbox;
 mod perform;
+pub(crate) use perform::returned;
 mod scalar;
 mod wait;
 

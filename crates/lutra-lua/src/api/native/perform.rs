@@ -178,8 +178,9 @@ pub(super) unsafe extern "C-unwind" fn host_fallback(state: *mut lua_State) -> c
     }
 }
 
-/// The continuation of a fallback: its results are the call's.
-unsafe extern "C-unwind" fn returned(
+/// The continuation of a C function's last call made with `lua_callk` (a fallback
+/// here, `popen/wait.rs`'s parking read): that call's results are the function's.
+pub(crate) unsafe extern "C-unwind" fn returned(
     state: *mut lua_State,
     _status: c_int,
     _ctx: ffi::lua_KContext,
