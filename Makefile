@@ -129,7 +129,8 @@ bench-c:
 
 # Lua programs under `lutra` beside stock lua5.4 (seeds 000, 001, 002): tables on
 # stdout, CSV in target/bench/luabench.csv. `make bench-lua LUABENCH_ARGS=--quick`
-# for a ~30 s run.
+# for a ~30 s run. With LUAPROC_SRC=<the original luaproc's sources>, experiment 2
+# under the original luaproc too (scripts/build-luaproc.sh).
 .PHONY: bench-lua
 bench-lua:
 	$(CARGO) build --release -p lutra-cli -p lutra-capi

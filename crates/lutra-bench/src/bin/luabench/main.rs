@@ -6,8 +6,10 @@
 //! each under `--sync=locks` and `--sync=tm` when `lutra` has that option; seed 002's
 //! fib hub and word count (beside two `lua5.4` processes on half the files each at
 //! once: the machine's ceiling for that work on two cores, measured in the same
-//! rounds); seed 000's While and Iterator loops as processes; issue
-//! 10's wake-ups (N receivers on one channel then N sends, beside a channel each).
+//! rounds); seed 000's While and Iterator loops as processes; wake-ups that scale
+//! (N receivers on one channel then N sends, beside a channel each).
+//! With `LUAPROC_SRC` (a checkout of the original luaproc), experiment 2's
+//! luaproc-API script runs under the original luaproc too, beside `lutra`.
 //!
 //! Every run is a child process, timed from outside (elapsed time and the CPU time
 //! of all its threads); the best of `--repeats` is kept, the repeats taken in rounds
@@ -64,6 +66,11 @@ pub(crate) struct Args {
     /// it is missing.
     #[arg(long)]
     pub(crate) module: Option<PathBuf>,
+    /// The original luaproc's sources (a checkout of askyrme/luaproc)
+    /// [default: $LUAPROC_SRC]: built for Lua 5.4 (`scripts/build-luaproc.sh`) and
+    /// run on experiment 2's luaproc-API script beside `lutra`. Left out when unset.
+    #[arg(long)]
+    pub(crate) luaproc_src: Option<PathBuf>,
     /// The benchmark scripts [default: bench/lua of this repository].
     #[arg(long)]
     pub(crate) scripts: Option<PathBuf>,
@@ -86,6 +93,8 @@ pub(crate) struct Programs {
     pub(crate) has_sync: bool,
     /// The loadable module, when found.
     pub(crate) module: Option<PathBuf>,
+    /// The directory of the original luaproc's `luaproc.so`, when built.
+    pub(crate) luaproc: Option<PathBuf>,
 }
 
 fn locate(args: &Args) -> Result<Programs, String> {
@@ -144,7 +153,42 @@ fn locate(args: &Args) -> Result<Programs, String> {
         lua: lua_works.then_some(lua),
         has_sync,
         module,
+        luaproc: original_luaproc(args),
     })
+}
+
+/// Builds the original luaproc from `--luaproc-src` / `LUAPROC_SRC` with
+/// `scripts/build-luaproc.sh`: the directory of its `luaproc.so`, or `None` (with a
+/// note) when no sources are given or the build fails.
+fn original_luaproc(args: &Args) -> Option<PathBuf> {
+    let sources = args
+        .luaproc_src
+        .clone()
+        .or_else(|| std::env::var_os("LUAPROC_SRC").map(PathBuf::from))?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-luaproc.sh");
+    let built = Command::new(&script)
+        .env("LUAPROC_SRC", &sources)
+        .stderr(std::process::Stdio::inherit())
+        .output();
+    match built {
+        Ok(output) if output.status.success() => Some(PathBuf::from(
+            String::from_utf8_lossy(&output.stdout).trim(),
+        )),
+        Ok(output) => {
+            eprintln!(
+                "note: the original luaproc was not built ({}): no luaproc runs",
+                output.status
+            );
+            None
+        }
+        Err(error) => {
+            eprintln!(
+                "note: cannot run {}: {error}: no luaproc runs",
+                script.display()
+            );
+            None
+        }
+    }
 }
 
 fn scripts_dir(args: &Args) -> PathBuf {

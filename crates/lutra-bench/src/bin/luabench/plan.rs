@@ -28,6 +28,9 @@ pub(crate) enum Runner {
     /// Stock `lua5.4` loading the `lutra` module (`lutra = require "lutra"`), with
     /// `LUTRA_WORKERS=workers`: the same script as the `lutra` runs.
     Module { workers: usize },
+    /// Stock `lua5.4` loading the original luaproc (built from `LUAPROC_SRC`, one
+    /// worker, its default): the luaproc-API script as the `lutra` runs take it.
+    Luaproc,
 }
 
 /// One configuration to measure.
@@ -59,6 +62,7 @@ impl Spec {
                 None => format!("lutra -w{workers}"),
             },
             Runner::Module { workers } => format!("module -w{workers}"),
+            Runner::Luaproc => ORIGINAL_LUAPROC.to_string(),
         };
         if self.mode.is_empty() {
             base
@@ -148,6 +152,12 @@ pub(crate) fn exp2_messages(spec: &Spec) -> Option<u64> {
     let count = |offset: usize| spec.argv.get(at + offset)?.parse::<u64>().ok();
     Some(count(2)? * count(3)?)
 }
+
+/// The variant of the original luaproc's runs.
+pub(crate) const ORIGINAL_LUAPROC: &str = "original luaproc";
+
+/// Experiment 2's group with the paper's payload, the string "message".
+pub(crate) const EXP2_STRINGS: &str = "C=1 strings";
 
 /// The group name's start of the fib hub's request-heavy configuration (`fib(17)x20000`).
 pub(crate) const FIB17: &str = "fib(17)x";
@@ -328,6 +338,24 @@ impl Builder<'_> {
         });
     }
 
+    /// `script` (written for luaproc's API) through the original luaproc under
+    /// `lua5.4`, when both are there.
+    fn original_luaproc(&mut self, exp: &'static str, group: &str, script: Vec<String>) {
+        let (Some(lua), Some(dir)) = (&self.programs.lua, &self.programs.luaproc) else {
+            return;
+        };
+        self.specs.push(Spec {
+            exp,
+            group: group.to_owned(),
+            mode: "",
+            runner: Runner::Luaproc,
+            program: lua.clone(),
+            argv: script,
+            expect: expect_of(exp),
+            env: vec![("LUA_CPATH".to_owned(), format!("{}/?.so;;", dir.display()))],
+        });
+    }
+
     /// `script` through the module under `lua5.4` on `workers` (when both are there),
     /// beside the `lutra` run of the same script.
     fn module(
@@ -443,10 +471,11 @@ pub(crate) fn build(
             for w in [1, 2] {
                 b.module("exp2", &group, "", w, s.clone());
             }
+            b.original_luaproc("exp2", &group, lp);
         }
         // The paper's payload, the string "message", over one channel (the instructions
         // per message are counted with callgrind, docs/performance.md).
-        let group = "C=1 strings";
+        let group = EXP2_STRINGS;
         let args = strings(&[&1, &sizes.messages, &50, &"string"]);
         let s = script("channels.lua", &args);
         let lp = script("luaproc_channels.lua", &args);
@@ -457,6 +486,7 @@ pub(crate) fn build(
                 b.lutra("exp2", group, "luaproc", w, sync, lp.clone());
             }
         }
+        b.original_luaproc("exp2", group, lp);
     }
     if wanted("exp3") {
         let max_files = sizes.exp3_files.iter().copied().max().unwrap_or(1);

@@ -10,7 +10,9 @@
 //! | `beyond work` | `wake` only: elapsed (and CPU) time of `one` (N receivers on one channel) minus `own` (a channel each), same program, workers and sync: what sharing one wait list costs (on a loaded machine the CPU figure is the steadier) |
 
 use crate::child::Measured;
-use crate::plan::{EXP2_MESSAGES, FIB17, NO_PREEMPT, Runner, Spec, WC_HALVES, exp2_messages};
+use crate::plan::{
+    EXP2_MESSAGES, EXP2_STRINGS, FIB17, NO_PREEMPT, Runner, Spec, WC_HALVES, exp2_messages,
+};
 use lutra_bench::harness::csv::{Fields, optional, or_empty};
 use lutra_bench::harness::table::TextTable;
 use std::fmt::Write as _;
@@ -288,6 +290,7 @@ pub(crate) fn aims(rows: &[Row], cores: usize) -> String {
     exp1_speed(&mut out, rows);
     crate::figures::aims(&mut out, rows);
     exp2_times(&mut out, rows, cores);
+    exp2_vs_luaproc(&mut out, rows);
     // 3. Fib hub: at least 1.8× the single-core run on 2 cores; the
     // request-heavy configuration at least 1.85× lua5.4's serial loop.
     let seed_fib = |s: &Spec| s.exp == "fib" && !s.group.starts_with(FIB17);
@@ -469,6 +472,49 @@ fn exp2_times(out: &mut String, rows: &[Row], cores: usize) {
     }
 }
 
+/// Experiment 2's aim beside the original luaproc: with the paper's payload (the
+/// string "message", one channel), every one-worker `lutra` run (both APIs and sync
+/// modes; the slowest counts) in at most 0.8× the original luaproc's time. Without
+/// the original luaproc (`LUAPROC_SRC` unset or its build failed) the aim is the
+/// instructions per message, which callgrind counts (docs/performance.md).
+fn exp2_vs_luaproc(out: &mut String, rows: &[Row]) {
+    let aim = "exp2 strings: time ≤ 0.80× the original luaproc's on 1 worker, both APIs and \
+               sync modes";
+    let strings = |row: &&Row| row.spec.exp == "exp2" && row.spec.group == EXP2_STRINGS;
+    let Some(luaproc) = rows
+        .iter()
+        .filter(strings)
+        .find(|row| row.spec.runner == Runner::Luaproc && row.measured.ok)
+    else {
+        let _ = writeln!(
+            out,
+            "{aim}: not measured (set LUAPROC_SRC to luaproc's sources; the figure is then \
+             the instructions per message, counted with callgrind)"
+        );
+        return;
+    };
+    let slowest = rows
+        .iter()
+        .filter(strings)
+        .filter(|row| row.measured.ok && row.spec.workers() == Some(1))
+        .max_by(|a, b| a.measured.wall.total_cmp(&b.measured.wall));
+    let Some(slowest) = slowest else {
+        return;
+    };
+    let ratio = slowest.measured.wall / luaproc.measured.wall;
+    let verdict = match exp2_messages(&luaproc.spec) {
+        Some(EXP2_MESSAGES) => verdict(ratio <= 0.8),
+        _ => "not judged at this size",
+    };
+    let _ = writeln!(
+        out,
+        "{aim}: {verdict} (slowest {:.3} s ÷ luaproc's {:.3} s = {ratio:.2}, {})",
+        slowest.measured.wall,
+        luaproc.measured.wall,
+        slowest.spec.variant()
+    );
+}
+
 /// One CSV record (see [`CSV_HEADER`]).
 pub(crate) fn csv_record(row: &Row, rows: &[Row]) -> Fields {
     let spec = &row.spec;
@@ -477,6 +523,7 @@ pub(crate) fn csv_record(row: &Row, rows: &[Row]) -> Fields {
         Runner::Lua | Runner::LuaOther => "lua5.4",
         Runner::Lutra { .. } => "lutra",
         Runner::Module { .. } => "lua5.4+module",
+        Runner::Luaproc => "lua5.4+luaproc",
     };
     let opt = |v: Option<f64>| optional(v, 4);
     lutra_bench::fields![
@@ -504,7 +551,7 @@ pub(crate) fn csv_record(row: &Row, rows: &[Row]) -> Fields {
 mod tests {
     use super::{Row, aims};
     use crate::child::Measured;
-    use crate::plan::{NO_PREEMPT, Runner, Spec};
+    use crate::plan::{EXP2_STRINGS, NO_PREEMPT, Runner, Spec};
     use std::path::PathBuf;
 
     fn row(exp: &'static str, mode: &'static str, runner: Runner, argv: &[&str], wall: f64) -> Row {
@@ -597,5 +644,40 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_string_message_aim_takes_the_slowest_one_worker_run_against_luaproc() {
+        let strings = |runner: Runner, script: &str, wall: f64| {
+            let argv = ["-w1", script, "1", "10000", "50", "string"];
+            let mut row = row("exp2", "", runner, &argv, wall);
+            row.spec.group = EXP2_STRINGS.into();
+            row
+        };
+        let luaproc = strings(Runner::Luaproc, "luaproc_channels.lua", 0.30);
+        let mut rows = vec![
+            strings(lutra(1, Some("locks")), "channels.lua", 0.22),
+            strings(lutra(1, Some("tm")), "luaproc_channels.lua", 0.25),
+            strings(lutra(2, Some("tm")), "channels.lua", 0.40),
+        ];
+        let text = aims(&rows, 2);
+        assert!(
+            text.contains(
+                "exp2 strings: time ≤ 0.80× the original luaproc's on 1 worker, both \
+                 APIs and sync modes: not measured (set LUAPROC_SRC"
+            ),
+            "{text}"
+        );
+        rows.push(luaproc);
+        let text = aims(&rows, 2);
+        assert!(
+            text.contains(
+                "exp2 strings: time ≤ 0.80× the original luaproc's on 1 worker, both APIs and \
+                 sync modes: MISSED (slowest 0.250 s ÷ luaproc's 0.300 s = 0.83, lutra -w1 tm)"
+            ),
+            "{text}"
+        );
+        rows[1].measured.wall = 0.21;
+        assert!(aims(&rows, 2).contains("sync modes: met (slowest 0.220 s"));
     }
 }
