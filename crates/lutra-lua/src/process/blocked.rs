@@ -21,10 +21,13 @@
 //! # Invariants
 //! - Only the ticker thread reads or writes a [`Watch`] (it sits in the ticker's
 //!   per-slot state).
-//! - A watch keeps its first look at a slice until the slice ends or uses CPU: the
-//!   second look compares with the start of the wait, not with the last tick.
+//! - A watch keeps its first look at a slice until the slice ends, uses CPU or is
+//!   found runnable: the second look compares with the start of the wait, not with
+//!   the last tick.
 
 use lutra_sched::{Carrier, Observed};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 /// The shortest block handed off: a tenth of a slice, at least 0.5 ms. A shorter
@@ -37,16 +40,18 @@ pub(crate) fn threshold(slice: Duration) -> Duration {
 }
 
 /// What the ticker needs to look at one worker thread: its carrier, CPU clock and
-/// kernel thread id. Made by the worker itself (its first slice).
+/// its kernel status file (`/proc/self/task/TID/stat`, kept open: each look rereads
+/// it from the start, without opening it again). Made by the worker itself (its
+/// first slice).
 pub(crate) struct Probe {
     carrier: Carrier,
     clock: libc::clockid_t,
-    tid: libc::pid_t,
+    stat: File,
 }
 
 impl Probe {
-    /// The calling thread's probe, `None` if it is not a scheduler worker or has no
-    /// CPU clock.
+    /// The calling thread's probe, `None` if it is not a scheduler worker, has no CPU
+    /// clock or no status file (no `/proc`: no blocked call can be told then).
     pub(crate) fn here() -> Option<Self> {
         let carrier = lutra_sched::current_carrier()?;
         let mut clock: libc::clockid_t = 0;
@@ -56,10 +61,11 @@ impl Probe {
         }
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
+        let stat = File::open(format!("/proc/self/task/{tid}/stat")).ok()?;
         Some(Self {
             carrier,
             clock,
-            tid,
+            stat,
         })
     }
 
@@ -80,16 +86,18 @@ impl Probe {
 
     /// Whether the kernel reports the thread asleep in a wait (`S`, `D`).
     fn asleep(&self) -> bool {
-        let path = format!("/proc/self/task/{}/stat", self.tid);
-        let Ok(stat) = std::fs::read(path) else {
+        // The line starts with the thread id, its command name (at most 15 bytes, in
+        // parentheses) and its state; the fields after it are numbers, so the last
+        // ')' of the first bytes ends the name, whatever bytes the name holds.
+        let mut head = [0u8; 256];
+        let Ok(read) = self.stat.read_at(&mut head, 0) else {
             return false;
         };
-        // The state follows the command name, which is in parentheses and may
-        // itself hold any byte: look after the last ')'.
-        let Some(end) = stat.iter().rposition(|&byte| byte == b')') else {
+        let head = &head[..read];
+        let Some(end) = head.iter().rposition(|&byte| byte == b')') else {
             return false;
         };
-        matches!(stat.get(end + 2), Some(b'S' | b'D'))
+        matches!(head.get(end + 2), Some(b'S' | b'D'))
     }
 
     /// Whether the thread still sleeps in a call whose seat was retaken: it runs no
@@ -178,22 +186,69 @@ impl Watch {
             };
         };
         let waited = now.saturating_duration_since(then);
-        if seen != observed || !idle(cpu.saturating_sub(cpu_then), waited) {
-            self.since = Some((observed, cpu, now));
-            return Verdict::Running;
+        let computing = seen != observed || !idle(cpu.saturating_sub(cpu_then), waited);
+        match again(computing, || probe.asleep(), waited, threshold) {
+            Again::Running => {
+                self.since = Some((observed, cpu, now));
+                Verdict::Running
+            }
+            Again::Waiting => Verdict::Waiting,
+            Again::Blocked => {
+                self.since = None;
+                Verdict::Blocked(observed)
+            }
         }
-        if waited < threshold || !probe.asleep() {
-            return Verdict::Waiting;
-        }
-        self.since = None;
-        Verdict::Blocked(observed)
+    }
+}
+
+/// What a look at a slice seen before finds (the module's three conditions).
+#[derive(Debug, PartialEq, Eq)]
+enum Again {
+    Running,
+    Waiting,
+    Blocked,
+}
+
+/// The verdict on a slice seen before, `waited` after the look that first saw it
+/// wait: `computing` if it ended or used CPU since; `asleep` reads the kernel's
+/// state, and only when the slice is idle. A thread that used no CPU but is runnable
+/// was not run by the machine (other threads had the cores): it waits for a core, not
+/// in a call, so it is `Running` (looked at again at the next tick), not `Waiting`
+/// (looked at again within half a threshold, which on a loaded machine would be
+/// every half threshold for as long as the load lasts).
+fn again(
+    computing: bool,
+    asleep: impl FnOnce() -> bool,
+    waited: Duration,
+    threshold: Duration,
+) -> Again {
+    if computing || !asleep() {
+        Again::Running
+    } else if waited < threshold {
+        Again::Waiting
+    } else {
+        Again::Blocked
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::threshold;
+    use super::{Again, again, threshold};
     use std::time::Duration;
+
+    #[test]
+    fn only_a_thread_asleep_without_cpu_for_the_threshold_is_blocked() {
+        let (short, long) = (Duration::from_micros(100), Duration::from_millis(1));
+        let limit = Duration::from_micros(500);
+        assert_eq!(again(false, || true, long, limit), Again::Blocked);
+        assert_eq!(again(false, || true, short, limit), Again::Waiting);
+        // Runnable without CPU: the machine did not run it; no quick looks.
+        assert_eq!(again(false, || false, short, limit), Again::Running);
+        assert_eq!(again(false, || false, long, limit), Again::Running);
+        // Computing: the kernel's state is not even read.
+        let unread = || panic!("read the state of a computing thread");
+        assert_eq!(again(true, unread, long, limit), Again::Running);
+    }
 
     #[test]
     fn the_threshold_is_a_tenth_of_a_slice_and_at_least_half_a_millisecond() {
