@@ -231,7 +231,7 @@ impl Channel {
 
     #[inline]
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock()
     }
 
     /// Enqueues `message` and returns its sequence number, to be polled with
@@ -523,7 +523,7 @@ mod tests {
 
     impl Wake for Probe {
         fn wake(self: Arc<Self>) {
-            let count = if self.channel.state.try_lock().is_ok() {
+            let count = if self.channel.state.try_lock().is_some() {
                 &self.unlocked
             } else {
                 &self.locked
