@@ -70,6 +70,13 @@ pub(crate) struct ProcessContext {
     /// The luaproc channel a native call found by name last, with its name
     /// (`api/native/luaproc.rs`).
     pub(crate) last_named: RefCell<Option<NamedChannel>>,
+    /// The handle the last native message call on a handle was made on
+    /// (`api/native/handles.rs`): its userdata's memory address (0: none yet) and its
+    /// user value's word. The userdata is anchored in the state's registry while it
+    /// is noted here.
+    pub(crate) last_handle: Cell<(usize, usize)>,
+    /// The object of `last_handle`, kept alive while it is noted.
+    pub(crate) last_handle_object: RefCell<Option<crate::api::native::HandleObject>>,
 }
 
 /// A luaproc channel with its name.
@@ -110,6 +117,8 @@ impl ProcessContext {
             pending: RefCell::new(None),
             waker: OnceCell::new(),
             last_named: RefCell::new(None),
+            last_handle: Cell::new((0, 0)),
+            last_handle_object: RefCell::new(None),
         }
     }
 

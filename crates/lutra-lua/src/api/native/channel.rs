@@ -28,7 +28,7 @@ impl MessageCall for Send {
         // is borrowed from the handle at position 1, which stays there until the call
         // ends, and only clones of it outlive this function (`park`).
         unsafe {
-            let channel = channel_borrowed(state, 1)?;
+            let channel = channel_borrowed(state, 1, context)?;
             let park = |sequence| park_sending(context, &channel, sequence);
             start_send(
                 state,
@@ -83,7 +83,7 @@ impl MessageCall for Receive {
     #[inline(always)]
     unsafe fn start(state: *mut lua_State, _: c_int, context: &ProcessContext) -> Option<Action> {
         // SAFETY: as in `Send::start`.
-        let channel = unsafe { channel_borrowed(state, 1) }?;
+        let channel = unsafe { channel_borrowed(state, 1, context) }?;
         receive_poll(context, &channel)
     }
 

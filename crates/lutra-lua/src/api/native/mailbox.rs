@@ -30,7 +30,7 @@ impl MessageCall for Send {
         // is borrowed from the handle at position 1, which stays there until the call
         // ends, and only a clone of its mailbox outlives this function (`park`).
         unsafe {
-            let process = process_borrowed(state, 1)?;
+            let process = process_borrowed(state, 1, context)?;
             // A finished process's mailbox is closed: the fallback raises the error.
             let park = |sequence| {
                 let label = || {
