@@ -84,21 +84,25 @@ impl MessageCall for Receive {
     unsafe fn start(state: *mut lua_State, _: c_int, context: &ProcessContext) -> Option<Action> {
         // SAFETY: as in `Send::start`.
         let channel = unsafe { channel_borrowed(state, 1, context) }?;
-        receive_poll(context, &channel)
+        receive_poll::<true>(context, &channel)
     }
 
     #[inline(always)]
     fn resume(context: &ProcessContext, channel: &Arc<Channel>, _: ffi::lua_KContext) -> Action {
-        receive_poll(context, channel).unwrap_or_else(|| {
+        receive_poll::<false>(context, channel).unwrap_or_else(|| {
             context.process.leave_channels();
             Action::Raise(texts::RECEIVE_CLOSED.fill(&[&texts::channel_name(channel.id())]))
         })
     }
 }
 
-/// One receive attempt; `None` when the channel is closed and drained.
-fn receive_poll(context: &ProcessContext, channel: &Arc<Channel>) -> Option<Action> {
-    receive_or_park(
+/// One receive attempt (`FIRST`: the call's first); `None` when the channel is
+/// closed and drained.
+fn receive_poll<const FIRST: bool>(
+    context: &ProcessContext,
+    channel: &Arc<Channel>,
+) -> Option<Action> {
+    receive_or_park::<FIRST>(
         context,
         channel,
         texts::RECEIVE_ON,

@@ -108,17 +108,24 @@ fn same(a: &'static str, b: &'static str) -> bool {
 /// One receive attempt on `channel`: the message taken, or the caller parked (as by
 /// [`park`], noted as receiving, registered to take a message handed to it: the
 /// call ends only by taking one or by leaving); `None` when the channel is closed
-/// and drained.
+/// and drained. `FIRST`: the call's first attempt, before it registered anywhere
+/// (`Channel::poll_receive_direct_first`).
 #[inline]
-pub(super) fn receive_or_park(
+pub(super) fn receive_or_park<const FIRST: bool>(
     context: &ProcessContext,
     channel: &Arc<Channel>,
     what: &'static str,
     name: impl FnOnce() -> Option<Arc<str>>,
     label: impl FnOnce(Option<&str>) -> String,
 ) -> Option<Action> {
+    let (id, waker) = (context.process.id(), waker(context));
+    let polled = if FIRST {
+        channel.poll_receive_direct_first(id, waker)
+    } else {
+        channel.poll_receive_direct(id, waker)
+    };
     Some(
-        match channel.poll_receive_direct(context.process.id(), waker(context)) {
+        match polled {
             ReceivePoll::Message(message) => took(context, channel, message),
             ReceivePoll::Closed => return None,
             ReceivePoll::Empty => {
