@@ -1216,14 +1216,20 @@ mod model {
     /// looking up no registration of its own): a message, or `None` once the channel
     /// is closed and drained.
     fn direct(id: u64, a: &Channel) -> Option<Message> {
-        let mut poll = Channel::poll_receive_direct_first;
+        let mut first = true;
         loop {
-            match poll(a, id, &waiter(id).waker) {
+            let waker = &waiter(id).waker;
+            let polled = if first {
+                a.poll_receive_direct_first(id, waker)
+            } else {
+                a.poll_receive_direct(id, waker)
+            };
+            match polled {
                 ReceivePoll::Message(message) => return Some(message),
                 ReceivePoll::Closed => return None,
                 ReceivePoll::Empty => thread::park(),
             }
-            poll = Channel::poll_receive_direct;
+            first = false;
         }
     }
 
