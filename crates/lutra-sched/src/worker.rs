@@ -279,8 +279,7 @@ fn resume(worker: &Worker, task: &Arc<TaskCore>) -> Step {
     let step = {
         let mut body = task
             .body
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .lock();
         body.as_mut().map_or(Step::Done, |body| body.resume())
     };
     worker.set_task(None);
@@ -390,7 +389,6 @@ fn finish(shared: &Shared, task: &TaskCore) {
     task.state.store(DONE, Ordering::SeqCst);
     task.body
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
         .take();
     shared.task_finished();
 }
