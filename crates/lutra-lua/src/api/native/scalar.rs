@@ -96,6 +96,34 @@ pub(super) fn fits(message: &Message) -> bool {
         })
 }
 
+/// Pushes the value of `message` when it holds one value, an integer or a short
+/// string with no zero byte (pushed as a C string, as [`push`] pushes it), and no
+/// table: the message then owns nothing (`Message::owns_nothing`). Returns whether
+/// it pushed it; otherwise nothing was pushed.
+///
+/// # Safety
+/// As [`push`].
+#[inline(always)]
+pub(super) unsafe fn push_single(state: *mut lua_State, message: &Message) -> bool {
+    if message.values.len() != 1 || !message.tables.is_empty() {
+        return false;
+    }
+    // SAFETY: the caller's contract; one value, within the room a C function has.
+    unsafe {
+        match &message.values[0] {
+            Value::Integer(i) => ffi::lua_pushinteger(state, *i),
+            Value::String(string) => match string.as_c_str() {
+                Some(text) => {
+                    ffi::lua_pushstring(state, text.as_ptr());
+                }
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// Pushes the values of `message` (see [`fits`]); returns how many, or `None`,
 /// having pushed nothing, when the state has no userdata yet for a handle in it.
 ///
