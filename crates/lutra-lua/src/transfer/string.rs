@@ -119,7 +119,7 @@ impl MessageString {
     /// The string as a zero-terminated C string, when it is kept inline, shorter
     /// than [`INLINE_MAX`] and holds no zero byte; `None` otherwise (push its bytes
     /// with their length instead).
-    #[inline]
+    #[inline(always)]
     pub fn as_c_str(&self) -> Option<&CStr> {
         let len = self.0[15];
         if usize::from(len) >= INLINE_MAX {

@@ -21,7 +21,7 @@ use std::sync::Arc;
 ///
 /// # Safety
 /// `state` is a running thread; `first >= 1` and `last` is at most its top.
-#[inline]
+#[inline(always)]
 pub(super) unsafe fn export(state: *mut lua_State, first: c_int, last: c_int) -> Option<Message> {
     // SAFETY: positions within the stack of the running thread.
     unsafe {
@@ -105,12 +105,15 @@ pub(super) fn fits(message: &Message) -> bool {
 /// As [`push`].
 #[inline(always)]
 pub(super) unsafe fn push_single(state: *mut lua_State, message: &Message) -> bool {
-    if message.values.len() != 1 || !message.tables.is_empty() {
+    let [value] = &message.values[..] else {
+        return false;
+    };
+    if !message.tables.is_empty() {
         return false;
     }
     // SAFETY: the caller's contract; one value, within the room a C function has.
     unsafe {
-        match &message.values[0] {
+        match value {
             Value::Integer(i) => ffi::lua_pushinteger(state, *i),
             Value::String(string) => match string.as_c_str() {
                 Some(text) => {

@@ -139,7 +139,7 @@ pub(super) fn receive_or_park<const FIRST: bool>(
 /// A receive took `message` from `channel` (giving up its registration there): the
 /// process leaves the other channels it waited on, and the message is answered (its
 /// values pushed, or imported by `take_pending`).
-#[inline]
+#[inline(always)]
 fn took(context: &ProcessContext, channel: &Channel, message: Message) -> Action {
     context.process.took_from(channel);
     context.runtime.counters.note_received(context.process.id());
