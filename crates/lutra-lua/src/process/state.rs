@@ -61,7 +61,7 @@ pub(crate) struct ProcessContext {
     /// The channel of the native blocking call the process is parked in, if any (at
     /// most one: the whole process parks, and is resumed down to that call first);
     /// its wait is `native_wait`.
-    pub(crate) parked: RefCell<Option<Arc<crate::channel::Channel>>>,
+    pub(crate) parked: Cell<Option<Arc<crate::channel::Channel>>>,
     /// A message a native receive took whose values are not all scalars: imported by
     /// `raw.take_pending`, which the native call runs next.
     pub(crate) pending: RefCell<Option<crate::transfer::Message>>,
@@ -113,7 +113,7 @@ impl ProcessContext {
             user_hook: Cell::new(super::user_hook::UserHook::NONE),
             last_wait: RefCell::new(None),
             native_wait: RefCell::new(None),
-            parked: RefCell::new(None),
+            parked: Cell::new(None),
             pending: RefCell::new(None),
             waker: OnceCell::new(),
             last_named: RefCell::new(None),

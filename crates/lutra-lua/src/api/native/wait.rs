@@ -95,7 +95,7 @@ pub(super) fn park(
         };
         context.process.note_waiting_on(&wait.label);
     }
-    *context.parked.borrow_mut() = Some(channel.clone());
+    context.parked.set(Some(channel.clone()));
     Action::Park { ctx }
 }
 
