@@ -20,20 +20,20 @@ pub(crate) use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 pub(crate) use parking_lot::{Mutex, MutexGuard};
 
 #[cfg(all(feature = "shuttle", not(feature = "loom")))]
-pub(crate) use shuttle::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-#[cfg(all(feature = "shuttle", not(feature = "loom")))]
 pub(crate) use checked::{Mutex, MutexGuard};
 #[cfg(all(feature = "shuttle", not(feature = "loom")))]
 use shuttle::sync as checker;
+#[cfg(all(feature = "shuttle", not(feature = "loom")))]
+pub(crate) use shuttle::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 #[cfg(all(test, feature = "shuttle", not(feature = "loom")))]
 pub(crate) use shuttle::{sync::atomic::AtomicBool, thread};
 
 #[cfg(feature = "loom")]
-pub(crate) use loom::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-#[cfg(feature = "loom")]
 pub(crate) use checked::{Mutex, MutexGuard};
 #[cfg(feature = "loom")]
 use loom::sync as checker;
+#[cfg(feature = "loom")]
+pub(crate) use loom::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 #[cfg(all(test, feature = "loom"))]
 pub(crate) use loom::{sync::atomic::AtomicBool, thread};
 
@@ -56,7 +56,9 @@ mod checked {
 
         /// Takes the lock.
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-            self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+            self.0
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
         }
 
         /// Takes the lock if it is free.

@@ -148,7 +148,11 @@ fn inline_words(bytes: &[u8]) -> (u64, u64) {
         // The last word, moved down over the bytes the first word holds already
         // (none when the string is exactly a word).
         let last = u64_at(&bytes[len - 8..]);
-        let high = if len == 8 { 0 } else { last >> (8 * (16 - len)) };
+        let high = if len == 8 {
+            0
+        } else {
+            last >> (8 * (16 - len))
+        };
         (u64_at(bytes), high)
     } else if len >= 4 {
         let first = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);

@@ -124,16 +124,14 @@ pub(super) fn receive_or_park<const FIRST: bool>(
     } else {
         channel.poll_receive_direct(id, waker)
     };
-    Some(
-        match polled {
-            ReceivePoll::Message(message) => took(context, channel, message),
-            ReceivePoll::Closed => return None,
-            ReceivePoll::Empty => {
-                context.process.note_receiving(channel);
-                park(context, what, channel, name, label, 0)
-            }
-        },
-    )
+    Some(match polled {
+        ReceivePoll::Message(message) => took(context, channel, message),
+        ReceivePoll::Closed => return None,
+        ReceivePoll::Empty => {
+            context.process.note_receiving(channel);
+            park(context, what, channel, name, label, 0)
+        }
+    })
 }
 
 /// A receive took `message` from `channel` (giving up its registration there): the
