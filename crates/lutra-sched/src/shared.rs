@@ -100,10 +100,7 @@ impl Shared {
     }
 
     fn enqueue_new(&self, core: Arc<TaskCore>, body: Box<dyn Resumable>) {
-        *core
-            .body
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(body);
+        *core.body.lock() = Some(body);
         self.live.add();
         self.queue.push(core, context::worker_of(self));
     }

@@ -22,7 +22,6 @@
 
 use crate::local::TaskLocal;
 use std::fmt;
-use std::sync::Mutex;
 use std::sync::atomic::{
     AtomicBool, AtomicI64, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering,
 };
@@ -73,7 +72,10 @@ pub struct TaskCore {
     pub(crate) priority: AtomicI64,
     /// The worker a pinned task must run on.
     pub(crate) home: Option<usize>,
-    pub(crate) body: Mutex<Option<Box<dyn Resumable>>>,
+    /// The task's body, taken by the worker that runs a slice (parking_lot's mutex:
+    /// no poison bookkeeping on each slice; a body's panic is caught by the body, or
+    /// leaves the task to be finished, as `std`'s poisoned lock was taken anyway).
+    pub(crate) body: parking_lot::Mutex<Option<Box<dyn Resumable>>>,
     /// The suspension point of a native task (type-erased `Yielder`), null otherwise.
     pub(crate) yielder: AtomicPtr<()>,
     pub(crate) name: Option<String>,
@@ -93,7 +95,7 @@ impl TaskCore {
             tx_id: AtomicU64::new(0),
             priority: AtomicI64::new(0),
             home,
-            body: Mutex::new(None),
+            body: parking_lot::Mutex::new(None),
             yielder: AtomicPtr::new(std::ptr::null_mut()),
             name,
             local: TaskLocal::default(),

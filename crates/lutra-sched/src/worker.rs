@@ -277,10 +277,7 @@ fn resume(worker: &Worker, task: &Arc<TaskCore>) -> Step {
     task.state.store(RUNNING, Ordering::SeqCst);
     worker.set_task(Some(task));
     let step = {
-        let mut body = task
-            .body
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut body = task.body.lock();
         body.as_mut().map_or(Step::Done, |body| body.resume())
     };
     worker.set_task(None);
@@ -388,10 +385,7 @@ fn finish(shared: &Shared, task: &TaskCore) {
     // ORDERING: as the `RUNNING` store in `resume`: an unparker's CAS from `PARKED`
     // fails on `DONE`; the join handle publishes the result on its own.
     task.state.store(DONE, Ordering::SeqCst);
-    task.body
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .take();
+    task.body.lock().take();
     shared.task_finished();
 }
 

@@ -231,7 +231,7 @@ impl Channel {
 
     #[inline]
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock()
     }
 
     /// Enqueues `message` and returns its sequence number, to be polled with
@@ -332,7 +332,22 @@ impl Channel {
     /// kept.
     #[inline]
     pub(crate) fn poll_receive_direct(&self, id: u64, waker: &Waker) -> ReceivePoll {
-        match self.take(Some(id)) {
+        self.poll_receive_direct_as::<false>(id, waker)
+    }
+
+    /// [`Channel::poll_receive_direct`] as the first poll of a blocking receive, which
+    /// holds no registration here yet: a receiver's registrations go when its
+    /// blocking call ends, taken with its message or left (`Channel::leave`,
+    /// `ProcessCore::leave_channels`), so a new call starts with none. It looks up no
+    /// message handed to it and no entry of its own to remove.
+    #[inline]
+    pub(crate) fn poll_receive_direct_first(&self, id: u64, waker: &Waker) -> ReceivePoll {
+        self.poll_receive_direct_as::<true>(id, waker)
+    }
+
+    #[inline(always)]
+    fn poll_receive_direct_as<const FIRST: bool>(&self, id: u64, waker: &Waker) -> ReceivePoll {
+        match self.take_as::<FIRST>(Some(id)) {
             Ok(taken) => taken,
             Err(mut state) => {
                 state.receivers.register_direct(id, waker);
@@ -346,10 +361,21 @@ impl Channel {
     /// is nothing and the channel is open, the state, still locked.
     #[inline]
     fn take(&self, id: Option<u64>) -> Result<ReceivePoll, MutexGuard<'_, State>> {
+        self.take_as::<false>(id)
+    }
+
+    /// [`Channel::take`]; `FIRST`: receiver `id` holds no registration here (see
+    /// [`Channel::poll_receive_direct_first`]), none is looked up.
+    #[inline(always)]
+    fn take_as<const FIRST: bool>(
+        &self,
+        id: Option<u64>,
+    ) -> Result<ReceivePoll, MutexGuard<'_, State>> {
         // Before the guard: woken after the lock's release.
         let mut wakes = Wakes::default();
         let mut state = self.lock();
-        if let Some(id) = id
+        if !FIRST
+            && let Some(id) = id
             && let Some(message) = state.receivers.take_delivered(id)
         {
             return Ok(ReceivePoll::Message(message));
@@ -360,7 +386,7 @@ impl Channel {
             if !state.withdrawn.is_empty() {
                 state.step_over_withdrawn();
             }
-            if let Some(id) = id {
+            if !FIRST && let Some(id) = id {
                 state.receivers.remove(id);
             }
             state.wake_receivers(&mut wakes);
@@ -523,7 +549,7 @@ mod tests {
 
     impl Wake for Probe {
         fn wake(self: Arc<Self>) {
-            let count = if self.channel.state.try_lock().is_ok() {
+            let count = if self.channel.state.try_lock().is_some() {
                 &self.unlocked
             } else {
                 &self.locked
@@ -1186,15 +1212,24 @@ mod model {
         plain.join().unwrap();
     }
 
-    /// A blocking receive as the native one does it (registered direct): a message,
-    /// or `None` once the channel is closed and drained.
+    /// A blocking receive as the native one does it (registered direct, its first poll
+    /// looking up no registration of its own): a message, or `None` once the channel
+    /// is closed and drained.
     fn direct(id: u64, a: &Channel) -> Option<Message> {
+        let mut first = true;
         loop {
-            match a.poll_receive_direct(id, &waiter(id).waker) {
+            let waker = &waiter(id).waker;
+            let polled = if first {
+                a.poll_receive_direct_first(id, waker)
+            } else {
+                a.poll_receive_direct(id, waker)
+            };
+            match polled {
                 ReceivePoll::Message(message) => return Some(message),
                 ReceivePoll::Closed => return None,
                 ReceivePoll::Empty => thread::park(),
             }
+            first = false;
         }
     }
 

@@ -133,6 +133,9 @@ impl StatePool {
 /// (step 2).
 fn reset(lua: &Lua) -> mlua::Result<()> {
     lua.remove_app_data::<crate::process::ProcessContext>();
+    // SAFETY: a protected call on the state's stack, left as it was: the handle the
+    // process's native calls anchored last is let go.
+    unsafe { lua.exec_raw::<()>((), |state| crate::api::native::prepare_last_handle(state))? };
     crate::transfer::moved::forget_all(lua);
     lua.set_memory_limit(0)?;
     baseline::restore(lua)?;

@@ -61,7 +61,7 @@ pub(crate) struct ProcessContext {
     /// The channel of the native blocking call the process is parked in, if any (at
     /// most one: the whole process parks, and is resumed down to that call first);
     /// its wait is `native_wait`.
-    pub(crate) parked: RefCell<Option<Arc<crate::channel::Channel>>>,
+    pub(crate) parked: Cell<Option<Arc<crate::channel::Channel>>>,
     /// A message a native receive took whose values are not all scalars: imported by
     /// `raw.take_pending`, which the native call runs next.
     pub(crate) pending: RefCell<Option<crate::transfer::Message>>,
@@ -70,6 +70,13 @@ pub(crate) struct ProcessContext {
     /// The luaproc channel a native call found by name last, with its name
     /// (`api/native/luaproc.rs`).
     pub(crate) last_named: RefCell<Option<NamedChannel>>,
+    /// The handle the last native message call on a handle was made on
+    /// (`api/native/handles.rs`): its userdata's memory address (0: none yet) and its
+    /// user value's word. The userdata is anchored in the state's registry while it
+    /// is noted here.
+    pub(crate) last_handle: Cell<(usize, usize)>,
+    /// The object of `last_handle`, kept alive while it is noted.
+    pub(crate) last_handle_object: RefCell<Option<crate::api::native::HandleObject>>,
 }
 
 /// A luaproc channel with its name.
@@ -106,10 +113,12 @@ impl ProcessContext {
             user_hook: Cell::new(super::user_hook::UserHook::NONE),
             last_wait: RefCell::new(None),
             native_wait: RefCell::new(None),
-            parked: RefCell::new(None),
+            parked: Cell::new(None),
             pending: RefCell::new(None),
             waker: OnceCell::new(),
             last_named: RefCell::new(None),
+            last_handle: Cell::new((0, 0)),
+            last_handle_object: RefCell::new(None),
         }
     }
 

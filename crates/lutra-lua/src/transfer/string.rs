@@ -10,9 +10,10 @@
 //! shared buffer, which every import of the message reads.
 //!
 //! # Invariants
-//! - A `MessageString` is 16 bytes with no invalid bit pattern (no niche), so a
-//!   [`Value`](super::Value) holding one keeps a plain tag, as cheap to match for an
-//!   integer as before; the last byte says which layout the first fifteen hold:
+//! - A `MessageString` is 16 bytes, aligned as a word (built and read a word at a
+//!   time), with no invalid bit pattern (no niche), so a [`Value`](super::Value)
+//!   holding one keeps a plain tag, as cheap to match for an integer as before, and
+//!   stays three words; the last byte says which layout the first fifteen hold:
 //!   - `0..=INLINE_MAX`: inline, that many bytes; every byte past them is zero, so
 //!     a string shorter than `INLINE_MAX` is zero-terminated in place;
 //!   - [`SHARED`]: the first 8 bytes are the data pointer and the next 7 the length
@@ -36,17 +37,33 @@ const SHARED: u8 = 0xff;
 ///
 /// It is `Send` and `Sync` as its bytes are, which is sound: besides plain bytes it
 /// owns at most a reference of an `Arc<[u8]>`, itself `Send` and `Sync`.
-pub struct MessageString([u8; 16]);
+pub struct MessageString(Repr);
+
+/// The sixteen bytes of a [`MessageString`], aligned as a word: a value holds it at
+/// a word's boundary, so it is built, copied and read a word at a time.
+#[derive(Clone, Copy)]
+#[repr(C, align(8))]
+struct Repr([u8; 16]);
+
+impl std::ops::Deref for Repr {
+    type Target = [u8; 16];
+
+    #[inline(always)]
+    fn deref(&self) -> &[u8; 16] {
+        &self.0
+    }
+}
 
 impl MessageString {
     /// A copy of `bytes`: inline when short, else in a new shared buffer.
     #[inline]
     pub fn new(bytes: &[u8]) -> Self {
         if bytes.len() <= INLINE_MAX {
+            let (low, high) = inline_words(bytes);
             let mut inline = [0; 16];
-            copy_short(bytes, &mut inline);
-            inline[15] = bytes.len() as u8;
-            Self(inline)
+            inline[..8].copy_from_slice(&low.to_le_bytes());
+            inline[8..].copy_from_slice(&high.to_le_bytes());
+            Self(Repr(inline))
         } else {
             Self::shared(Arc::from(bytes))
         }
@@ -63,7 +80,7 @@ impl MessageString {
         repr[..8].copy_from_slice(&data.to_le_bytes());
         repr[8..15].copy_from_slice(&len.to_le_bytes()[..7]);
         repr[15] = SHARED;
-        Self(repr)
+        Self(Repr(repr))
     }
 
     /// The pointer of the shared buffer (the shared layout only).
@@ -102,7 +119,7 @@ impl MessageString {
     /// The string as a zero-terminated C string, when it is kept inline, shorter
     /// than [`INLINE_MAX`] and holds no zero byte; `None` otherwise (push its bytes
     /// with their length instead).
-    #[inline]
+    #[inline(always)]
     pub fn as_c_str(&self) -> Option<&CStr> {
         let len = self.0[15];
         if usize::from(len) >= INLINE_MAX {
@@ -110,7 +127,7 @@ impl MessageString {
         }
         let len = usize::from(len);
         // Before `len`: a zero byte inside the string.
-        if first_zero(&self.0) != len {
+        if first_zero(&self.0.0) != len {
             return None;
         }
         // SAFETY: `self.0[len]` is zero (invariants) and no byte before it is: the
@@ -119,33 +136,41 @@ impl MessageString {
     }
 }
 
-/// Copies `bytes` (at most [`INLINE_MAX`]) to the start of `inline` as two
-/// overlapping words (or half-words, or bytes one by one when fewer than four), as a
-/// small `memcpy` does, without calling it: most strings of a message are short.
+/// The two words (little-endian) of `bytes` (at most [`INLINE_MAX`]) kept inline:
+/// the bytes, zeros after them, and their length in the last byte. Read as two
+/// overlapping words (or half-words, or three bytes when fewer than four), as a small
+/// `memcpy` does, without calling it: most strings of a message are short.
 #[inline(always)]
-fn copy_short(bytes: &[u8], inline: &mut [u8; 16]) {
+fn inline_words(bytes: &[u8]) -> (u64, u64) {
     let len = bytes.len();
     debug_assert!(len <= INLINE_MAX);
-    if len >= 8 {
-        let (first, last) = (&bytes[..8], &bytes[len - 8..]);
-        let (first, last) = (u64_at(first), u64_at(last));
-        inline[len - 8..len].copy_from_slice(&last.to_ne_bytes());
-        inline[..8].copy_from_slice(&first.to_ne_bytes());
+    let (low, high) = if len >= 8 {
+        // The last word, moved down over the bytes the first word holds already
+        // (none when the string is exactly a word).
+        let last = u64_at(&bytes[len - 8..]);
+        let high = if len == 8 {
+            0
+        } else {
+            last >> (8 * (16 - len))
+        };
+        (u64_at(bytes), high)
     } else if len >= 4 {
-        let first = u32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        let last = u32::from_ne_bytes([
+        let first = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let last = u32::from_le_bytes([
             bytes[len - 4],
             bytes[len - 3],
             bytes[len - 2],
             bytes[len - 1],
         ]);
-        inline[len - 4..len].copy_from_slice(&last.to_ne_bytes());
-        inline[..4].copy_from_slice(&first.to_ne_bytes());
+        // The two half-words overlap on equal bytes: or-ing them keeps those.
+        (u64::from(first) | u64::from(last) << (8 * (len - 4)), 0)
+    } else if len > 0 {
+        let byte = |at: usize| u64::from(bytes[at]) << (8 * at);
+        (byte(0) | byte(len / 2) | byte(len - 1), 0)
     } else {
-        for (to, from) in inline.iter_mut().zip(bytes) {
-            *to = *from;
-        }
-    }
+        (0, 0)
+    };
+    (low, high | (len as u64) << 56)
 }
 
 /// The position of the first zero byte of `bytes` (16 if none), found a word at a
@@ -167,12 +192,12 @@ fn first_zero(bytes: &[u8; 16]) -> usize {
     8 + (high.trailing_zeros() / 8) as usize
 }
 
-/// The first 8 bytes of `bytes` (at least 8) as a word.
+/// The first 8 bytes of `bytes` (at least 8) as a little-endian word.
 #[inline(always)]
 fn u64_at(bytes: &[u8]) -> u64 {
     let mut word = [0; 8];
     word.copy_from_slice(&bytes[..8]);
-    u64::from_ne_bytes(word)
+    u64::from_le_bytes(word)
 }
 
 impl Clone for MessageString {
@@ -280,7 +305,7 @@ mod tests {
         }
     }
 
-    /// Every short length is copied whole (the overlapping words of `copy_short`
+    /// Every short length is copied whole (the overlapping words of `inline_words`
     /// miss no byte), and zero-terminated in place: nothing past the bytes is written.
     #[test]
     fn short_strings_are_copied_whole_and_terminated() {

@@ -127,7 +127,7 @@ unsafe fn resumed<'a>(state: *mut lua_State) -> Option<(&'a ProcessContext, Arc<
     // `perform`) and of upvalue 2.
     unsafe {
         let context = context_of(state)?;
-        let channel = context.parked.borrow_mut().take()?;
+        let channel = context.parked.take()?;
         // A value resumed with sits above the frame as the park left it.
         let top = context.park_top.get();
         let cannot = ffi::lua_gettop(state) > top && interrupted(state, top + 1);

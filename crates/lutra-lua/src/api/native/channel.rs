@@ -28,7 +28,7 @@ impl MessageCall for Send {
         // is borrowed from the handle at position 1, which stays there until the call
         // ends, and only clones of it outlive this function (`park`).
         unsafe {
-            let channel = channel_borrowed(state, 1)?;
+            let channel = channel_borrowed(state, 1, context)?;
             let park = |sequence| park_sending(context, &channel, sequence);
             start_send(
                 state,
@@ -83,22 +83,26 @@ impl MessageCall for Receive {
     #[inline(always)]
     unsafe fn start(state: *mut lua_State, _: c_int, context: &ProcessContext) -> Option<Action> {
         // SAFETY: as in `Send::start`.
-        let channel = unsafe { channel_borrowed(state, 1) }?;
-        receive_poll(context, &channel)
+        let channel = unsafe { channel_borrowed(state, 1, context) }?;
+        receive_poll::<true>(context, &channel)
     }
 
     #[inline(always)]
     fn resume(context: &ProcessContext, channel: &Arc<Channel>, _: ffi::lua_KContext) -> Action {
-        receive_poll(context, channel).unwrap_or_else(|| {
+        receive_poll::<false>(context, channel).unwrap_or_else(|| {
             context.process.leave_channels();
             Action::Raise(texts::RECEIVE_CLOSED.fill(&[&texts::channel_name(channel.id())]))
         })
     }
 }
 
-/// One receive attempt; `None` when the channel is closed and drained.
-fn receive_poll(context: &ProcessContext, channel: &Arc<Channel>) -> Option<Action> {
-    receive_or_park(
+/// One receive attempt (`FIRST`: the call's first); `None` when the channel is
+/// closed and drained.
+fn receive_poll<const FIRST: bool>(
+    context: &ProcessContext,
+    channel: &Arc<Channel>,
+) -> Option<Action> {
+    receive_or_park::<FIRST>(
         context,
         channel,
         texts::RECEIVE_ON,

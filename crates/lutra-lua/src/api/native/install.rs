@@ -1,10 +1,10 @@
 //! Making the native closures: each stands in front of the Lua function it replaces
 //! in the common case (its fallback), with the module's upvalues; in a host's state
-//! each is [`host_fallback`]. Also guards `debug.setuservalue` in a process's state
-//! (`handles.rs`).
+//! each is [`host_fallback`]. Also guards `debug.setuservalue` in a process's state,
+//! and puts there the registry's anchor of the last handle called on (`handles.rs`).
 
 use super::call::entry;
-use super::handles::guard_setuservalue;
+use super::handles::{guard_setuservalue, prepare_last_handle};
 use super::perform::host_fallback;
 use super::{channel, luaproc, mailbox};
 use crate::process::ProcessContext;
@@ -77,6 +77,8 @@ pub(crate) fn install(
         let mut upvalues = MultiValue::new();
         upvalues.push_back(stock);
         debug.set("setuservalue", closure(lua, guard_setuservalue, upvalues)?)?;
+        // SAFETY: a protected call on the state's stack, left as it was.
+        unsafe { lua.exec_raw::<()>((), |state| prepare_last_handle(state))? };
     }
     let named = lua.create_table()?;
     let weak_values = lua.create_table()?;

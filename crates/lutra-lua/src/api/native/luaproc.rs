@@ -161,14 +161,14 @@ impl MessageCall for Receive {
         // SAFETY: reads of the running thread's stack (see the helpers).
         unsafe {
             let channel = named_channel(state, context)?;
-            receive_poll(context, &channel, || name(state)).or_else(|| refresh(context))
+            receive_poll::<true>(context, &channel, || name(state)).or_else(|| refresh(context))
         }
     }
 
     #[inline(always)]
     fn resume(context: &ProcessContext, channel: &Arc<Channel>, _: ffi::lua_KContext) -> Action {
         let name = parked_name(context);
-        receive_poll(context, channel, || name.clone()).unwrap_or_else(|| {
+        receive_poll::<false>(context, channel, || name.clone()).unwrap_or_else(|| {
             context.process.leave_channels();
             Action::Return(Answer::NilAnd(
                 texts::LUAPROC_RECEIVE_DESTROYED.fill(&[&name]),
@@ -177,13 +177,14 @@ impl MessageCall for Receive {
     }
 }
 
-/// One receive attempt on the channel called `name()`; `None` when it is closed.
-fn receive_poll(
+/// One receive attempt on the channel called `name()` (`FIRST`: the call's first);
+/// `None` when it is closed.
+fn receive_poll<const FIRST: bool>(
     context: &ProcessContext,
     channel: &Arc<Channel>,
     name: impl FnOnce() -> Arc<str>,
 ) -> Option<Action> {
-    receive_or_park(
+    receive_or_park::<FIRST>(
         context,
         channel,
         texts::LUAPROC_RECEIVE,

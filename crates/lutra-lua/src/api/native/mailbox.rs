@@ -30,7 +30,7 @@ impl MessageCall for Send {
         // is borrowed from the handle at position 1, which stays there until the call
         // ends, and only a clone of its mailbox outlives this function (`park`).
         unsafe {
-            let process = process_borrowed(state, 1)?;
+            let process = process_borrowed(state, 1, context)?;
             // A finished process's mailbox is closed: the fallback raises the error.
             let park = |sequence| {
                 let label = || {
@@ -111,19 +111,19 @@ impl MessageCall for Receive {
     #[inline(always)]
     unsafe fn start(_: *mut lua_State, _: c_int, context: &ProcessContext) -> Option<Action> {
         let mailbox = Arc::clone(context.process.mailbox());
-        Some(receive_poll(context, &mailbox))
+        Some(receive_poll::<true>(context, &mailbox))
     }
 
     #[inline(always)]
     fn resume(context: &ProcessContext, mailbox: &Arc<Channel>, _: ffi::lua_KContext) -> Action {
-        receive_poll(context, mailbox)
+        receive_poll::<false>(context, mailbox)
     }
 }
 
-/// One receive attempt on the caller's own mailbox.
-fn receive_poll(context: &ProcessContext, mailbox: &Arc<Channel>) -> Action {
+/// One receive attempt on the caller's own mailbox (`FIRST`: the call's first).
+fn receive_poll<const FIRST: bool>(context: &ProcessContext, mailbox: &Arc<Channel>) -> Action {
     let label = |_: Option<&str>| texts::MAILBOX.into();
-    receive_or_park(context, mailbox, texts::MAILBOX, || None, label)
+    receive_or_park::<FIRST>(context, mailbox, texts::MAILBOX, || None, label)
         // A process's mailbox closes only once the process has finished.
         .unwrap_or_else(|| {
             Action::Raise("internal error in Lutra: a running process's mailbox is closed".into())

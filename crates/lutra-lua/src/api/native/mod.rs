@@ -70,6 +70,7 @@ pub(crate) use perform::returned;
 mod scalar;
 mod wait;
 
+pub(crate) use handles::{HandleObject, prepare_last_handle};
 pub(crate) use install::install;
 pub(crate) use perform::raise;
 

@@ -54,6 +54,14 @@ pub(super) unsafe fn perform(
     // (or dropped) before a call that may longjmp (module invariants).
     unsafe {
         match action {
+            // The common answers in place, without a call moving the answer: none (a
+            // send), and one integer or short string (a receive), whose message
+            // owns nothing then and is forgotten.
+            Action::Return(Answer::Nothing) => 0,
+            Action::Return(Answer::Values(message)) if scalar::push_single(state, &message) => {
+                std::mem::forget(message);
+                1
+            }
             Action::Return(answer) => match answer_with(state, answer) {
                 Ok(count) => count,
                 Err(message) => raise(state, message),

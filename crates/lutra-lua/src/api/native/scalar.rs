@@ -21,7 +21,7 @@ use std::sync::Arc;
 ///
 /// # Safety
 /// `state` is a running thread; `first >= 1` and `last` is at most its top.
-#[inline]
+#[inline(always)]
 pub(super) unsafe fn export(state: *mut lua_State, first: c_int, last: c_int) -> Option<Message> {
     // SAFETY: positions within the stack of the running thread.
     unsafe {
@@ -94,6 +94,37 @@ pub(super) fn fits(message: &Message) -> bool {
                     | Value::Process(_)
             )
         })
+}
+
+/// Pushes the value of `message` when it holds one value, an integer or a short
+/// string with no zero byte (pushed as a C string, as [`push`] pushes it), and no
+/// table: the message then owns nothing (`Message::owns_nothing`). Returns whether
+/// it pushed it; otherwise nothing was pushed.
+///
+/// # Safety
+/// As [`push`].
+#[inline(always)]
+pub(super) unsafe fn push_single(state: *mut lua_State, message: &Message) -> bool {
+    let [value] = &message.values[..] else {
+        return false;
+    };
+    if !message.tables.is_empty() {
+        return false;
+    }
+    // SAFETY: the caller's contract; one value, within the room a C function has.
+    unsafe {
+        match value {
+            Value::Integer(i) => ffi::lua_pushinteger(state, *i),
+            Value::String(string) => match string.as_c_str() {
+                Some(text) => {
+                    ffi::lua_pushstring(state, text.as_ptr());
+                }
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// Pushes the values of `message` (see [`fits`]); returns how many, or `None`,

@@ -95,7 +95,7 @@ pub(super) fn park(
         };
         context.process.note_waiting_on(&wait.label);
     }
-    *context.parked.borrow_mut() = Some(channel.clone());
+    context.parked.set(Some(channel.clone()));
     Action::Park { ctx }
 }
 
@@ -108,31 +108,36 @@ fn same(a: &'static str, b: &'static str) -> bool {
 /// One receive attempt on `channel`: the message taken, or the caller parked (as by
 /// [`park`], noted as receiving, registered to take a message handed to it: the
 /// call ends only by taking one or by leaving); `None` when the channel is closed
-/// and drained.
+/// and drained. `FIRST`: the call's first attempt, before it registered anywhere
+/// (`Channel::poll_receive_direct_first`).
 #[inline]
-pub(super) fn receive_or_park(
+pub(super) fn receive_or_park<const FIRST: bool>(
     context: &ProcessContext,
     channel: &Arc<Channel>,
     what: &'static str,
     name: impl FnOnce() -> Option<Arc<str>>,
     label: impl FnOnce(Option<&str>) -> String,
 ) -> Option<Action> {
-    Some(
-        match channel.poll_receive_direct(context.process.id(), waker(context)) {
-            ReceivePoll::Message(message) => took(context, channel, message),
-            ReceivePoll::Closed => return None,
-            ReceivePoll::Empty => {
-                context.process.note_receiving(channel);
-                park(context, what, channel, name, label, 0)
-            }
-        },
-    )
+    let (id, waker) = (context.process.id(), waker(context));
+    let polled = if FIRST {
+        channel.poll_receive_direct_first(id, waker)
+    } else {
+        channel.poll_receive_direct(id, waker)
+    };
+    Some(match polled {
+        ReceivePoll::Message(message) => took(context, channel, message),
+        ReceivePoll::Closed => return None,
+        ReceivePoll::Empty => {
+            context.process.note_receiving(channel);
+            park(context, what, channel, name, label, 0)
+        }
+    })
 }
 
 /// A receive took `message` from `channel` (giving up its registration there): the
 /// process leaves the other channels it waited on, and the message is answered (its
 /// values pushed, or imported by `take_pending`).
-#[inline]
+#[inline(always)]
 fn took(context: &ProcessContext, channel: &Channel, message: Message) -> Action {
     context.process.took_from(channel);
     context.runtime.counters.note_received(context.process.id());
