@@ -87,11 +87,14 @@ static SPILLED: [PaddedShard; SHARDS] = [const { PaddedShard(Mutex::new(None)) }
 /// Claims a bucket holds in its own line.
 const PAIRS: usize = 3;
 
-/// Buckets of `TABLE` (a power of two): 256 KiB of zeroed static memory, room for
-/// 12,288 pending frees. Blocks wait in limbo for an epoch or two of every thread's
-/// transactions (`lutra_stm`'s `epoch.rs`), hundreds per thread, more while a thread
-/// is preempted inside a transaction; a bucket spills when a fourth lands in it.
-const BUCKETS: usize = 4096;
+/// Buckets of `TABLE` (a power of two): 64 KiB of zeroed static memory, room for
+/// 3,072 pending frees before a bucket is likely to spill. Blocks wait in limbo for
+/// an epoch or two of every thread's transactions (`lutra_stm`'s `epoch.rs`): about
+/// a hundred with one thread freeing, thousands while a thread is preempted inside
+/// a transaction, when some buckets spill. A larger table spills less but its lines
+/// go cold: with 4,096 buckets a claim's lock, on a line the thread had not touched
+/// for long, took three times as long on one thread (`docs/performance.md`).
+const BUCKETS: usize = 1024;
 
 /// A bucket of pending frees: a lock, the address (0: none) and token of up to
 /// [`PAIRS`] claims, and how many of the bucket's addresses are in `SPILLED`, on one
@@ -176,6 +179,24 @@ impl Bucket {
 
 /// The pending frees, by address ([`bucket_of`]).
 static TABLE: [Bucket; BUCKETS] = [const { Bucket::new() }; BUCKETS];
+
+/// Starts loading `bucket`'s line: [`claim`] checks the address first (its stack
+/// and the loaded objects, some hundred instructions), and the line, one of
+/// [`BUCKETS`], is seldom in the first-level cache when a thread frees a block now
+/// and then.
+#[inline(always)]
+fn prefetch(bucket: &Bucket) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing the program sees and cannot
+    // fault; the address is a bucket's, valid anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(
+            (bucket as *const Bucket).cast(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bucket;
+}
 
 /// The bucket of `addr`: the top bits of a Fibonacci hash of its 16-byte granule
 /// (the C allocator's alignment), so that neighbouring blocks fall in different
@@ -357,7 +378,9 @@ pub(crate) fn forget_after_fork(shards: &mut [std::sync::MutexGuard<'static, Sha
 /// `LUTRA_EINVAL` for a block whose free is pending (freed twice), on the caller's
 /// stack, or in a loaded object.
 pub(crate) fn claim(addr: usize, in_task: bool) -> CapiResult<u64> {
-    // Checked before the shard is locked (a stack or a loaded object is never
+    let bucket = bucket_of(addr);
+    prefetch(bucket);
+    // Checked before the bucket is locked (a stack or a loaded object is never
     // pending: such an address is never claimed), so the lock is taken once.
     if let Some(why) = not_a_heap_block(addr, in_task) {
         return Err(CapiError::invalid(format!(
@@ -365,7 +388,7 @@ pub(crate) fn claim(addr: usize, in_task: bool) -> CapiResult<u64> {
         )));
     }
     let token = next_token();
-    bucket_of(addr).locked(|bucket| {
+    bucket.locked(|bucket| {
         if bucket.find(addr).is_some() {
             return Err(double_free(addr));
         }
