@@ -7,30 +7,41 @@
 //! caller's responsibility.
 //!
 //! # Invariants
-//! - `PENDING` holds an address from the `stm_free` that claimed it until the block
-//!   is given back to the C library ([`release`], after the freeing transaction
-//!   committed and no transaction can read the block any more) or the claiming
-//!   attempt rolls back ([`abandon`], which removes the entry only if it still holds
-//!   that claim's token: a later claim of the same address is left alone).
+//! - The pending frees hold an address from the `stm_free` that claimed it until the
+//!   block is given back to the C library ([`release`], after the freeing
+//!   transaction committed and no transaction can read the block any more) or the
+//!   claiming attempt rolls back ([`abandon`], which removes the entry only if it
+//!   still holds that claim's token: a later claim of the same address is left
+//!   alone).
 //! - Each claim has its own token, never 0.
+//! - An address is pending in its bucket of `TABLE` (the bucket [`bucket_of`] gives)
+//!   or, when the bucket's pairs were all taken, in `SPILLED`; the bucket's
+//!   `spilled` counts its addresses there. Both are read and written only under the
+//!   bucket's lock.
 //!
 //! # Protocol: a free
 //! 1. [`claim`] checks the address and records it with a fresh token.
 //! 2. The attempt records `abandon` for the address and token (run if it rolls back)
 //!    and the free itself, with `release` (run once the block may be reused).
+//!
+//! A claim and a release lock one bucket, a line of its own that holds the lock, the
+//! pairs and the spill count: one cache line passes between threads that free
+//! blocks, and one locked instruction per call (the lock's CAS; it is released with
+//! a plain store). A `Mutex` and a `HashMap` per shard took three lines (the lock
+//! with the map's header, its control bytes, its bucket) and two locked
+//! instructions.
 
 use crate::status::{CapiError, CapiResult};
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::ffi::{c_char, c_int, c_void};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-/// Shards of the pending frees, by address.
+/// Shards of the spilled pending frees (those whose bucket was full), by address.
 const SHARDS: usize = 64;
 
-/// One shard of the pending frees: address → token of the claim.
+/// One shard of the spilled pending frees: address → token of the claim.
 pub(crate) type Shard = Option<HashMap<usize, u64, BuildHasherDefault<AddressHasher>>>;
 
 /// Hashes a block's address with one multiplication (Fibonacci hashing): the keys
@@ -70,8 +81,133 @@ impl Hasher for AddressHasher {
 #[repr(align(64))]
 struct PaddedShard(Mutex<Shard>);
 
-/// The pending frees.
-static PENDING: [PaddedShard; SHARDS] = [const { PaddedShard(Mutex::new(None)) }; SHARDS];
+/// The pending frees that did not fit in their bucket.
+static SPILLED: [PaddedShard; SHARDS] = [const { PaddedShard(Mutex::new(None)) }; SHARDS];
+
+/// Claims a bucket holds in its own line.
+const PAIRS: usize = 3;
+
+/// Buckets of `TABLE` (a power of two): 64 KiB of zeroed static memory, room for
+/// 3,072 pending frees before a bucket is likely to spill. Blocks wait in limbo for
+/// an epoch or two of every thread's transactions (`lutra_stm`'s `epoch.rs`): about
+/// a hundred with one thread freeing, thousands while a thread is preempted inside
+/// a transaction, when some buckets spill. A larger table spills less but its lines
+/// go cold: with 4,096 buckets a claim's lock, on a line the thread had not touched
+/// for long, took three times as long on one thread (`docs/performance.md`).
+const BUCKETS: usize = 1024;
+
+/// A bucket of pending frees: a lock, the address (0: none) and token of up to
+/// [`PAIRS`] claims, and how many of the bucket's addresses are in `SPILLED`, on one
+/// cache line. Its fields other than `lock` are touched only by the lock's holder
+/// (and by [`forget_after_fork`], alone in the child).
+#[repr(C, align(64))]
+struct Bucket {
+    /// 0 when free, 1 when held.
+    lock: AtomicUsize,
+    pairs: [(AtomicUsize, AtomicU64); PAIRS],
+    spilled: AtomicUsize,
+}
+
+impl Bucket {
+    /// An empty, unlocked bucket.
+    const fn new() -> Self {
+        Self {
+            lock: AtomicUsize::new(0),
+            pairs: [const { (AtomicUsize::new(0), AtomicU64::new(0)) }; PAIRS],
+            spilled: AtomicUsize::new(0),
+        }
+    }
+
+    /// Runs `f` with the bucket locked. The lock is held for a few loads and stores
+    /// (and, once a bucket spilled, a look-up in `SPILLED`); a waiter spins, and
+    /// yields its processor now and then in case the holder was preempted.
+    fn locked<R>(&self, f: impl FnOnce(&Self) -> R) -> R {
+        let mut spins = 0u32;
+        while self
+            .lock
+            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            spins += 1;
+            if spins.is_multiple_of(64) {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        /// Unlocks on the way out, a panic included (none is expected: `f` only
+        /// reads and writes words, and inserts into a map).
+        struct Unlock<'a>(&'a AtomicUsize);
+        impl Drop for Unlock<'_> {
+            fn drop(&mut self) {
+                // ORDERING: publishes the holder's writes to the next holder, whose
+                // acquiring CAS reads this store.
+                self.0.store(0, Ordering::Release);
+            }
+        }
+        let _unlock = Unlock(&self.lock);
+        f(self)
+    }
+
+    /// The pair that holds `addr`, if any.
+    fn find(&self, addr: usize) -> Option<&(AtomicUsize, AtomicU64)> {
+        self.pairs
+            .iter()
+            .find(|(held, _)| held.load(Ordering::Relaxed) == addr)
+    }
+
+    /// Removes the claim of `addr` if `keep_if` does not keep it (given its token):
+    /// from the pairs, or from `SPILLED` if the bucket spilled.
+    fn remove(&self, addr: usize, keep_if: impl Fn(u64) -> bool) {
+        if let Some((held, token)) = self.find(addr) {
+            if !keep_if(token.load(Ordering::Relaxed)) {
+                held.store(0, Ordering::Relaxed);
+            }
+            return;
+        }
+        if self.spilled.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        if let Some(map) = spilled_shard(addr).as_mut()
+            && map.get(&addr).is_some_and(|&token| !keep_if(token))
+        {
+            map.remove(&addr);
+            self.spilled.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The pending frees, by address ([`bucket_of`]).
+static TABLE: [Bucket; BUCKETS] = [const { Bucket::new() }; BUCKETS];
+
+/// Starts loading `bucket`'s line: [`claim`] checks the address first (its stack
+/// and the loaded objects, some hundred instructions), and the line, one of
+/// [`BUCKETS`], is seldom in the first-level cache when a thread frees a block now
+/// and then.
+#[inline(always)]
+fn prefetch(bucket: &Bucket) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing the program sees and cannot
+    // fault; the address is a bucket's, valid anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(
+            (bucket as *const Bucket).cast(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bucket;
+}
+
+/// The bucket of `addr`: the top bits of a Fibonacci hash of its 16-byte granule
+/// (the C allocator's alignment), so that neighbouring blocks fall in different
+/// buckets.
+fn bucket_of(addr: usize) -> &'static Bucket {
+    // An empty pair holds 0: NULL is never claimed (`stm_free(NULL)` frees nothing).
+    debug_assert_ne!(addr, 0);
+    let hash = ((addr >> 4) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    &TABLE[(hash >> (u64::BITS - BUCKETS.trailing_zeros())) as usize]
+}
+
 /// The start of the last range of tokens handed to a thread ([`next_token`]).
 static TOKENS: AtomicU64 = AtomicU64::new(0);
 /// How many tokens a thread takes at a time.
@@ -104,8 +240,9 @@ struct DlInfo {
 #[repr(C, align(8))]
 struct PthreadAttr([u8; 128]);
 
-fn shard(addr: usize) -> std::sync::MutexGuard<'static, Shard> {
-    PENDING[(addr >> 4) % SHARDS]
+/// The shard of `SPILLED` that holds `addr` if its bucket spilled it, locked.
+fn spilled_shard(addr: usize) -> std::sync::MutexGuard<'static, Shard> {
+    SPILLED[(addr >> 4) % SHARDS]
         .0
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -207,9 +344,11 @@ fn in_loaded_object(addr: usize) -> bool {
     unsafe { dladdr(addr as *const c_void, &mut info) != 0 }
 }
 
-/// Every shard's lock, held across a `fork` (`fork.rs`).
+/// Every shard's lock of `SPILLED`, held across a `fork` (`fork.rs`). The buckets'
+/// locks are not: the child empties every bucket, lock included, whatever another
+/// thread of the parent was doing with it.
 pub(crate) fn hold_for_fork() -> Vec<std::sync::MutexGuard<'static, Shard>> {
-    PENDING
+    SPILLED
         .iter()
         .map(|shard| shard.0.lock().unwrap_or_else(PoisonError::into_inner))
         .collect()
@@ -221,6 +360,16 @@ pub(crate) fn forget_after_fork(shards: &mut [std::sync::MutexGuard<'static, Sha
     for shard in shards {
         **shard = None;
     }
+    // The child runs one thread: no bucket is in use, even one whose lock a thread
+    // of the parent held at the fork.
+    for bucket in &TABLE {
+        for (held, token) in &bucket.pairs {
+            held.store(0, Ordering::Relaxed);
+            token.store(0, Ordering::Relaxed);
+        }
+        bucket.spilled.store(0, Ordering::Relaxed);
+        bucket.lock.store(0, Ordering::Release);
+    }
 }
 
 /// Step 1 of a free: checks `addr` and records its claim; returns the token.
@@ -229,7 +378,9 @@ pub(crate) fn forget_after_fork(shards: &mut [std::sync::MutexGuard<'static, Sha
 /// `LUTRA_EINVAL` for a block whose free is pending (freed twice), on the caller's
 /// stack, or in a loaded object.
 pub(crate) fn claim(addr: usize, in_task: bool) -> CapiResult<u64> {
-    // Checked before the shard is locked (a stack or a loaded object is never
+    let bucket = bucket_of(addr);
+    prefetch(bucket);
+    // Checked before the bucket is locked (a stack or a loaded object is never
     // pending: such an address is never claimed), so the lock is taken once.
     if let Some(why) = not_a_heap_block(addr, in_task) {
         return Err(CapiError::invalid(format!(
@@ -237,14 +388,46 @@ pub(crate) fn claim(addr: usize, in_task: bool) -> CapiResult<u64> {
         )));
     }
     let token = next_token();
-    let mut shard = shard(addr);
-    match shard.get_or_insert_with(HashMap::default).entry(addr) {
-        Entry::Occupied(_) => Err(double_free(addr)),
-        Entry::Vacant(vacant) => {
-            vacant.insert(token);
-            Ok(token)
+    bucket.locked(|bucket| {
+        if bucket.find(addr).is_some() {
+            return Err(double_free(addr));
         }
+        if let Some((held, held_token)) = bucket
+            .pairs
+            .iter()
+            .find(|(held, _)| held.load(Ordering::Relaxed) == 0)
+            && bucket.spilled.load(Ordering::Relaxed) == 0
+        {
+            held.store(addr, Ordering::Relaxed);
+            held_token.store(token, Ordering::Relaxed);
+            return Ok(token);
+        }
+        claim_spilled(bucket, addr, token)
+    })
+}
+
+/// The rest of [`claim`] for a bucket that spilled or is full, under its lock:
+/// `addr` is not in its pairs. A spilled bucket looks in `SPILLED` before it files
+/// `addr` in a free pair, so that a claim pending there is found.
+#[cold]
+fn claim_spilled(bucket: &Bucket, addr: usize, token: u64) -> CapiResult<u64> {
+    let mut shard = spilled_shard(addr);
+    let map = shard.get_or_insert_with(HashMap::default);
+    if map.contains_key(&addr) {
+        return Err(double_free(addr));
     }
+    if let Some((held, held_token)) = bucket
+        .pairs
+        .iter()
+        .find(|(held, _)| held.load(Ordering::Relaxed) == 0)
+    {
+        held.store(addr, Ordering::Relaxed);
+        held_token.store(token, Ordering::Relaxed);
+    } else {
+        map.insert(addr, token);
+        bucket.spilled.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(token)
 }
 
 #[cold]
@@ -261,12 +444,7 @@ fn double_free(addr: usize) -> CapiError {
 /// # Safety
 /// None beyond the engine's contract for release functions; never frees.
 pub(crate) unsafe fn abandon(addr: usize, token: usize) {
-    let mut shard = shard(addr);
-    if let Some(map) = shard.as_mut()
-        && map.get(&addr) == Some(&(token as u64))
-    {
-        map.remove(&addr);
-    }
+    bucket_of(addr).locked(|bucket| bucket.remove(addr, |held| held != token as u64));
 }
 
 /// Gives a freed block back to the C library and forgets its claim.
@@ -274,9 +452,7 @@ pub(crate) unsafe fn abandon(addr: usize, token: usize) {
 /// # Safety
 /// `addr` must come from the C library's allocator and not be freed yet.
 pub(crate) unsafe fn release(addr: usize, _size: usize) {
-    if let Some(map) = shard(addr).as_mut() {
-        map.remove(&addr);
-    }
+    bucket_of(addr).locked(|bucket| bucket.remove(addr, |_| false));
     // SAFETY: the caller's contract.
     unsafe { free(addr as *mut c_void) }
 }
@@ -298,6 +474,52 @@ mod tests {
         let tags: std::collections::BTreeSet<u64> = hashes.iter().map(|h| h >> 57).collect();
         assert!(buckets.len() >= 32, "{} buckets of 64", buckets.len());
         assert!(tags.len() >= 32, "{} tags of 64", tags.len());
+    }
+
+    /// Addresses past a bucket's pairs spill into a shard map and are found there: a
+    /// second claim is refused, a stale token leaves the claim in place, and once
+    /// every claim is abandoned the bucket takes new ones in its pairs again. The
+    /// addresses are made up (never freed: only `abandon` removes them), all in one
+    /// bucket, far from any mapping.
+    #[test]
+    fn a_full_bucket_spills_and_still_refuses_a_second_claim() {
+        let first = 0x6a5a_0000_0000usize;
+        let target = bucket_of(first) as *const Bucket;
+        let same: Vec<usize> = (0..)
+            .map(|i| first + 16 * i)
+            .filter(|&addr| std::ptr::eq(bucket_of(addr), target))
+            .take(PAIRS + 3)
+            .collect();
+        let tokens: Vec<u64> = same
+            .iter()
+            .map(|&addr| claim(addr, false).unwrap())
+            .collect();
+        assert!(bucket_of(first).spilled.load(Ordering::Relaxed) >= 3);
+        for &addr in &same {
+            assert!(
+                claim(addr, false).is_err(),
+                "a double free of {addr:#x} was accepted"
+            );
+        }
+        let last = *same.last().unwrap();
+        // SAFETY: `abandon` never frees.
+        unsafe { abandon(last, *tokens.last().unwrap() as usize + 1) };
+        assert!(
+            claim(last, false).is_err(),
+            "a stale token abandoned a spilled claim"
+        );
+        for (&addr, &token) in same.iter().zip(&tokens) {
+            // SAFETY: as above.
+            unsafe { abandon(addr, token as usize) };
+        }
+        assert_eq!(bucket_of(first).spilled.load(Ordering::Relaxed), 0);
+        let again = claim(last, false).unwrap();
+        assert!(
+            bucket_of(last).find(last).is_some(),
+            "not back in the pairs"
+        );
+        // SAFETY: as above.
+        unsafe { abandon(last, again as usize) };
     }
 
     /// Tokens come from per-thread ranges: never 0, never twice, across threads and
