@@ -20,15 +20,13 @@ fn straight_engine() -> Stm {
     )
 }
 
-/// Room for three words on three different records: a record guards an aligned
-/// granule of four words, so words four apart never share one.
-fn words() -> Box<[AtomicUsize; 9]> {
-    Box::new(std::array::from_fn(|_| AtomicUsize::new(0)))
-}
-
-/// The three words of [`words`].
-fn three(words: &[AtomicUsize; 9]) -> [&AtomicUsize; 3] {
-    [&words[0], &words[4], &words[8]]
+/// Three words on three different records.
+fn words() -> Box<[AtomicUsize; 3]> {
+    Box::new([
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    ])
 }
 
 /// `word` read in `desc`'s running attempt.
@@ -55,8 +53,7 @@ fn warm_up(desc: &mut TxDescriptor, word: &AtomicUsize) {
 #[test]
 fn a_straight_commit_whose_read_changed_gives_up_and_keeps_versions() {
     let stm = straight_engine();
-    let words = words();
-    let [x, y, z] = three(&words);
+    let [x, y, z] = &*words();
     let mut writer = TxDescriptor::new(&stm).unwrap();
     let mut other = TxDescriptor::new(&stm).unwrap();
     let mut reader = TxDescriptor::new(&stm).unwrap();
@@ -99,8 +96,7 @@ fn a_straight_commit_whose_read_changed_gives_up_and_keeps_versions() {
 #[test]
 fn a_straight_commit_meeting_the_commit_gate_gives_up_and_frees_its_records() {
     let stm = straight_engine();
-    let words = words();
-    let [x, _, _] = three(&words);
+    let [x, _, _] = &*words();
     let mut writer = TxDescriptor::new(&stm).unwrap();
     let mut irrevocable = TxDescriptor::new(&stm).unwrap();
     let mut reader = TxDescriptor::new(&stm).unwrap();
@@ -147,8 +143,7 @@ fn a_straight_commit_of_two_words_on_one_record_locks_it_once() {
             .with_orec_bits(1)
             .with_stats(false),
     );
-    let words = words();
-    let [x, _, y] = three(&words);
+    let [x, _, y] = &*words();
     let mut writer = TxDescriptor::new(&stm).unwrap();
     let mut reader = TxDescriptor::new(&stm).unwrap();
     reader.begin(TxOptions::default());

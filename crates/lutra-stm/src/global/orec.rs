@@ -1,18 +1,7 @@
 //! Ownership records: the table of versioned locks that guards every transactional word.
 //!
-//! Every address maps to one record: `(addr / word size / 4) mod table size`, so the
-//! four words of an aligned granule (32 bytes on 64-bit targets) share one
-//! ([`GRANULE_SHIFT`]); many addresses share a record, which can only cause false
-//! conflicts, never missed ones.
-//!
-//! A record per four words, as tinySTM's default (`LOCK_SHIFT_EXTRA=2`), rather
-//! than per word: a node of a few words takes one or two records, so a commit
-//! locks fewer, and a walk through nodes touches a quarter as many of the table's
-//! lines. With a record per word, the records' lines were as many as the data's,
-//! and each at its word's own offset in a page (the table's base is page-aligned),
-//! which is what indexes the first-level cache's sets: on the sorted list with 50%
-//! updates, one worker, 45.6 first-level read misses per transaction against 7.6
-//! now (`docs/performance.md`).
+//! Every address maps to one record (`(addr / word size) mod table size`); many
+//! addresses share a record, which can only cause false conflicts, never missed ones.
 //!
 //! # Lock word
 //!
@@ -76,10 +65,6 @@ impl LockWord {
     }
 }
 
-/// Words per record, as a shift: a record guards the `2^GRANULE_SHIFT` words of an
-/// aligned granule of `8 << GRANULE_SHIFT` bytes (on 64-bit targets).
-pub(crate) const GRANULE_SHIFT: u32 = 2;
-
 /// The table of ownership records of one engine instance.
 pub(crate) struct OrecTable {
     records: Box<[Record]>,
@@ -100,7 +85,7 @@ impl OrecTable {
     /// The index of the record that guards `addr`.
     #[inline]
     pub(crate) fn index_of(&self, addr: usize) -> usize {
-        ((addr / std::mem::size_of::<usize>()) >> GRANULE_SHIFT) & self.mask
+        (addr / std::mem::size_of::<usize>()) & self.mask
     }
 
     /// The record at `index` (an index from [`OrecTable::index_of`]; any index is
@@ -137,10 +122,10 @@ pub(crate) struct OrecView {
 
 impl OrecView {
     /// The index of the record that guards the word with index `word` (its address
-    /// divided by the word's size), as [`OrecTable::index_of`].
+    /// divided by the word's size).
     #[inline(always)]
     pub(crate) fn index_of_word(&self, word: usize) -> usize {
-        (word >> GRANULE_SHIFT) & self.mask
+        word & self.mask
     }
 
     /// As [`OrecTable::record`].
@@ -182,18 +167,10 @@ mod tests {
     }
 
     #[test]
-    fn the_words_of_a_granule_share_a_record_and_neighbouring_granules_do_not() {
+    fn neighbouring_words_map_to_neighbouring_records() {
         let table = OrecTable::new(4);
         let base = 0x1000usize;
-        let granule = 8 << GRANULE_SHIFT;
-        for word in 1..(1 << GRANULE_SHIFT) {
-            assert_eq!(table.index_of(base), table.index_of(base + 8 * word));
-        }
-        assert_eq!(table.index_of(base) + 1, table.index_of(base + granule));
-        assert_eq!(table.index_of(base), table.index_of(base + 16 * granule));
-        let view = table.view();
-        for addr in [base, base + 8, base + granule + 24, base + 17 * granule] {
-            assert_eq!(view.index_of_word(addr / 8), table.index_of(addr));
-        }
+        assert_eq!(table.index_of(base) + 1, table.index_of(base + 8));
+        assert_eq!(table.index_of(base), table.index_of(base + 16 * 8));
     }
 }
