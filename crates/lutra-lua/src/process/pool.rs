@@ -33,6 +33,11 @@
 //!   reachable from its globals, its registry or its loaded modules (see `baseline.rs`
 //!   for exactly what is restored), but what its recycle's finalizers stored there;
 //!   a taken state, not even that.
+//! - A state is recycled as the last handle to it: its process's task dropped every
+//!   other (values, tables, functions, its coroutine) first (`task.rs`,
+//!   `ProcessTask::finish_as`). Once pooled, the state may be taken by a new process
+//!   on another worker at once, and a handle dropped later would touch it from two
+//!   threads at once.
 //! - A state whose process hit an internal error (a Rust panic, a failed boot) or ran
 //!   out of memory is not pooled, nor is a state without a baseline.
 //! - `baselined` counts the live states that carry a baseline (pooled or running):

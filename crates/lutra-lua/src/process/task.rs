@@ -130,27 +130,38 @@ impl ProcessTask {
                 }
             }
             Resumed::Returned(values) => {
-                let mut values: Vec<mlua::Value> = values.into_iter().collect();
-                if !matches!(values.first(), Some(mlua::Value::Boolean(true))) {
-                    let error = match values.get(1) {
-                        Some(mlua::Value::String(text)) => text.to_string_lossy(),
-                        _ => "the process failed with a non-string error".into(),
-                    };
-                    let recyclable = !error.starts_with("not enough memory");
-                    return self.finish_as(Outcome::Failed(error), recyclable);
-                }
-                values.remove(0);
-                let outcome = match transfer::export(lua, &values, |i| format!("result #{i}")) {
-                    Ok(message) => Outcome::Finished(message),
-                    Err(error) => Outcome::Failed(format!(
-                        "process#{} returned a value that cannot be transferred: {error}",
-                        self.core.id()
-                    )),
-                };
-                self.finish_as(outcome, true)
+                // The values are handles of the state: `returned` drops them before the
+                // state goes back to the pool (`finish_as`).
+                let (outcome, recyclable) = self.returned(lua, values);
+                self.finish_as(outcome, recyclable)
             }
             Resumed::Failed(error) => self.finish(Outcome::Failed(error_text(&error))),
         }
+    }
+
+    /// The outcome of a process whose main coroutine returned `values` (the runner's
+    /// `true, results...` or `false, error`), and whether its state may be recycled
+    /// (not after a memory error). Takes the values and drops them, with every other
+    /// handle of the state it made, before it returns: see [`Self::finish_as`].
+    fn returned(&self, lua: &Lua, values: MultiValue) -> (Outcome, bool) {
+        let mut values: Vec<mlua::Value> = values.into_iter().collect();
+        if !matches!(values.first(), Some(mlua::Value::Boolean(true))) {
+            let error = match values.get(1) {
+                Some(mlua::Value::String(text)) => text.to_string_lossy(),
+                _ => "the process failed with a non-string error".into(),
+            };
+            let recyclable = !error.starts_with("not enough memory");
+            return (Outcome::Failed(error), recyclable);
+        }
+        values.remove(0);
+        let outcome = match transfer::export(lua, &values, |i| format!("result #{i}")) {
+            Ok(message) => Outcome::Finished(message),
+            Err(error) => Outcome::Failed(format!(
+                "process#{} returned a value that cannot be transferred: {error}",
+                self.core.id()
+            )),
+        };
+        (outcome, true)
     }
 
     /// Ends a process cancelled before its first slice: it never runs.
@@ -190,6 +201,14 @@ impl ProcessTask {
     /// Ends the process with `outcome`; its state goes back to the pool when
     /// `recyclable` (the process returned or raised a Lua error that was not a memory
     /// error), before joiners are woken.
+    ///
+    /// No handle of the state (an mlua value, table, function) may be alive but the
+    /// task's `lua` and `thread`: once pooled, the state may be taken at once by a new
+    /// process on another worker (a joiner woken here spawns one), and a handle dropped
+    /// afterwards would touch the state from two threads at once (the handle's drop
+    /// frees its slot in the state's reference thread, and without mlua's `send` the
+    /// state's reference counts are not atomic): the state's values, or the state
+    /// itself, are then corrupted (a closed state, nil in its `raw` table).
     fn finish_as(&mut self, outcome: Outcome, recyclable: bool) -> Step {
         self.thread = None;
         self.context = ContextAddress(std::ptr::null());
