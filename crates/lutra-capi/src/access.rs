@@ -7,6 +7,11 @@
 //! reads each word and keeps the bytes in range; a store writes each word with a mask
 //! selecting the bytes in range (the engine merges the rest with memory at commit).
 //!
+//! Every access of the C ABI (here, `subword.rs`, `memory.rs`'s frees, and the libitm
+//! barriers built on them) reaches the engine through its `*_mapped::<PerGranule>`
+//! entries: one ownership record per aligned 32-byte granule, as tinySTM, so the
+//! same address always meets the same record, whichever entry touched it.
+//!
 //! `stm_load`, `stm_store` and their jump-free forms have a fast path (`fast.rs`): a
 //! registered plain thread, inside a transaction, at a non-NULL aligned address,
 //! calls the engine directly; a conflict goes to a `#[cold]` function that rolls

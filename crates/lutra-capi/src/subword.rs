@@ -15,7 +15,7 @@
 //!
 //! # Protocol: a load
 //! 1. A value within one word is read through the calling thread's read front
-//!    ([`TxDescriptor::try_load_through_front`]), as `stm_load` reads: inlined, it
+//!    ([`TxDescriptor::try_load_through_front_mapped`]), as `stm_load` reads: inlined, it
 //!    tests the front's room and appends to the read set, or, in a solo attempt,
 //!    loads memory.
 //! 2. Where the front declines (closed: no transaction, a task of the scheduler,
@@ -29,7 +29,7 @@
 //!
 //! # Protocol: a store
 //! 1. A whole aligned word is written through the read front
-//!    ([`TxDescriptor::try_store_through_front`]), as `stm_store` writes; where
+//!    ([`TxDescriptor::try_store_through_front_mapped`]), as `stm_store` writes; where
 //!    the front declines, the cold [`store_engine`] writes it with the engine's
 //!    full store (a registered plain thread inside a transaction).
 //! 2. A value within one word, on a registered plain thread inside a transaction
@@ -105,7 +105,7 @@ pub(crate) unsafe fn load<T: Copy>(addr: usize, general: impl FnOnce() -> T) -> 
     if within_word::<T>(offset) {
         // SAFETY: the thread's read front is closed or its published state's (see
         // `fast.rs`), used by no one else during this call; the word holding the
-        // value is valid (contract; `try_load_through_front` declines NULL).
+        // value is valid (contract; `try_load_through_front_mapped` declines NULL).
         let read = unsafe {
             TxDescriptor::try_load_through_front_mapped::<PerGranule>(
                 fast::read_front(),
