@@ -31,7 +31,9 @@ impl TxDescriptor {
     /// # Safety
     /// `addr` must be aligned and valid for reads for as long as any transaction may
     /// access it, and must only be written by transactions of this engine while
-    /// transactions may access it.
+    /// transactions may access it; and every transaction must access it with one
+    /// record per word (these entries, or the `_mapped` ones with [`PerWord`]), never
+    /// through the C ABI's granules.
     #[inline]
     pub unsafe fn load(&mut self, addr: *const usize) -> Result<usize, Abort> {
         // SAFETY: the caller's contract.
