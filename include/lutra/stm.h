@@ -29,6 +29,17 @@
  * handle, transactions, jump buffer, statistics and last error, exactly as a
  * thread does, however many tasks share a worker thread.
  *
+ * CONFLICTS ARE PER 32-BYTE GRANULE. As in tinySTM (its default LOCK_SHIFT_EXTRA=2),
+ * one ownership record guards each aligned 32-byte granule (four words on 64-bit
+ * targets): every access of this header, wrappers.h, stm_free / stm_free2 and the
+ * libitm ABI (-fgnu-tm) maps an address to its granule's record. Neighbouring words
+ * of one granule therefore conflict with each other: a transaction that read one of
+ * them is invalidated when another commits a write to any of them, even to a
+ * different word. Data that threads write independently and often (per-thread
+ * counters, say) belongs in different granules (align it to 32 bytes, or to a cache
+ * line). Lutra's Rust TVars and Lua shared tables keep one record per word; a word
+ * is accessed through one of the two only, never both.
+ *
  * ABORTS. When a transaction aborts inside a function of this library, Lutra rolls
  * it back, waits as the contention manager says, begins a new attempt and
  * siglongjmps to the buffer stm_start returned: sigsetjmp returns the abort code

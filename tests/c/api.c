@@ -677,6 +677,62 @@ static void test_fast_path_registration(void) {
   CHECK(word == 3, "three transactions: %lu", (unsigned long)word);
 }
 
+/* ---- granules: the words of an aligned 32 bytes share a record (as tinySTM) - */
+
+/* Two aligned granules: the reader reads word[0], the neighbour commits word[1],
+ * then the reader writes other (the next granule) and commits, which validates its
+ * read: word[1]'s commit moved word[0]'s record, so the first attempt restarts.
+ * With a record per word it would commit at once. */
+static struct {
+  _Alignas(32) stm_word_t word[4];
+  _Alignas(32) stm_word_t other;
+} granule;
+static pthread_barrier_t neighbour_ready, granule_read, neighbour_committed;
+static volatile int granule_attempts;
+
+static void *granule_neighbour(void *arg) {
+  (void)arg;
+  stm_init_thread();
+  pthread_barrier_wait(&neighbour_ready);
+  pthread_barrier_wait(&granule_read);
+  CHECK(stm_atomically(add_one, &granule.word[1]) == 0, "the neighbour commits");
+  pthread_barrier_wait(&neighbour_committed);
+  stm_exit_thread();
+  return NULL;
+}
+
+static int read_across_a_neighbours_commit(void *arg) {
+  (void)arg;
+  int first = ++granule_attempts == 1;
+  stm_word_t zero = stm_load(&granule.word[0]);
+  if (first) {
+    pthread_barrier_wait(&granule_read);
+    pthread_barrier_wait(&neighbour_committed);
+  }
+  stm_store(&granule.other, zero + 1);
+  return 0;
+}
+
+static void test_granules(void) {
+  pthread_t thread;
+  pthread_barrier_init(&neighbour_ready, NULL, 2);
+  pthread_barrier_init(&granule_read, NULL, 2);
+  pthread_barrier_init(&neighbour_committed, NULL, 2);
+  pthread_create(&thread, NULL, granule_neighbour, NULL);
+  /* Both threads registered before the reader begins: no attempt is solo. */
+  pthread_barrier_wait(&neighbour_ready);
+  CHECK(stm_atomically(read_across_a_neighbours_commit, NULL) == 0,
+        "the reader commits");
+  pthread_join(thread, NULL);
+  CHECK(granule_attempts == 2,
+        "a commit to word 1 of a granule restarts a reader of word 0: %d attempts",
+        granule_attempts);
+  CHECK(granule.word[1] == 1 && granule.other == 1, "both commits landed");
+  pthread_barrier_destroy(&neighbour_ready);
+  pthread_barrier_destroy(&granule_read);
+  pthread_barrier_destroy(&neighbour_committed);
+}
+
 /* ---- lifecycle: registered threads keep the engine ------------------------ */
 
 static pthread_barrier_t registered, released;
@@ -755,6 +811,7 @@ int main(void) {
   test_quiesce_and_thread_exit();
   test_fast_path_registration();
   test_sub_word_counters();
+  test_granules();
   test_lifecycle();
   return check_summary();
 }

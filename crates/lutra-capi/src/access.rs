@@ -7,6 +7,11 @@
 //! reads each word and keeps the bytes in range; a store writes each word with a mask
 //! selecting the bytes in range (the engine merges the rest with memory at commit).
 //!
+//! Every access of the C ABI (here, `subword.rs`, `memory.rs`'s frees, and the libitm
+//! barriers built on them) reaches the engine through its `*_mapped::<PerGranule>`
+//! entries: one ownership record per aligned 32-byte granule, as tinySTM, so the
+//! same address always meets the same record, whichever entry touched it.
+//!
 //! `stm_load`, `stm_store` and their jump-free forms have a fast path (`fast.rs`): a
 //! registered plain thread, inside a transaction, at a non-NULL aligned address,
 //! calls the engine directly; a conflict goes to a `#[cold]` function that rolls
@@ -28,7 +33,7 @@ use crate::fast;
 use crate::shim;
 use crate::status::{CapiError, CapiResult, LUTRA_OK, Site};
 use crate::thread::{ThreadTx, with_thread};
-use lutra_stm::{AbortReason, TxDescriptor};
+use lutra_stm::{AbortReason, PerGranule, TxDescriptor};
 use std::ffi::c_int;
 
 /// Bytes in a machine word (`stm_word_t`).
@@ -137,7 +142,11 @@ pub(crate) fn store_masked(
         state.require_transaction()?;
         // SAFETY: `addr` is aligned and, by the C caller's contract, a valid word that
         // is only written by transactions while transactions may access it.
-        let written = unsafe { state.desc.store(addr as *mut usize, value, mask) };
+        let written = unsafe {
+            state
+                .desc
+                .store_mapped::<PerGranule>(addr as *mut usize, value, mask)
+        };
         Ok(match written {
             Ok(()) => LUTRA_OK,
             Err(abort) => state.after_abort(abort.reason(), Site::Write, style),
@@ -162,7 +171,8 @@ fn read_range(desc: &mut TxDescriptor, addr: usize, out: &mut [u8]) -> Result<()
         // SAFETY: `word` is aligned and contains bytes the C caller vouched for (valid,
         // only written by transactions while transactions may access them); an aligned
         // word never crosses a page.
-        let value = unsafe { desc.load(word as *const usize) }.map_err(|abort| abort.reason())?;
+        let value = unsafe { desc.load_mapped::<PerGranule>(word as *const usize) }
+            .map_err(|abort| abort.reason())?;
         out[at..at + take].copy_from_slice(&value.to_ne_bytes()[skip..skip + take]);
     }
     Ok(())
@@ -183,7 +193,8 @@ fn write_range(
         }
         let (value, mask) = (usize::from_ne_bytes(value), usize::from_ne_bytes(mask));
         // SAFETY: as in `read_range`; the mask limits the write to the caller's bytes.
-        unsafe { desc.store(word as *mut usize, value, mask) }.map_err(|abort| abort.reason())?;
+        unsafe { desc.store_mapped::<PerGranule>(word as *mut usize, value, mask) }
+            .map_err(|abort| abort.reason())?;
     }
     Ok(())
 }
@@ -207,7 +218,9 @@ pub unsafe extern "C" fn stm_load(addr: *const usize) -> usize {
     // SAFETY: the thread's read front is closed or its published state's (see
     // `fast.rs`), used by no one else during this call; `addr` is checked, and valid
     // by the caller's contract.
-    if let Some(value) = unsafe { TxDescriptor::try_load_through_front(fast::read_front(), addr) } {
+    if let Some(value) = unsafe {
+        TxDescriptor::try_load_through_front_mapped::<PerGranule>(fast::read_front(), addr)
+    } {
         return value;
     }
     // SAFETY: forwarded contract.
@@ -229,11 +242,11 @@ unsafe extern "C" fn stm_load_engine(addr: *const usize) -> usize {
     {
         // SAFETY: aligned, not NULL, and valid by the caller's contract; the inlined
         // read has just declined.
-        if let Some(value) = unsafe { state.desc.try_load_past_filter(addr) } {
+        if let Some(value) = unsafe { state.desc.try_load_past_filter_mapped::<PerGranule>(addr) } {
             return value;
         }
         // SAFETY: as above; the read past the filter declined too.
-        return match unsafe { state.desc.load_uninlined(addr) } {
+        return match unsafe { state.desc.load_uninlined_mapped::<PerGranule>(addr) } {
             Ok(value) => value,
             // SAFETY: this frame owns only integers and the state's address.
             Err(abort) => unsafe { access_abort_slow(state, abort.reason(), Site::Read) },
@@ -287,7 +300,9 @@ pub(crate) unsafe fn access_abort_slow(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stm_store(addr: *mut usize, value: usize) {
     // SAFETY: as in `stm_load`; `addr` is valid for writes by the caller's contract.
-    if !unsafe { TxDescriptor::try_store_through_front(fast::read_front(), addr, value) } {
+    if !unsafe {
+        TxDescriptor::try_store_through_front_mapped::<PerGranule>(fast::read_front(), addr, value)
+    } {
         // SAFETY: forwarded contract.
         unsafe { stm_store_engine(addr, value) }
     }
@@ -307,7 +322,11 @@ unsafe extern "C" fn stm_store_engine(addr: *mut usize, value: usize) {
         && fast_address(addr as usize)
     {
         // SAFETY: aligned, not NULL, and valid by the caller's contract.
-        if let Err(abort) = unsafe { state.desc.store(addr, value, usize::MAX) } {
+        if let Err(abort) = unsafe {
+            state
+                .desc
+                .store_mapped::<PerGranule>(addr, value, usize::MAX)
+        } {
             // SAFETY: this frame owns only integers and the state's address.
             unsafe { access_abort_slow(state, abort.reason(), Site::Write) };
         }
@@ -369,7 +388,7 @@ pub unsafe extern "C" fn lutra_stm_load(addr: *const usize, value: *mut usize) -
         && !value.is_null()
     {
         // SAFETY: aligned, not NULL, and valid by the caller's contract.
-        let (word, status) = match unsafe { state.desc.load(addr) } {
+        let (word, status) = match unsafe { state.desc.load_mapped::<PerGranule>(addr) } {
             Ok(word) => (word, LUTRA_OK),
             Err(abort) => (0, report_abort_slow(state, abort.reason(), Site::Read)),
         };
@@ -420,7 +439,11 @@ pub unsafe extern "C" fn lutra_stm_store(addr: *mut usize, value: usize) -> c_in
         && fast_address(addr as usize)
     {
         // SAFETY: aligned, not NULL, and valid by the caller's contract.
-        return match unsafe { state.desc.store(addr, value, usize::MAX) } {
+        return match unsafe {
+            state
+                .desc
+                .store_mapped::<PerGranule>(addr, value, usize::MAX)
+        } {
             Ok(()) => LUTRA_OK,
             Err(abort) => report_abort_slow(state, abort.reason(), Site::Write),
         };

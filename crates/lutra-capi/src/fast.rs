@@ -31,7 +31,7 @@
 //! A second one, `lutra_shim_read_front`, points to the read front
 //! ([`ReadFront`]) of the published state's descriptor, or to a closed front of the
 //! shim's: `stm_load` tests the front's room first, which a thread with no state
-//! fails, so it never tests the slot ([`TxDescriptor::try_load_through_front`]).
+//! fails, so it never tests the slot ([`TxDescriptor::try_load_through_front_mapped`]).
 //! [`publish`] and [`withdraw`] move it with the slot.
 //!
 //! A third initial-exec variable, `lutra_thread_undo_window`, serves the inline
@@ -122,7 +122,7 @@ fn slot() -> *mut ThreadTx {
 }
 
 /// The calling thread's read front: its published state's descriptor's, or a closed
-/// one (never NULL), for [`TxDescriptor::try_load_through_front`].
+/// one (never NULL), for [`TxDescriptor::try_load_through_front_mapped`].
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[inline(always)]
 pub(crate) fn read_front() -> NonNull<ReadFront> {

@@ -23,6 +23,7 @@ use crate::pending_free;
 use crate::shim;
 use crate::status::{CapiError, CapiResult, LUTRA_ENOMEM, LUTRA_OK, Site};
 use crate::thread::{self, ThreadTx, with_thread};
+use lutra_stm::PerGranule;
 use std::ffi::{c_int, c_void};
 use std::ops::Range;
 
@@ -178,7 +179,11 @@ unsafe fn free_in(
         .record_allocation(addr, token as usize, pending_free::abandon);
     // SAFETY: the block is valid (contract), `words` lie in it and start on a word
     // (`words_to_free`); a solo attempt writes none of them.
-    if let Err(abort) = unsafe { state.desc.write_unchanged(words.start, words.len()) } {
+    if let Err(abort) = unsafe {
+        state
+            .desc
+            .write_unchanged_mapped::<PerGranule>(words.start, words.len())
+    } {
         return Ok(state.after_abort(abort.reason(), Site::Write, style));
     }
     // SAFETY: the block comes from the C allocator (contract), is word-aligned, freed

@@ -15,7 +15,7 @@
 //!
 //! # Protocol: a load
 //! 1. A value within one word is read through the calling thread's read front
-//!    ([`TxDescriptor::try_load_through_front`]), as `stm_load` reads: inlined, it
+//!    ([`TxDescriptor::try_load_through_front_mapped`]), as `stm_load` reads: inlined, it
 //!    tests the front's room and appends to the read set, or, in a solo attempt,
 //!    loads memory.
 //! 2. Where the front declines (closed: no transaction, a task of the scheduler,
@@ -29,7 +29,7 @@
 //!
 //! # Protocol: a store
 //! 1. A whole aligned word is written through the read front
-//!    ([`TxDescriptor::try_store_through_front`]), as `stm_store` writes; where
+//!    ([`TxDescriptor::try_store_through_front_mapped`]), as `stm_store` writes; where
 //!    the front declines, the cold [`store_engine`] writes it with the engine's
 //!    full store (a registered plain thread inside a transaction).
 //! 2. A value within one word, on a registered plain thread inside a transaction
@@ -48,7 +48,7 @@
 use crate::access::{WORD, access_abort_slow};
 use crate::fast;
 use crate::status::Site;
-use lutra_stm::TxDescriptor;
+use lutra_stm::{PerGranule, TxDescriptor};
 use std::mem::size_of;
 
 /// Whether a `T` at `offset` bytes into an aligned word lies within that word.
@@ -105,9 +105,9 @@ pub(crate) unsafe fn load<T: Copy>(addr: usize, general: impl FnOnce() -> T) -> 
     if within_word::<T>(offset) {
         // SAFETY: the thread's read front is closed or its published state's (see
         // `fast.rs`), used by no one else during this call; the word holding the
-        // value is valid (contract; `try_load_through_front` declines NULL).
+        // value is valid (contract; `try_load_through_front_mapped` declines NULL).
         let read = unsafe {
-            TxDescriptor::try_load_through_front(
+            TxDescriptor::try_load_through_front_mapped::<PerGranule>(
                 fast::read_front(),
                 (addr - offset) as *const usize,
             )
@@ -137,7 +137,11 @@ unsafe fn load_engine<T: Copy>(addr: usize, general: impl FnOnce() -> T) -> T {
         {
             // SAFETY: the aligned word holding the value: valid (contract); the
             // read through the front has just declined.
-            let value = match unsafe { state.desc.load_uninlined(word as *const usize) } {
+            let value = match unsafe {
+                state
+                    .desc
+                    .load_uninlined_mapped::<PerGranule>(word as *const usize)
+            } {
                 Ok(value) => value,
                 // SAFETY: this frame owns only integers and the state's address.
                 Err(abort) => unsafe { access_abort_slow(state, abort.reason(), Site::Read) },
@@ -178,7 +182,11 @@ pub(crate) unsafe fn store<T: Copy>(addr: usize, value: T, null: Null) -> bool {
         // SAFETY: as in `load`; `addr` is valid for writes (contract), and the
         // front declines an address that is NULL or not aligned.
         if unsafe {
-            TxDescriptor::try_store_through_front(fast::read_front(), addr as *mut usize, whole)
+            TxDescriptor::try_store_through_front_mapped::<PerGranule>(
+                fast::read_front(),
+                addr as *mut usize,
+                whole,
+            )
         } {
             return true;
         }
@@ -194,7 +202,11 @@ pub(crate) unsafe fn store<T: Copy>(addr: usize, value: T, null: Null) -> bool {
             let (word, mask) = unsafe { place(value, offset) };
             // SAFETY: the aligned word holding the value: valid (contract); the
             // mask limits the write to the value's bytes.
-            let written = unsafe { state.desc.store((addr - offset) as *mut usize, word, mask) };
+            let written = unsafe {
+                state
+                    .desc
+                    .store_mapped::<PerGranule>((addr - offset) as *mut usize, word, mask)
+            };
             if let Err(abort) = written {
                 // SAFETY: this frame owns only integers and the state's address.
                 unsafe { access_abort_slow(state, abort.reason(), Site::Write) };
@@ -222,7 +234,11 @@ unsafe fn store_engine<T: Copy>(addr: usize, value: T) -> bool {
         // SAFETY: `T` is exactly a word; any bit pattern is a `usize`.
         let whole = unsafe { std::mem::transmute_copy::<T, usize>(&value) };
         // SAFETY: aligned, not NULL, valid for writes (contract).
-        if let Err(abort) = unsafe { state.desc.store(addr as *mut usize, whole, usize::MAX) } {
+        if let Err(abort) = unsafe {
+            state
+                .desc
+                .store_mapped::<PerGranule>(addr as *mut usize, whole, usize::MAX)
+        } {
             // SAFETY: this frame owns only integers and the state's address.
             unsafe { access_abort_slow(state, abort.reason(), Site::Write) };
         }

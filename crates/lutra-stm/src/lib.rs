@@ -108,6 +108,7 @@ pub use attempt::abort::{Abort, AbortReason};
 pub use attempt::descriptor::{RegistryFull, TxDescriptor, TxOptions};
 pub use attempt::driven::{ChangeWatch, Checkpoint};
 pub use global::epoch::Release;
+pub use global::orec::{PerGranule, PerWord, RecordMapping};
 pub use global::parking::{Parking, ThreadParking};
 pub use global::stats::{Counters, Stats};
 pub use global::stm::Stm;

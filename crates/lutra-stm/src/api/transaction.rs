@@ -4,6 +4,7 @@
 use crate::api::tvar::{TVar, Transactable};
 use crate::attempt::abort::{Abort, AbortReason};
 use crate::attempt::descriptor::TxDescriptor;
+use crate::global::orec::PerWord;
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
@@ -28,7 +29,7 @@ impl Transaction<'_> {
         let word = self
             .desc
             .core
-            .load(&self.desc.stm, var.as_word_ptr() as usize)?;
+            .load::<PerWord>(&self.desc.stm, var.as_word_ptr() as usize)?;
         // SAFETY: the word holds a value written by `T::into_word` (the `TVar`
         // invariant); a boxed value read in a snapshot stays allocated while this
         // attempt's epoch is announced.
@@ -61,7 +62,7 @@ impl Transaction<'_> {
         let word = self
             .desc
             .core
-            .load(&self.desc.stm, var.as_word_ptr() as usize)?;
+            .load::<PerWord>(&self.desc.stm, var.as_word_ptr() as usize)?;
         if !T::BOXED {
             // SAFETY: the word holds a value written by `T::into_word`; an inline value
             // owns nothing, so this copy is the value itself.
@@ -136,7 +137,7 @@ impl Transaction<'_> {
         } else {
             self.desc
                 .core
-                .store(&self.desc.stm, addr, word, usize::MAX, None)
+                .store::<PerWord>(&self.desc.stm, addr, word, usize::MAX, None)
         }
     }
 

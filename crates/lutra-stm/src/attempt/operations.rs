@@ -8,13 +8,21 @@ use crate::attempt::descriptor::TxDescriptor;
 use crate::attempt::mode::{Escalation, Mode};
 use crate::barriers::access::{checked_word_index, load_through, store_through};
 use crate::global::epoch::Release;
+use crate::global::orec::{PerWord, RecordMapping};
 use crate::global::waiting::Watched;
 use crate::sets::read_set::ReadFront;
 use crate::sets::write_set::Block;
 use std::ptr::NonNull;
 
+/// The reads and writes below come in two forms: `load`, `store`… map a word to its
+/// ownership record with one record per word ([`PerWord`]), what Rust callers want
+/// (neighbouring `TVar`s never conflict); `load_mapped::<M>`, `store_mapped::<M>`…
+/// take the mapping as a type, for the C ABI's granules
+/// ([`PerGranule`](crate::PerGranule)). Every access to one word must use the same
+/// mapping (see [`RecordMapping`]).
 impl TxDescriptor {
-    /// Reads the word at `addr` in the running attempt.
+    /// Reads the word at `addr` in the running attempt, one record per word
+    /// ([`TxDescriptor::load_mapped`] with [`PerWord`]).
     ///
     /// # Errors
     /// The abort that dooms the attempt (it stays doomed: commit will fail too), or
@@ -23,10 +31,29 @@ impl TxDescriptor {
     /// # Safety
     /// `addr` must be aligned and valid for reads for as long as any transaction may
     /// access it, and must only be written by transactions of this engine while
-    /// transactions may access it.
+    /// transactions may access it; and every transaction must access it with one
+    /// record per word (these entries, or the `_mapped` ones with [`PerWord`]), never
+    /// through the C ABI's granules.
     #[inline]
     pub unsafe fn load(&mut self, addr: *const usize) -> Result<usize, Abort> {
-        self.core.load(&self.stm, addr as usize)
+        // SAFETY: the caller's contract.
+        unsafe { self.load_mapped::<PerWord>(addr) }
+    }
+
+    /// [`TxDescriptor::load`], the word guarded by its record under the mapping `M`.
+    ///
+    /// # Errors
+    /// As [`TxDescriptor::load`].
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::load`], and every access to the word (by any transaction)
+    /// must use the mapping `M`.
+    #[inline]
+    pub unsafe fn load_mapped<M: RecordMapping>(
+        &mut self,
+        addr: *const usize,
+    ) -> Result<usize, Abort> {
+        self.core.load::<M>(&self.stm, addr as usize)
     }
 
     /// The straight case of [`TxDescriptor::load`], inlined into the caller: the word
@@ -37,7 +64,7 @@ impl TxDescriptor {
     /// As [`TxDescriptor::load`].
     #[inline(always)]
     pub unsafe fn try_load(&mut self, addr: *const usize) -> Option<usize> {
-        self.core.try_load(addr as usize)
+        self.core.try_load::<PerWord>(addr as usize)
     }
 
     /// Where a descriptor's read front lies in it (see
@@ -79,6 +106,19 @@ impl TxDescriptor {
         front: NonNull<ReadFront>,
         addr: *const usize,
     ) -> Option<usize> {
+        // SAFETY: the caller's contract.
+        unsafe { Self::try_load_through_front_mapped::<PerWord>(front, addr) }
+    }
+
+    /// [`TxDescriptor::try_load_through_front`] under the mapping `M`.
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::try_load_through_front`], and as [`TxDescriptor::load_mapped`].
+    #[inline(always)]
+    pub unsafe fn try_load_through_front_mapped<M: RecordMapping>(
+        front: NonNull<ReadFront>,
+        addr: *const usize,
+    ) -> Option<usize> {
         let index = checked_word_index(addr as usize)?;
         let front = front.as_ptr();
         // SAFETY: `front` points to a valid front (the contract), read without a
@@ -86,7 +126,7 @@ impl TxDescriptor {
         // owner is the descriptor it lies in (the contract); `addr` is a word's
         // address (checked), valid by the contract.
         unsafe {
-            load_through(
+            load_through::<M>(
                 front,
                 || &mut Self::owner_of_front(front).core,
                 addr as usize,
@@ -110,6 +150,21 @@ impl TxDescriptor {
         addr: *mut usize,
         value: usize,
     ) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe { Self::try_store_through_front_mapped::<PerWord>(front, addr, value) }
+    }
+
+    /// [`TxDescriptor::try_store_through_front`] under the mapping `M`.
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::try_store_through_front`], and as
+    /// [`TxDescriptor::load_mapped`].
+    #[inline(always)]
+    pub unsafe fn try_store_through_front_mapped<M: RecordMapping>(
+        front: NonNull<ReadFront>,
+        addr: *mut usize,
+        value: usize,
+    ) -> bool {
         if checked_word_index(addr as usize).is_none() {
             return false;
         }
@@ -117,7 +172,7 @@ impl TxDescriptor {
         // SAFETY: as in `try_load_through_front`; an open or plain front's owner is
         // the descriptor it lies in.
         unsafe {
-            store_through(
+            store_through::<M>(
                 front,
                 || &mut Self::owner_of_front(front).core,
                 addr as usize,
@@ -161,7 +216,22 @@ impl TxDescriptor {
     /// # Safety
     /// As [`TxDescriptor::load`].
     pub unsafe fn load_uninlined(&mut self, addr: *const usize) -> Result<usize, Abort> {
-        self.core.load_slow(&self.stm, addr as usize)
+        // SAFETY: the caller's contract.
+        unsafe { self.load_uninlined_mapped::<PerWord>(addr) }
+    }
+
+    /// [`TxDescriptor::load_uninlined`] under the mapping `M`.
+    ///
+    /// # Errors
+    /// As [`TxDescriptor::load`].
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::load_mapped`].
+    pub unsafe fn load_uninlined_mapped<M: RecordMapping>(
+        &mut self,
+        addr: *const usize,
+    ) -> Result<usize, Abort> {
+        self.core.load_slow::<M>(&self.stm, addr as usize)
     }
 
     /// The read of a word whose bit the write set's one-word filter has, inlined: when
@@ -179,7 +249,20 @@ impl TxDescriptor {
     /// As [`TxDescriptor::load`].
     #[inline(always)]
     pub unsafe fn try_load_past_filter(&mut self, addr: *const usize) -> Option<usize> {
-        self.core.load_past_filter(addr as usize)
+        // SAFETY: the caller's contract.
+        unsafe { self.try_load_past_filter_mapped::<PerWord>(addr) }
+    }
+
+    /// [`TxDescriptor::try_load_past_filter`] under the mapping `M`.
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::load_mapped`].
+    #[inline(always)]
+    pub unsafe fn try_load_past_filter_mapped<M: RecordMapping>(
+        &mut self,
+        addr: *const usize,
+    ) -> Option<usize> {
+        self.core.load_past_filter::<M>(addr as usize)
     }
 
     /// Buffers a write of the bits of `value` selected by `mask` to the word at `addr`
@@ -197,7 +280,26 @@ impl TxDescriptor {
         value: usize,
         mask: usize,
     ) -> Result<(), Abort> {
-        self.core.store(&self.stm, addr as usize, value, mask, None)
+        // SAFETY: the caller's contract.
+        unsafe { self.store_mapped::<PerWord>(addr, value, mask) }
+    }
+
+    /// [`TxDescriptor::store`], the word guarded by its record under the mapping `M`.
+    ///
+    /// # Errors
+    /// As [`TxDescriptor::load`].
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::store`] and [`TxDescriptor::load_mapped`].
+    #[inline]
+    pub unsafe fn store_mapped<M: RecordMapping>(
+        &mut self,
+        addr: *mut usize,
+        value: usize,
+        mask: usize,
+    ) -> Result<(), Abort> {
+        self.core
+            .store::<M>(&self.stm, addr as usize, value, mask, None)
     }
 
     /// Buffers a write that replaces a boxed value: once committed, the replaced word
@@ -209,7 +311,7 @@ impl TxDescriptor {
         retire_old: Release,
     ) -> Result<(), Abort> {
         self.core
-            .store(&self.stm, addr, value, usize::MAX, Some(retire_old))
+            .store::<PerWord>(&self.stm, addr, value, usize::MAX, Some(retire_old))
     }
 
     /// Records memory allocated by the running attempt: it is handed to `release` if
@@ -266,18 +368,39 @@ impl TxDescriptor {
     /// words) valid for reads and writes, as for [`TxDescriptor::store`].
     #[inline]
     pub unsafe fn write_unchanged(&mut self, addr: usize, size: usize) -> Result<(), Abort> {
+        // SAFETY: the caller's contract.
+        unsafe { self.write_unchanged_mapped::<PerWord>(addr, size) }
+    }
+
+    /// [`TxDescriptor::write_unchanged`] under the mapping `M`.
+    ///
+    /// # Errors
+    /// As [`TxDescriptor::load`].
+    ///
+    /// # Safety
+    /// As [`TxDescriptor::write_unchanged`] and [`TxDescriptor::load_mapped`].
+    #[inline]
+    pub unsafe fn write_unchanged_mapped<M: RecordMapping>(
+        &mut self,
+        addr: usize,
+        size: usize,
+    ) -> Result<(), Abort> {
         if size == 0 || self.core.mode().is_solo() {
             return Ok(());
         }
-        self.write_unchanged_words(addr, size)
+        self.write_unchanged_words::<M>(addr, size)
     }
 
     /// The writes of [`TxDescriptor::write_unchanged`], apart from its callers.
     #[inline(never)]
-    fn write_unchanged_words(&mut self, addr: usize, size: usize) -> Result<(), Abort> {
+    fn write_unchanged_words<M: RecordMapping>(
+        &mut self,
+        addr: usize,
+        size: usize,
+    ) -> Result<(), Abort> {
         let word = std::mem::size_of::<usize>();
         for at in (addr..addr + size.div_ceil(word) * word).step_by(word) {
-            self.core.store(&self.stm, at, 0, 0, None)?;
+            self.core.store::<M>(&self.stm, at, 0, 0, None)?;
         }
         Ok(())
     }

@@ -2,6 +2,11 @@
 //! in TL2 and tinySTM's LSA: a global clock gives every commit a timestamp and every
 //! attempt a snapshot `rv`).
 //!
+//! Every barrier is monomorphised over a [`RecordMapping`]: the access path (a Rust
+//! `TVar`, the C ABI) fixes at compile time how many neighbouring words share `a`'s
+//! record (`orec.rs`). A write-set entry keeps its record's number, so the commit
+//! locks what the barrier mapped.
+//!
 //! # Protocol: read of the word at `a`, guarded by record `r`
 //! 1. A buffered write that covers the whole word answers directly.
 //! 2. Load `r` (acquire). Locked by this attempt: memory is stable, load it. Locked by
@@ -31,7 +36,7 @@ use crate::attempt::abort::{Abort, AbortReason};
 use crate::attempt::descriptor::Core;
 use crate::barriers::conflict::Access;
 use crate::global::epoch::Release;
-use crate::global::orec::LockWord;
+use crate::global::orec::{LockWord, RecordMapping};
 use crate::global::stm::StmInner;
 use crate::global::sync::data::AtomicUsize;
 use crate::global::sync::{Ordering, fence};
@@ -76,14 +81,15 @@ pub(crate) unsafe fn word<'a>(addr: usize) -> &'a AtomicUsize {
 /// the word at `addr` (whose index is `index`) read through the front at `front`,
 /// recorded in its read set (an open front: [`Core::load_in_slot`]) or loaded plainly
 /// (a solo attempt's front), or `None` (nothing done) when the full read must run.
-/// `owner` is asked for the front's core only when the front is open.
+/// `owner` is asked for the front's core only when the front is open. `M` maps the
+/// word to its record (`orec.rs`).
 ///
 /// # Safety
 /// `front` must point to a valid front; `owner` must give the core whose front it is
 /// (it is called only for an open front); and if the front is open or plain, `addr`
 /// must be as [`TxDescriptor::load`](crate::TxDescriptor::load) requires.
 #[inline(always)]
-pub(crate) unsafe fn load_through<'a>(
+pub(crate) unsafe fn load_through<'a, M: RecordMapping>(
     front: *const ReadFront,
     owner: impl FnOnce() -> &'a mut Core,
     addr: usize,
@@ -92,7 +98,7 @@ pub(crate) unsafe fn load_through<'a>(
     // The read set is closed whenever the inlined paths may not run
     // (`Core::fast_access`). SAFETY: a valid front (the contract).
     if let Some(slot) = unsafe { ReadFront::fast_slot_at(front) } {
-        owner().load_in_slot(addr, index, slot)
+        owner().load_in_slot::<M>(addr, index, slot)
     // SAFETY: as above.
     } else if unsafe { ReadFront::is_plain_at(front) } {
         // SAFETY: the caller vouched for `addr`; a plain front is a running solo
@@ -108,12 +114,13 @@ pub(crate) unsafe fn load_through<'a>(
 /// `mask` written to the word at `addr` through the front at `front` — buffered (an
 /// open front) or done in memory with the old word logged (a solo attempt's front:
 /// [`Core::store_plain`]) — or `false` (nothing done) when the full write must run.
+/// A buffered write is guarded by its record under the mapping `M`.
 ///
 /// # Safety
 /// As [`load_through`] (`owner` is called only for an open or plain front), and
 /// `addr` valid for writes.
 #[inline(always)]
-pub(crate) unsafe fn store_through<'a>(
+pub(crate) unsafe fn store_through<'a, M: RecordMapping>(
     front: *const ReadFront,
     owner: impl FnOnce() -> &'a mut Core,
     addr: usize,
@@ -127,7 +134,7 @@ pub(crate) unsafe fn store_through<'a>(
     }
     let owner = owner();
     if open {
-        owner.writes.write(addr, value, mask)
+        owner.writes.write::<M>(addr, value, mask)
     } else {
         owner.store_plain(addr, value, mask)
     }
@@ -142,30 +149,35 @@ pub(crate) unsafe fn store_through<'a>(
 const COMPACT_FROM: usize = 1 << 16;
 
 impl Core {
-    /// The read barrier. The straight case ([`Core::try_load`]) is inlined into the
-    /// caller; everything else is [`Core::load_slow`].
+    /// The read barrier, with the word's record under the mapping `M`. The straight
+    /// case ([`Core::try_load`]) is inlined into the caller; everything else is
+    /// [`Core::load_slow`].
     #[inline]
-    pub(crate) fn load(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
-        match self.try_load(addr) {
+    pub(crate) fn load<M: RecordMapping>(
+        &mut self,
+        stm: &StmInner,
+        addr: usize,
+    ) -> Result<usize, Abort> {
+        match self.try_load::<M>(addr) {
             Some(value) => Ok(value),
-            None => self.load_slow(stm, addr),
+            None => self.load_slow::<M>(stm, addr),
         }
     }
 
     /// The read barrier's straight case ([`load_through`] of the own front), or `None`
     /// (nothing done) when [`Core::load_slow`] must run.
     #[inline(always)]
-    pub(crate) fn try_load(&mut self, addr: usize) -> Option<usize> {
+    pub(crate) fn try_load<M: RecordMapping>(&mut self, addr: usize) -> Option<usize> {
         let front = &raw const self.reads.front;
         // SAFETY: the own front, owned by this core; the caller of
         // `TxDescriptor::load` vouched for `addr`.
-        unsafe { load_through(front, move || self, addr, addr / size_of::<usize>()) }
+        unsafe { load_through::<M>(front, move || self, addr, addr / size_of::<usize>()) }
     }
 
     /// The rest of [`Core::try_load`] once the read set had room: `slot` is where the
     /// read is recorded.
     #[inline(always)]
-    pub(crate) fn load_in_slot(
+    pub(crate) fn load_in_slot<M: RecordMapping>(
         &mut self,
         addr: usize,
         index: usize,
@@ -174,7 +186,7 @@ impl Core {
         if self.writes.may_contain_word(index) {
             return None;
         }
-        self.load_unwritten(addr, index, slot)
+        self.load_unwritten::<M>(addr, index, slot)
     }
 
     /// The first step of [`Core::load_slow`]: when the inlined read declined only
@@ -183,7 +195,7 @@ impl Core {
     /// the write set (the attempt's own value: nothing to record), and an address not
     /// written is read as the inlined path reads. `None` for everything else.
     #[inline(always)]
-    pub(crate) fn load_past_filter(&mut self, addr: usize) -> Option<usize> {
+    pub(crate) fn load_past_filter<M: RecordMapping>(&mut self, addr: usize) -> Option<usize> {
         let slot = self.reads.fast_slot()?;
         let index = addr / std::mem::size_of::<usize>();
         if !self.writes.may_contain_word(index) {
@@ -191,7 +203,7 @@ impl Core {
         }
         match self.writes.get(addr) {
             Some(entry) => (entry.mask == usize::MAX).then_some(entry.value),
-            None => self.load_unwritten(addr, index, slot),
+            None => self.load_unwritten::<M>(addr, index, slot),
         }
     }
 
@@ -199,8 +211,13 @@ impl Core {
     /// record is unlocked at a version inside the snapshot and stays so across the
     /// load (else `None`).
     #[inline(always)]
-    fn load_unwritten(&mut self, addr: usize, index: usize, slot: FastSlot) -> Option<usize> {
-        let orec = self.orecs.index_of_word(index);
+    fn load_unwritten<M: RecordMapping>(
+        &mut self,
+        addr: usize,
+        index: usize,
+        slot: FastSlot,
+    ) -> Option<usize> {
+        let orec = self.orecs.index_of_word::<M>(index);
         // SAFETY: the descriptor holds the engine, so its table is alive.
         let record = unsafe { self.orecs.record(orec) };
         let before = record.load(Ordering::Acquire);
@@ -224,8 +241,12 @@ impl Core {
     /// [`Core::load`] leaves.
     #[cold]
     #[inline(never)]
-    pub(crate) fn load_slow(&mut self, stm: &StmInner, addr: usize) -> Result<usize, Abort> {
-        if let Some(value) = self.load_past_filter(addr) {
+    pub(crate) fn load_slow<M: RecordMapping>(
+        &mut self,
+        stm: &StmInner,
+        addr: usize,
+    ) -> Result<usize, Abort> {
+        if let Some(value) = self.load_past_filter::<M>(addr) {
             return Ok(value);
         }
         self.check_usable(stm)?;
@@ -236,7 +257,7 @@ impl Core {
             return Ok(entry.value);
         }
         let merge = |memory: usize| buffered.map_or(memory, |entry| entry.merged_with(memory));
-        let orec = stm.orecs.index_of(addr);
+        let orec = stm.orecs.index_of::<M>(addr);
         let record = stm.orecs.record(orec);
         loop {
             let before = record.load(Ordering::Acquire);
@@ -332,14 +353,14 @@ impl Core {
         Ok(())
     }
 
-    /// The write barrier. The straight case ([`store_through`] of the own front: a
+    /// The write barrier, with the word's record under the mapping `M`. The straight case ([`store_through`] of the own front: a
     /// write buffered under commit-time locking, or a solo attempt's write done) is
     /// inlined; everything else is [`Core::store_slow`]. Always inlined: at its
     /// callers the mask is often a constant and the address known to be aligned,
     /// which folds the merging and the hashing down (the C ABI's `stm_store` saves
     /// a call and 15 instructions).
     #[inline(always)]
-    pub(crate) fn store(
+    pub(crate) fn store<M: RecordMapping>(
         &mut self,
         stm: &StmInner,
         addr: usize,
@@ -352,11 +373,11 @@ impl Core {
             let this = &mut *self;
             // SAFETY: the own front, owned by this core; the caller of
             // `TxDescriptor::store` vouched for `addr`.
-            if unsafe { store_through(front, move || this, addr, value, mask) } {
+            if unsafe { store_through::<M>(front, move || this, addr, value, mask) } {
                 return Ok(());
             }
         }
-        self.store_slow(stm, addr, value, mask, retire_old)
+        self.store_slow::<M>(stm, addr, value, mask, retire_old)
     }
 
     /// A solo attempt's write of the bits of `value` selected by `mask` to the word at
@@ -385,7 +406,7 @@ impl Core {
     /// each time the write set's length passes a power of two.
     #[cold]
     #[inline(never)]
-    fn store_slow(
+    fn store_slow<M: RecordMapping>(
         &mut self,
         stm: &StmInner,
         addr: usize,
@@ -398,7 +419,7 @@ impl Core {
         }
         if self.fast_access()
             && retire_old.is_none()
-            && self.writes.write_probing(addr, value, mask)
+            && self.writes.write_probing::<M>(addr, value, mask)
         {
             // The inlined path's write, past a home slot that another address holds.
             return Ok(());
@@ -411,10 +432,9 @@ impl Core {
             // The commit must retire the value this write replaces.
             self.mark_not_straight();
         }
-        let orec = stm.orecs.index_of(addr);
-        stm.before_first_write(self, orec)?;
-        self.writes
-            .insert(WriteEntry::new(addr, value, mask, retire_old));
+        let entry = WriteEntry::new::<M>(addr, value, mask, retire_old);
+        stm.before_first_write(self, stm.orecs.index_of_record(entry.record))?;
+        self.writes.insert(entry);
         let limit = self.set_limit(stm);
         let len = self.writes.len();
         let mut room = len;

@@ -215,6 +215,7 @@ impl Core {
 mod tests {
     use super::*;
     use crate::cm::Suicide;
+    use crate::global::orec::PerWord;
     use crate::global::parking::Parking;
     use crate::global::sync::data::AtomicUsize;
     use crate::{Config, Stm, TxDescriptor, TxOptions};
@@ -263,7 +264,7 @@ mod tests {
         // The writer's commit, stopped after its point of no return: the record is
         // locked and the status says `Committing`.
         let inner = stm.inner.clone();
-        let orec = inner.orecs.index_of(addr);
+        let orec = inner.orecs.index_of::<PerWord>(addr);
         let version = writer.core.acquire(&inner, orec).unwrap();
         let shared = inner.registry.get(writer.core.slot);
         let committing = writer.core.status.with_state(TxState::Committing);

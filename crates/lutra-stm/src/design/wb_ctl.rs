@@ -24,7 +24,7 @@ impl Design for WriteBackCtl {
     #[inline(always)]
     fn lock_write_set(&self, stm: &StmInner, tx: &mut Core) -> Result<(), Abort> {
         for at in 0..tx.writes.len() {
-            let orec = stm.orecs.index_of(tx.writes.entries()[at].addr);
+            let orec = stm.orecs.index_of_record(tx.writes.entries()[at].record);
             tx.acquire(stm, orec)?;
         }
         Ok(())

@@ -245,7 +245,7 @@ impl CommitPath for StraightCommit {
         core.publish_age_and_priority(stm);
         let mine = LockWord::locked(core.slot);
         for entry in core.writes.entries() {
-            let orec = stm.orecs.index_of(entry.addr);
+            let orec = stm.orecs.index_of_record(entry.record);
             let record = stm.orecs.record(orec);
             let current = record.load(Ordering::Acquire);
             match LockWord::decode(current) {

@@ -11,6 +11,7 @@
 //! - While indexed, the index maps each key to its entry and holds nothing else.
 
 use crate::global::epoch::Release;
+use crate::global::orec::RecordMapping;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -59,17 +60,28 @@ pub(crate) struct WriteEntry {
     pub(crate) mask: usize,
     /// How to release the value this write replaces, once committed (boxed `TVar`s).
     pub(crate) retire_old: Option<Release>,
+    /// The number of the record that guards `addr`, under the mapping of the path
+    /// that wrote it (`RecordMapping::record_of`; not yet reduced to the table's
+    /// size): the commit locks it without mapping the address again.
+    pub(crate) record: usize,
 }
 
 impl WriteEntry {
-    /// The first buffered write of the bits of `value` selected by `mask` to `addr`.
+    /// The first buffered write of the bits of `value` selected by `mask` to `addr`,
+    /// guarded by its record under the mapping `M`.
     #[inline]
-    pub(crate) fn new(addr: usize, value: usize, mask: usize, retire_old: Option<Release>) -> Self {
+    pub(crate) fn new<M: RecordMapping>(
+        addr: usize,
+        value: usize,
+        mask: usize,
+        retire_old: Option<Release>,
+    ) -> Self {
         Self {
             addr,
             value: value & mask,
             mask,
             retire_old,
+            record: M::record_of(addr),
         }
     }
 

@@ -18,6 +18,7 @@
 //!   (see [`WriteSet`]).
 
 use crate::global::epoch::Release;
+use crate::global::orec::RecordMapping;
 use crate::sets::keyed::*;
 pub(crate) use crate::sets::keyed::{ReadEntry, WordMap, WriteEntry};
 
@@ -118,8 +119,16 @@ impl WriteSet {
     /// another key holds the home slot of `addr` in the index: then
     /// [`WriteSet::write_probing`] finishes. (No probe loop and no call here, so that
     /// the inlined path saves no register; always inlined, for the same reason.)
+    ///
+    /// A new entry is guarded by its record under the mapping `M`; a word is always
+    /// written through the same mapping (`orec.rs`), so a merge keeps the record.
     #[inline(always)]
-    pub(crate) fn write(&mut self, addr: usize, value: usize, mask: usize) -> bool {
+    pub(crate) fn write<M: RecordMapping>(
+        &mut self,
+        addr: usize,
+        value: usize,
+        mask: usize,
+    ) -> bool {
         let len = self.entries.items.len();
         if self.entries.indexed {
             let index = &mut self.entries.index;
@@ -167,7 +176,7 @@ impl WriteSet {
                 return false;
             }
         }
-        self.append(addr, value, mask);
+        self.append::<M>(addr, value, mask);
         true
     }
 
@@ -176,7 +185,12 @@ impl WriteSet {
     /// as its room.
     #[cold]
     #[inline(never)]
-    pub(crate) fn write_probing(&mut self, addr: usize, value: usize, mask: usize) -> bool {
+    pub(crate) fn write_probing<M: RecordMapping>(
+        &mut self,
+        addr: usize,
+        value: usize,
+        mask: usize,
+    ) -> bool {
         let len = self.entries.items.len();
         let mut vacant = None;
         if self.entries.indexed {
@@ -199,7 +213,7 @@ impl WriteSet {
             unsafe { self.entries.index.fill(slot, addr, len) };
         }
         self.filter |= filter_bit(addr);
-        self.append(addr, value, mask);
+        self.append::<M>(addr, value, mask);
         true
     }
 
@@ -207,13 +221,13 @@ impl WriteSet {
     /// (if any) already maps to the new entry's position. The set must hold fewer
     /// entries than its room.
     #[inline]
-    fn append(&mut self, addr: usize, value: usize, mask: usize) {
+    fn append<M: RecordMapping>(&mut self, addr: usize, value: usize, mask: usize) {
         debug_assert!(self.entries.items.len() < self.room && self.may_contain(addr));
         // SAFETY: `len < room <= capacity` (type invariant).
         unsafe {
             push_unchecked(
                 &mut self.entries.items,
-                WriteEntry::new(addr, value, mask, None),
+                WriteEntry::new::<M>(addr, value, mask, None),
             );
         }
     }

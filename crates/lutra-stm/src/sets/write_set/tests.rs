@@ -1,6 +1,7 @@
 //! Tests of the write set, the lock set and the keyed vectors under them.
 
 use super::*;
+use crate::global::orec::PerWord;
 
 fn entry(addr: usize, value: usize) -> WriteEntry {
     WriteEntry {
@@ -8,6 +9,7 @@ fn entry(addr: usize, value: usize) -> WriteEntry {
         value,
         mask: usize::MAX,
         retire_old: None,
+        record: addr / 8,
     }
 }
 
@@ -19,6 +21,7 @@ fn masked_updates_merge_bits() {
         value: 0x00ff,
         mask: 0x00ff,
         retire_old: None,
+        record: 1,
     });
     assert!(set.update(8, 0xab00, 0xff00));
     let written = set.get(8).unwrap();
@@ -115,7 +118,9 @@ fn a_huge_attempt_leaves_later_small_ones_as_cheap_as_before() {
     let mut locks = LockSet::default();
     for at in 0..200_000usize {
         let addr = 8 * (at + 1);
-        if !set.write(addr, at, usize::MAX) && !set.write_probing(addr, at, usize::MAX) {
+        if !set.write::<PerWord>(addr, at, usize::MAX)
+            && !set.write_probing::<PerWord>(addr, at, usize::MAX)
+        {
             set.insert(entry(addr, at));
             set.allow((set.len() + 1).next_power_of_two().max(LINEAR_MAX));
         }
@@ -136,7 +141,7 @@ fn a_huge_attempt_leaves_later_small_ones_as_cheap_as_before() {
     set.check_invariants();
     locks.held.check_invariants();
     set.allow(LINEAR_MAX);
-    assert!(set.write(8, 1, usize::MAX));
+    assert!(set.write::<PerWord>(8, 1, usize::MAX));
     assert_eq!(set.get(8).map(|e| e.value), Some(1));
     assert!(set.get(16).is_none());
 }
@@ -147,7 +152,7 @@ fn clearing_a_small_indexed_set_keeps_its_table_and_empties_it() {
     for round in 0..3 {
         set.allow(KEPT_CAPACITY);
         for at in 0..(LINEAR_MAX * 2) {
-            assert!(set.write(8 * (at + 1) + round * 4096, at, usize::MAX));
+            assert!(set.write::<PerWord>(8 * (at + 1) + round * 4096, at, usize::MAX));
         }
         assert!(set.entries.indexed);
         set.check_invariants();
@@ -175,7 +180,7 @@ fn clearing_moves_the_index_to_a_new_generation_and_survives_the_wrap() {
         // Fewer keys each round: slots of the previous round are left behind.
         let count = LINEAR_MAX * 4 - round * 4;
         for at in 0..count {
-            assert!(set.write(8 * (at + 1), at + round, usize::MAX));
+            assert!(set.write::<PerWord>(8 * (at + 1), at + round, usize::MAX));
             locks.push(at + 1, (at + round) as u64);
         }
         set.check_invariants();
@@ -247,11 +252,11 @@ fn step() -> impl proptest::strategy::Strategy<Value = Step> {
 /// room up to the next power of two when `grant` is set, as under commit-time
 /// locking with a large set limit).
 fn store(set: &mut WriteSet, grant: bool, addr: usize, value: usize, mask: usize) {
-    if set.write(addr, value, mask) || set.write_probing(addr, value, mask) {
+    if set.write::<PerWord>(addr, value, mask) || set.write_probing::<PerWord>(addr, value, mask) {
         return;
     }
     if !set.update(addr, value, mask) {
-        set.insert(WriteEntry::new(addr, value, mask, None));
+        set.insert(WriteEntry::new::<PerWord>(addr, value, mask, None));
         if grant {
             set.allow((set.len() + 1).next_power_of_two().max(LINEAR_MAX));
         }
