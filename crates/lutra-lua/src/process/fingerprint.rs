@@ -121,7 +121,8 @@ unsafe fn layout_known(state: *mut lua_State) -> bool {
         _ => {}
     }
     // SAFETY: the caller's contract; the sample table is popped before returning.
-    let known = unsafe { check_sample(state) };
+    // Its header is read only where a 64-bit Lua 5.4's `Table` (56 bytes) has it.
+    let known = cfg!(target_pointer_width = "64") && unsafe { check_sample(state) };
     // ORDERING: Relaxed: every state checks the same layout; a race checks twice.
     LAYOUT.store(if known { 1 } else { 2 }, Ordering::Relaxed);
     known
