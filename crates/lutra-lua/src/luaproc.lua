@@ -20,23 +20,6 @@ local LABELS = raw.wait_labels
 
 local luaproc = {}
 
--- What a process created by `newproc` runs first: the global `luaproc` (as luaproc
--- registers it in every new state), then the code.
-local BOOT = [[
-luaproc = require "luaproc"
-local kind, code, name, upvalues = ...
-local main = assert(load(code, name, kind == "function" and "b" or "t"))
-if upvalues then
-  for i = 1, upvalues.n do
-    if upvalues.env[i] then
-      debug.setupvalue(main, i, _ENV)
-    else
-      debug.setupvalue(main, i, upvalues.values[i])
-    end
-  end
-end
-return main()
-]]
 
 local copyable = { boolean = true, number = true, string = true, ["nil"] = true }
 
@@ -95,7 +78,9 @@ function luaproc.newproc(code)
   else
     return nil, "cannot use '" .. kind .. "' to create a new process"
   end
-  local p, problem = raw.spawn(BOOT, where(2), kind, code, name, upvalues)
+  -- The child runs luaproc_boot.lua (compiled once per OS process): the global
+  -- `luaproc`, as luaproc registers it in every new state, then the code.
+  local p, problem = raw.lp_spawn(where(2), kind, code, name, upvalues)
   if not p then return nil, problem end
   return true
 end

@@ -1,10 +1,12 @@
 //! Raw functions behind luaproc's API (`luaproc.lua`): named channels, the number of
-//! workers, waiting for every process, the recycle limit. None of them blocks.
+//! workers, waiting for every process, the recycle limit, spawning a `newproc`
+//! process. None of them blocks.
 
 use crate::api::{RawEntry, current_waiter, failure, function, success, texts};
 use crate::channel::ChannelHandle;
-use crate::process::ProcessContext;
+use crate::process::{Code, ProcessContext};
 use mlua::{Lua, LuaString, MultiValue};
+use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
 
 /// The raw functions of this module (made on first use, see [`super::RawEntry`]);
@@ -19,7 +21,47 @@ pub(super) const RAW: &[RawEntry] = &[
     }),
     ("wait_poll", |lua| function(lua, wait_poll)),
     ("set_recycle", |lua| function(lua, set_recycle)),
+    ("lp_spawn", |lua| function(lua, spawn)),
 ];
+
+/// What a process created by `newproc` runs first: the global `luaproc` (as luaproc
+/// registers it in every new state), then the code (`kind`, `code`, `name` and
+/// `upvalues` from `luaproc.newproc`). A chunk named by its text, as a string given
+/// to `lutra.spawn` is.
+const BOOT: &str = r#"luaproc = require "luaproc"
+local kind, code, name, upvalues = ...
+local main = assert(load(code, name, kind == "function" and "b" or "t"))
+if upvalues then
+  for i = 1, upvalues.n do
+    if upvalues.env[i] then
+      debug.setupvalue(main, i, _ENV)
+    else
+      debug.setupvalue(main, i, upvalues.values[i])
+    end
+  end
+end
+return main()
+"#;
+
+/// `lp_spawn(where, kind, code, name, upvalues)`: starts a `newproc` process running
+/// [`BOOT`] with the other arguments; its handle, or `nil, message`. The chunk is
+/// compiled once per OS process (by the first state that spawns one), and each child
+/// loads its bytecode instead of parsing it again.
+fn spawn(lua: &Lua, (origin, args): (String, MultiValue)) -> mlua::Result<MultiValue> {
+    static BYTECODE: OnceLock<Vec<u8>> = OnceLock::new();
+    let bytecode = match BYTECODE.get() {
+        Some(bytecode) => bytecode,
+        None => {
+            let function = lua.load(BOOT).set_name(BOOT).into_function()?;
+            BYTECODE.get_or_init(|| function.dump(false))
+        }
+    };
+    let code = Code::Compiled {
+        name: BOOT,
+        bytecode,
+    };
+    super::process::start(lua, code, origin, args, false)
+}
 
 fn display(name: &LuaString) -> String {
     name.to_string_lossy()

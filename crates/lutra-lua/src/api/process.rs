@@ -98,6 +98,18 @@ fn spawn(
             );
         }
     };
+    start(lua, code, origin, args, linked)
+}
+
+/// Exports the arguments and starts the process running `code` (`linked`: linked with
+/// the caller, before it starts); its handle, or `nil, message`.
+pub(super) fn start(
+    lua: &Lua,
+    code: Code,
+    origin: String,
+    args: MultiValue,
+    linked: bool,
+) -> mlua::Result<MultiValue> {
     let args: Vec<mlua::Value> = args.into_iter().collect();
     let message = match transfer::export(lua, &args, |i| format!("argument #{}", i + 1)) {
         Ok(message) => message,

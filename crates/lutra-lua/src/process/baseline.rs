@@ -26,10 +26,19 @@
 //! # Layout of the snapshot (an array in the registry under [`BASELINE_KEY`])
 //! - `[1]`: the original `math.randomseed` (or nil).
 //! - `[2 ..= 8]`: the metatables of the basic types, in the order of [`push_sample`].
-//! - From `[9]` on, one record of four slots per table: the table, a copy of its
-//!   fields (skipping the registry's mlua keys), its metatable, and the number of
-//!   fields in the copy. The copy of a weak table is weak in the same way, so that
-//!   the snapshot keeps alive nothing the table itself would not.
+//! - From `[9]` on, one record of five slots per table: the table, a copy of its
+//!   fields (skipping the registry's mlua keys), its metatable, the number of
+//!   fields in the copy, and the table's fingerprint (`fingerprint.rs`: a string, or
+//!   nil for the registry, a weak table, or a Lua whose layout is not known). The
+//!   copy of a weak table is weak in the same way, so that the snapshot keeps alive
+//!   nothing the table itself would not.
+//!
+//! # The restore of an untouched table
+//! A table whose fingerprint is what the record holds has the fields of its copy
+//! (`fingerprint.rs`'s invariants: the copy keeps the values alive), and is not
+//! walked: most tables of the baseline are never touched by a process. A table that
+//! is walked gets a fresh fingerprint once restored (a restored table may be laid
+//! out otherwise than when the snapshot was taken, with the same fields).
 //!
 //! # Invariants
 //! - The snapshot array is in the registry before the registry is copied, so it is a
@@ -58,8 +67,8 @@ const TYPES: lua_Integer = 7;
 const STRING_SAMPLE: lua_Integer = 4;
 /// First slot of the records.
 const RECORDS: lua_Integer = TYPE_METAS + TYPES;
-/// Slots per record: table, copy, metatable, field count.
-const RECORD: lua_Integer = 4;
+/// Slots per record: table, copy, metatable, field count, fingerprint.
+const RECORD: lua_Integer = 5;
 
 /// Stack slots the walks use at most.
 const STACK: c_int = 24;
@@ -244,8 +253,49 @@ unsafe fn record_reachable(state: *mut lua_State, writer: &mut Writer, table: c_
         ffi::lua_rawseti(state, writer.snapshot, writer.last + 3);
         ffi::lua_pushinteger(state, count);
         ffi::lua_rawseti(state, writer.snapshot, writer.last + 4);
+        if !registry && ffi::lua_getmetatable(state, copy) == 0 {
+            push_fingerprint(state, table);
+            ffi::lua_rawseti(state, writer.snapshot, writer.last + 5);
+        } else if !registry {
+            ffi::lua_pop(state, 1);
+        }
         ffi::lua_pop(state, 1);
         writer.last += RECORD;
+    }
+}
+
+/// Pushes the fingerprint of the table at `table` as a string (nil when the layout
+/// is not known).
+///
+/// # Safety
+/// `state` is live, inside a protected call, `table` a table's index, with four free
+/// stack slots.
+unsafe fn push_fingerprint(state: *mut lua_State, table: c_int) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match super::fingerprint::of(state, table) {
+            Some(print) => {
+                ffi::lua_pushlstring(state, print.as_ptr().cast(), print.len());
+            }
+            None => ffi::lua_pushnil(state),
+        }
+    }
+}
+
+/// Whether the table at `table` has the fingerprint at `print` (a string).
+///
+/// # Safety
+/// As [`push_fingerprint`]; `print` is a valid index.
+unsafe fn fingerprint_is(state: *mut lua_State, table: c_int, print: c_int) -> bool {
+    // SAFETY: the caller's contract; the string's bytes are read while it is on
+    // the stack.
+    unsafe {
+        let Some(now) = super::fingerprint::of(state, table) else {
+            return false;
+        };
+        let mut length = 0;
+        let bytes = ffi::lua_tolstring(state, print, &mut length);
+        !bytes.is_null() && std::slice::from_raw_parts(bytes.cast::<u8>(), length) == &now[..]
     }
 }
 
@@ -325,8 +375,15 @@ unsafe fn restore_raw(state: *mut lua_State) {
             ffi::lua_pop(state, 1);
             ffi::lua_setmetatable(state, table);
             let registry = ffi::lua_rawequal(state, table, ffi::LUA_REGISTRYINDEX) != 0;
-            restore_fields(state, table, table + 1, count, registry);
-            ffi::lua_pop(state, 2);
+            let printed = ffi::lua_rawgeti(state, snapshot, slot + 4) == ffi::LUA_TSTRING;
+            if !(printed && fingerprint_is(state, table, table + 2)) {
+                restore_fields(state, table, table + 1, count, registry);
+                if printed {
+                    push_fingerprint(state, table);
+                    ffi::lua_rawseti(state, snapshot, slot + 4);
+                }
+            }
+            ffi::lua_pop(state, 3);
             slot += RECORD;
         }
         ffi::lua_pop(state, 1);
@@ -544,6 +601,38 @@ mod tests {
             .unwrap();
         assert!(gone, "the snapshot kept a weak table's value alive");
         restore(&lua).unwrap();
+    }
+
+    #[test]
+    fn changed_values_and_added_removed_or_readded_keys_are_restored_again_and_again() {
+        let lua = state();
+        lua.load("t = { 1, 2, a = 1, b = 2, c = 3 } for i = 1, 40 do t['k' .. i] = i end")
+            .exec()
+            .unwrap();
+        snapshot(&lua).unwrap();
+        let check = r#"
+            assert(t[1] == 1 and t[2] == 2 and t[3] == nil)
+            assert(t.a == 1 and t.b == 2 and t.c == 3 and t.k40 == 40 and t.new == nil)
+            local n = 0
+            for _ in pairs(t) do n = n + 1 end
+            assert(n == 45, n)
+        "#;
+        for change in [
+            "",
+            "t.b = 'changed'",
+            "t.a = nil",
+            "t.a = nil collectgarbage() t.a = 1",
+            "t.new = true",
+            "",
+            "t[1], t[3] = 'one', 3",
+            "for i = 1, 100 do t['more' .. i] = i end",
+            "t.c = nil t.b = {} t.k1 = nil",
+            "",
+        ] {
+            lua.load(change).exec().unwrap();
+            restore(&lua).unwrap();
+            lua.load(check).exec().unwrap();
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod blocked;
 pub(crate) mod cancel;
 mod closing;
 mod core;
+mod fingerprint;
 pub(crate) mod handle;
 mod pool;
 pub(crate) mod preempt;

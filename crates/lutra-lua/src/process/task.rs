@@ -43,6 +43,13 @@ pub(crate) enum Code {
         text: Vec<u8>,
         args: Vec<String>,
     },
+    /// A source chunk of the runtime's own, compiled once per OS process (luaproc's
+    /// boot chunk): run as a [`Code::Script`] named `name` without arguments would
+    /// be, loaded from its bytecode.
+    Compiled {
+        name: &'static str,
+        bytecode: &'static [u8],
+    },
 }
 
 /// The task body of one process.
@@ -181,6 +188,13 @@ impl ProcessTask {
                 lua.load(&text[..])
                     .set_name(name)
                     .set_mode(ChunkMode::Text)
+                    .into_function()?
+            }
+            Code::Compiled { name, bytecode } => {
+                set_script_args(&lua, name, &[])?;
+                lua.load(bytecode)
+                    .set_name(name)
+                    .set_mode(ChunkMode::Binary)
                     .into_function()?
             }
         };
