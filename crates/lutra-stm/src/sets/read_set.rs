@@ -72,6 +72,16 @@ impl ReadFront {
         !unsafe { (*front).room }.is_null()
     }
 
+    /// [`Mode::is_unrecorded`] of the front at `front`, read without a reference.
+    ///
+    /// # Safety
+    /// As [`ReadFront::fast_slot_at`].
+    #[inline(always)]
+    pub(crate) unsafe fn is_unrecorded_at(front: *const ReadFront) -> bool {
+        // SAFETY: as in `fast_slot_at`.
+        unsafe { (*front).mode }.is_unrecorded()
+    }
+
     /// [`Mode::is_plain`] of the front at `front`, read without a reference.
     ///
     /// # Safety
@@ -251,6 +261,13 @@ impl ReadSet {
     #[inline(always)]
     pub(crate) fn open(&mut self) {
         self.front.room = self.stop;
+    }
+
+    /// Opens the set with no room: the inlined path appends nothing, yet the set
+    /// reads as open (a read-only attempt's, `read_only.rs`).
+    #[inline]
+    pub(crate) fn open_without_room(&mut self) {
+        self.front.room = self.front.end;
     }
 
     /// Lowers the inlined path's stop to `limit` entries if it is higher; a closed
