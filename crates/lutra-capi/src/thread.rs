@@ -86,6 +86,12 @@ impl AttrLayout {
     pub(crate) fn no_attributes(self, raw: i32) -> bool {
         raw == 0
     }
+
+    /// The attributes with the read-only hint alone (id 0).
+    #[inline]
+    pub(crate) fn read_only_alone(self) -> i32 {
+        self.read_only
+    }
 }
 
 /// A registered thread (see the module header).

@@ -109,7 +109,13 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
     // behind (never after `start_next_irrevocable`) and the compiler found writes,
     // else the general one, which takes the read-only hint.
     let read_only = properties & PR_READ_ONLY != 0;
-    if state.in_task || read_only || !state.try_begin_plain(0) {
+    let begun = !state.in_task
+        && if read_only {
+            state.try_begin_plain_read_only()
+        } else {
+            state.try_begin_plain(0)
+        };
+    if !begun {
         state.begin(Attributes {
             read_only,
             ..Attributes::default()

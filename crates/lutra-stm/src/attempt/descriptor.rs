@@ -116,7 +116,8 @@ pub(crate) struct Core {
     pub(crate) aborts_in_row: u32,
     /// What the transaction's next attempt must be (`mode.rs`).
     pub(crate) escalation: Escalation,
-    /// How many more attempts of the transaction may run read-only (`read_only.rs`).
+    /// How many more attempts of the transaction may run read-only (`read_only.rs`);
+    /// meaningful only while `options.read_only` is set.
     pub(crate) read_only_left: u8,
     pub(crate) last_abort: Option<AbortReason>,
     pub(crate) started_at: Option<Stamp>,

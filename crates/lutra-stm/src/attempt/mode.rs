@@ -44,6 +44,7 @@
 //! |---|---|---|
 //! | `Idle`, `Settled` | `Straight`, `Instrumented`, `SoloStraight`, `Solo` | `Core::start_attempt` |
 //! | `Settled` | `Straight`, `SoloStraight` | `TxDescriptor::try_begin` |
+//! | `Settled` | `ReadOnlyStraight`, `SoloStraight` | `TxDescriptor::try_begin_read_only` |
 //! | `Idle`, `Settled` | `GateHeld`, then `Irrevocable` | `Core::start_special` (an irrevocable start) |
 //! | `Idle`, `Settled` | `ReadOnlyStraight`, `ReadOnly` | `Core::start_special` (the read-only hint: `Escalation::ReadOnly`) |
 //! | `ReadOnlyStraight` | `ReadOnly` | `Core::mark_not_straight` |

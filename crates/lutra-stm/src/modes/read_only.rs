@@ -91,7 +91,10 @@ impl Core {
         if reason == AbortReason::NotReadOnly {
             self.read_only_left = 0;
         }
-        if self.read_only_left > 0 && self.escalation == Escalation::None {
+        // `read_only_left` is the hinted transaction's own: a later one without the
+        // hint may find it stale.
+        if self.options.read_only && self.read_only_left > 0 && self.escalation == Escalation::None
+        {
             self.escalation = Escalation::ReadOnly;
         }
     }
