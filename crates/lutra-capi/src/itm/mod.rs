@@ -90,9 +90,6 @@ const PR_INSTRUMENTED_CODE: u32 = 0x0001;
 const PR_UNINSTRUMENTED_CODE: u32 = 0x0002;
 /// `_ITM_codeProperties`: the transaction contains no `__transaction_cancel`.
 const PR_HAS_NO_ABORT: u32 = 0x0008;
-/// `pr_readOnly`: the compiler found no write in the transaction (Lutra's read-only
-/// hint: its first attempt keeps no read set).
-const PR_READ_ONLY: u32 = 0x4000;
 /// `_ITM_actions`: run the instrumented path.
 const A_RUN_INSTRUMENTED_CODE: u32 = 0x01;
 /// `_ITM_actions`: run the uninstrumented path.

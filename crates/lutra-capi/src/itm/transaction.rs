@@ -15,8 +15,8 @@ use super::retry_callers;
 use super::thread_state::on_thread;
 use super::{
     A_RUN_INSTRUMENTED_CODE, A_RUN_UNINSTRUMENTED_CODE, A_SAVE_LIVE_VARIABLES, Checkpoint,
-    NO_TRANSACTION_ID, PR_HAS_NO_ABORT, PR_INSTRUMENTED_CODE, PR_READ_ONLY, PR_UNINSTRUMENTED_CODE,
-    Resumption, make_serial,
+    NO_TRANSACTION_ID, PR_HAS_NO_ABORT, PR_INSTRUMENTED_CODE, PR_UNINSTRUMENTED_CODE, Resumption,
+    make_serial,
 };
 use crate::attempt::Style;
 use crate::engine;
@@ -106,20 +106,10 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
         state.start_next_irrevocable();
     }
     // As `stm_start`: the straight begin when the last transaction left nothing
-    // behind (never after `start_next_irrevocable`) and the compiler found writes,
-    // else the general one, which takes the read-only hint.
-    let read_only = properties & PR_READ_ONLY != 0;
-    let begun = !state.in_task
-        && if read_only {
-            state.try_begin_plain_read_only()
-        } else {
-            state.try_begin_plain(0)
-        };
-    if !begun {
-        state.begin(Attributes {
-            read_only,
-            ..Attributes::default()
-        });
+    // behind (never after `start_next_irrevocable`), else the general one. GCC's
+    // `pr_readOnly` is not taken as the read-only hint (`gnu-tm.md`).
+    if state.in_task || !state.try_begin_plain(0) {
+        state.begin(Attributes::default());
     }
     if uninstrumented_only
         || (runs_uninstrumented_alone(properties)

@@ -10,7 +10,7 @@
 //! | `Settled` | none: the last ended as a straight commit | nothing | — | — |
 //! | `Straight` | instrumented, straight | its sets | inlined, recorded | straight (`straight.rs`) |
 //! | `Instrumented` | instrumented | its sets, maybe locks | recorded | full (`Core::finish`) |
-//! | `ReadOnlyStraight` | instrumented, read-only (`read_only.rs`), straight | nothing: no read set, no writes | inlined, not recorded | straight |
+//! | `ReadOnlyStraight` | instrumented, read-only (`read_only.rs`), straight but for its end | nothing: no read set, no writes | inlined, not recorded | short (`read_only.rs`) |
 //! | `ReadOnly` | instrumented, read-only | nothing | not recorded | full |
 //! | `GateHeld` | instrumented, becoming irrevocable | the commit gate | recorded | full |
 //! | `Irrevocable` | instrumented, irrevocable (`irrevocable.rs`) | the commit gate | recorded | full |
@@ -112,8 +112,10 @@ pub(crate) enum Mode {
     Irrevocable = Mode::GATE | Mode::IRREVOCABLE,
     /// Irrevocable and alone: holds the commit gate and the serial gate.
     Serial = Mode::GATE | Mode::IRREVOCABLE | Mode::OTHER,
-    /// Instrumented, read-only (its reads are not recorded), straight.
-    ReadOnlyStraight = Mode::UNRECORDED | Mode::STRAIGHT,
+    /// Instrumented, read-only (its reads are not recorded), nothing to report at its
+    /// end; not `STRAIGHT` (its read set is closed, which the straight end takes for a
+    /// solo attempt's): it ends through the call of `try_commit_after_inline`.
+    ReadOnlyStraight = Mode::UNRECORDED | Mode::OTHER,
     /// Instrumented, read-only, not straight.
     ReadOnly = Mode::UNRECORDED,
     /// No attempt runs; the last transaction left nothing to give way to, on an
@@ -299,10 +301,7 @@ mod tests {
             assert_eq!(mode.is_plain(), plain, "{mode:?}");
             let straight = matches!(
                 mode,
-                Mode::Straight
-                    | Mode::SoloStraight
-                    | Mode::SoloSerialStraight
-                    | Mode::ReadOnlyStraight
+                Mode::Straight | Mode::SoloStraight | Mode::SoloSerialStraight
             );
             assert_eq!(mode.is_straight(), straight, "{mode:?}");
             let solo = plain || mode == Mode::SoloDoomed;
@@ -330,6 +329,7 @@ mod tests {
             let after = mode.not_straight();
             assert!(!after.is_straight() && after.is_solo() == mode.is_solo());
             assert_eq!(after.is_unrecorded(), mode.is_unrecorded());
+            assert_ne!(after, Mode::ReadOnlyStraight);
             assert_eq!(after.holds_gate(), mode.holds_gate());
             assert_eq!(after.is_irrevocable(), mode.is_irrevocable());
             let doomed = mode.doomed();

@@ -6,9 +6,8 @@
 //!
 //! # Protocol: a read-only attempt
 //! 1. Begins as any instrumented attempt (announced, snapshot `rv` from the clock), in
-//!    mode `ReadOnlyStraight` or `ReadOnly` (`mode.rs`). Its read set is open with no
-//!    room (the inlined read records nothing) and its write set has no room (every
-//!    write takes `store_slow`).
+//!    mode `ReadOnlyStraight` or `ReadOnly` (`mode.rs`). Its read set is closed: the
+//!    inlined read records nothing, and every write takes `store_slow`.
 //! 2. A read loads the record, then the word, then the record again (the seqlock read
 //!    of `access.rs`); an unlocked record at a version within `rv`, unchanged across
 //!    the load, gives the value. Nothing is recorded. A record locked by another
@@ -17,7 +16,9 @@
 //!    there is nothing to validate, so the snapshot cannot be extended.
 //! 3. Every value returned is so consistent with the memory at `rv` (opacity), and
 //!    the commit has nothing to check: the attempt goes idle, as any read-only
-//!    attempt does.
+//!    attempt does (`ReadOnlyStraight` through one call,
+//!    [`Core::commit_read_only_straight`]; the straight end inlined in the C ABI's
+//!    `stm_commit` tells a solo attempt by its closed read set, so it is not taken).
 //! 4. Whatever needs a read or write set — a write (or a free), a `retry` (which waits
 //!    on what was read), becoming irrevocable (which validates what was read), an
 //!    extension — dooms the attempt with [`AbortReason::NotReadOnly`] before it has
@@ -73,10 +74,10 @@ impl Core {
 
     /// Makes the attempt just announced read-only (step 1 of the protocol): straight
     /// when `straight`.
+    #[inline(always)]
     pub(crate) fn start_read_only(&mut self, straight: bool) {
         debug_assert!(self.writes.is_empty() && self.reads.len() == 0 && self.locks.is_empty());
-        self.reads.open_without_room();
-        self.writes.allow(0);
+        self.reads.close();
         self.set_mode(if straight {
             Mode::ReadOnlyStraight
         } else {
@@ -142,6 +143,17 @@ impl Core {
                 }
             }
         }
+    }
+
+    /// The commit of a `ReadOnlyStraight` attempt (step 3 of the protocol): what the
+    /// straight end does for an instrumented attempt that wrote nothing.
+    #[inline]
+    pub(crate) fn commit_read_only_straight(&mut self, stm: &StmInner) {
+        debug_assert!(self.mode() == Mode::ReadOnlyStraight && self.doomed.is_none());
+        debug_assert!(self.writes.is_empty() && self.locks.is_empty() && self.started_at.is_none());
+        self.allocations.clear();
+        self.go_idle(stm);
+        self.set_mode(Mode::Settled);
     }
 
     /// What dooms a read-only attempt that asks for something needing its sets (step

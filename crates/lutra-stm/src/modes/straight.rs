@@ -15,7 +15,8 @@
 //!   epoch not announced, its status word idle (a serial it took is simply skipped).
 //!   `try_begin_read_only` is the same function (monomorphised) for
 //!   `TxOptions { read_only: true, .. }`: its instrumented attempt is
-//!   `Mode::ReadOnlyStraight` (`read_only.rs`).
+//!   `Mode::ReadOnlyStraight` (`read_only.rs`), which `try_commit_after_inline`
+//!   commits through one call.
 //! - `try_commit` does what `commit` does for a straight attempt with nothing to write
 //!   back (it read only, or it ran solo: its writes are already in memory); when it
 //!   returns `false` the attempt runs on untouched.
@@ -152,7 +153,14 @@ impl TxDescriptor {
         if self.core.mode().is_straight() {
             return self.core.try_commit_update(&self.stm);
         }
-        self.core.mode() == Mode::SoloBlocks && self.core.commit_solo_blocks(&self.stm)
+        match self.core.mode() {
+            Mode::SoloBlocks => self.core.commit_solo_blocks(&self.stm),
+            Mode::ReadOnlyStraight => {
+                self.core.commit_read_only_straight(&self.stm);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The part of [`TxDescriptor::try_commit`] that needs no call: commits the

@@ -263,13 +263,6 @@ impl ReadSet {
         self.front.room = self.stop;
     }
 
-    /// Opens the set with no room: the inlined path appends nothing, yet the set
-    /// reads as open (a read-only attempt's, `read_only.rs`).
-    #[inline]
-    pub(crate) fn open_without_room(&mut self) {
-        self.front.room = self.front.end;
-    }
-
     /// Lowers the inlined path's stop to `limit` entries if it is higher; a closed
     /// set stays closed.
     pub(crate) fn restrict(&mut self, limit: usize) {
