@@ -145,11 +145,11 @@ impl Core {
             self.finish_committed(stm);
             return Ok(());
         }
-        if self.mode() == Mode::ReadOnlyStraight {
-            self.commit_read_only_straight(stm);
-            return Ok(());
-        }
         if self.writes.is_empty() {
+            if self.mode() == Mode::ReadOnlyStraight {
+                self.commit_read_only_straight(stm);
+                return Ok(());
+            }
             if !self.allocations.is_empty() {
                 self.release_unpublished_values(&WordMap::default());
             }

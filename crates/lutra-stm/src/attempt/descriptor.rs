@@ -261,11 +261,7 @@ impl TxDescriptor {
         self.core.set_mode(Mode::Idle);
         self.core.options = options;
         self.core.aborts_in_row = 0;
-        self.core.read_only_left = if options.read_only {
-            READ_ONLY_ATTEMPTS
-        } else {
-            0
-        };
+        self.core.read_only_left = u8::from(options.read_only) * READ_ONLY_ATTEMPTS;
         self.core.escalation = if options.read_only {
             Escalation::ReadOnly
         } else {

@@ -243,12 +243,13 @@ impl Mode {
 pub(crate) enum Escalation {
     /// Nothing: the next attempt is as the transaction's options say.
     None = 0,
+    /// The next attempt is read-only: its reads are not recorded. One, so that
+    /// `prepare` sets it from the hint without a branch.
+    ReadOnly = 1,
     /// The next attempt is irrevocable at the program's request.
-    Irrevocable,
+    Irrevocable = 2,
     /// The next attempt is irrevocable by the engine's fallback.
     Fallback,
-    /// The next attempt is read-only: its reads are not recorded.
-    ReadOnly,
 }
 
 impl Escalation {
