@@ -166,8 +166,13 @@ typedef union stm_tx_attr {
     /* The application's id for this transaction site (Lutra groups statistics
      * and scheduling by it). */
     unsigned int id : 16;
-    /* A hint: the transaction only reads. Lutra's read-only attempts write no
-     * shared metadata anyway; a write is allowed. */
+    /* A hint: the transaction only reads. As in tinySTM, its first attempt keeps
+     * no read set (a long reader writes no entry per read), so a location
+     * committed after its start aborts it (STM_ABORT_VAL_READ); unlike tinySTM,
+     * the next attempt keeps a read set, so it can extend its snapshot and
+     * finish beside writers. A write (or stm_retry, stm_set_irrevocable) is
+     * allowed: it restarts the transaction (STM_ABORT_OTHER) before any effect,
+     * and the new attempt runs as any other. */
     unsigned int read_only : 1;
     /* Accepted for compatibility; Lutra's reads are invisible. */
     unsigned int visible_reads : 1;

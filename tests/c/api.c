@@ -559,7 +559,7 @@ static void test_stats(void) {
     sigsetjmp(*env, 0);
   stm_commit();
   CHECK(stm_get_stats("read_only", &read_only) == 1 && read_only == 1, "read_only");
-  /* The read-only hint alone takes stm_start's fast path: still recorded. */
+  /* The read-only hint alone takes stm_start's general path, which honours it. */
   stm_tx_attr_t hint = {{.id = 0, .read_only = 1}};
   env = stm_start(hint);
   if (env != NULL)

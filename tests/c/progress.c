@@ -12,6 +12,11 @@
  *   contention manager. Its attempt after 32 aborts in a row runs irrevocable and
  *   commits: exactly 33 attempts, the last irrevocable. The Makefile runs it under
  *   each design and manager.
+ * - hinted: the same reader begun with the read-only attribute, overtaken during
+ *   every attempt by a writer of `last` alone: its first attempt keeps no read set
+ *   and aborts (it cannot extend its snapshot), its second keeps one, extends past
+ *   the writer and commits: exactly 2 attempts. Then a read-only transaction that
+ *   writes runs again (recorded) and writes once.
  */
 
 #include <pthread.h>
@@ -63,7 +68,7 @@ static void large(void) {
 
 static stm_word_t first, middle[MIDDLE], last;
 static sem_t go, committed;
-static volatile int stop;
+static volatile int stop, only_last;
 
 static void *writer(void *arg) {
   (void)arg;
@@ -75,7 +80,7 @@ static void *writer(void *arg) {
     stm_tx_attr_t attr = {{.id = 2}};
     sigjmp_buf *env = stm_start(attr);
     if (env != NULL) sigsetjmp(*env, 0);
-    stm_store(&first, stm_load(&first) + 1);
+    if (!only_last) stm_store(&first, stm_load(&first) + 1);
     stm_store(&last, stm_load(&last) + 1);
     stm_commit();
     sem_post(&committed);
@@ -122,10 +127,53 @@ static void overtaken(void) {
         (unsigned long)total);
 }
 
+static void hinted(void) {
+  sem_init(&go, 0, 0);
+  sem_init(&committed, 0, 0);
+  first = last = 0;
+  stop = 0;
+  only_last = 1;
+  pthread_barrier_init(&both_registered, NULL, 2);
+  pthread_t writing;
+  pthread_create(&writing, NULL, writer, NULL);
+  stm_init_thread();
+  pthread_barrier_wait(&both_registered);
+  static int attempts;
+  static stm_word_t total;
+  stm_tx_attr_t attr = {{.id = 4, .read_only = 1}};
+  sigjmp_buf *env = stm_start(attr);
+  if (env != NULL) sigsetjmp(*env, 0);
+  attempts++;
+  total = stm_load(&first);
+  if (attempts <= BOUND) {
+    sem_post(&go);
+    sem_wait(&committed);
+  }
+  total += stm_load(&last);
+  stm_commit();
+  CHECK(attempts == 2, "hinted: %d attempts (2 expected)", attempts);
+  CHECK(total == (stm_word_t)attempts, "hinted: total %lu", (unsigned long)total);
+  /* A write in a read-only transaction: run again recorded, written once. */
+  static int runs;
+  env = stm_start(attr);
+  if (env != NULL) sigsetjmp(*env, 0);
+  runs++;
+  stm_store(&first, stm_load(&first) + 5);
+  stm_commit();
+  CHECK(runs == 2, "hinted write: %d runs (2 expected)", runs);
+  CHECK(first == 5, "hinted write: first %lu", (unsigned long)first);
+  stm_exit_thread();
+  stop = 1;
+  sem_post(&go);
+  pthread_join(writing, NULL);
+  pthread_barrier_destroy(&both_registered);
+}
+
 int main(void) {
   stm_init();
   large();
   overtaken();
+  hinted();
   stm_exit();
   return check_summary();
 }

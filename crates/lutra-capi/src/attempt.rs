@@ -39,6 +39,7 @@ impl ThreadTx {
             site: attr.id,
             priority: 0,
             irrevocable: std::mem::take(&mut self.irrevocable_next),
+            read_only: attr.read_only,
         };
         if self.in_task && attr.id != 0 {
             announce_to_scheduler(attr.id);
@@ -57,8 +58,8 @@ impl ThreadTx {
     }
 
     /// The common case of [`ThreadTx::begin`]: an outermost transaction with no
-    /// attribute but the read-only hint (`raw`, see
-    /// [`AttrLayout::only_hints`](crate::thread::AttrLayout::only_hints)) on a plain
+    /// attribute but perhaps the read-only hint (`raw`, see
+    /// [`AttrLayout::no_attributes`](crate::thread::AttrLayout::no_attributes)) on a plain
     /// thread, begun on the engine's straight path
     /// ([`TxDescriptor::try_begin`](lutra_stm::TxDescriptor::try_begin)). Returns
     /// `false`, having changed nothing, when any other case applies.
@@ -74,11 +75,30 @@ impl ThreadTx {
                     && self.pending.is_none()
                     && self.stats.consecutive_aborts == 0)
         );
-        if !self.layout.only_hints(raw) || !self.plain_ready || !self.desc.try_begin(0) {
+        if !self.layout.no_attributes(raw) {
+            // The read-only hint alone begins straight too (its own begin).
+            return raw == self.layout.read_only_alone() && self.try_begin_plain_read_only();
+        }
+        if !self.plain_ready || !self.desc.try_begin(0) {
             return false;
         }
         self.plain_ready = false;
         self.attr_raw = raw;
+        self.nesting = 1;
+        true
+    }
+
+    /// [`ThreadTx::try_begin_plain`] for a transaction whose only attribute is the
+    /// read-only hint, begun on the engine's straight path for it
+    /// ([`TxDescriptor::try_begin_read_only`](lutra_stm::TxDescriptor::try_begin_read_only)).
+    #[inline(always)]
+    pub(crate) fn try_begin_plain_read_only(&mut self) -> bool {
+        debug_assert!(!self.in_task);
+        if !self.plain_ready || !self.desc.try_begin_read_only(0) {
+            return false;
+        }
+        self.plain_ready = false;
+        self.attr_raw = self.layout.read_only_alone();
         self.nesting = 1;
         true
     }

@@ -95,16 +95,22 @@ pub(crate) enum Site {
 /// The tinySTM code of an abort of `reason` met at `site` (bit 0 clear).
 pub(crate) fn abort_code(reason: AbortReason, site: Site) -> c_int {
     match (reason, site) {
-        (AbortReason::Validation, Site::Read) => STM_ABORT_VAL_READ,
-        (AbortReason::Validation, Site::Write) => STM_ABORT_VAL_WRITE,
-        (AbortReason::Validation, Site::Commit) => STM_ABORT_VALIDATE,
+        (AbortReason::Validation | AbortReason::Snapshot, Site::Read) => STM_ABORT_VAL_READ,
+        (AbortReason::Validation | AbortReason::Snapshot, Site::Write) => STM_ABORT_VAL_WRITE,
+        (AbortReason::Validation | AbortReason::Snapshot, Site::Commit) => STM_ABORT_VALIDATE,
         (AbortReason::ReadConflict, _) => STM_ABORT_WR_CONFLICT,
         (AbortReason::WriteConflict, _) => STM_ABORT_WW_CONFLICT,
         (AbortReason::Killed, _) => STM_ABORT_KILLED,
         (AbortReason::Explicit, _) => STM_ABORT_EXPLICIT,
         (AbortReason::Capacity, _) => STM_ABORT_EXTEND_WS,
         (AbortReason::Irrevocable, _) => STM_ABORT_IRREVOCABLE,
-        (AbortReason::Retry | AbortReason::Panic | AbortReason::Misuse, _) => STM_ABORT_OTHER,
+        (
+            AbortReason::Retry
+            | AbortReason::Panic
+            | AbortReason::Misuse
+            | AbortReason::NotReadOnly,
+            _,
+        ) => STM_ABORT_OTHER,
     }
 }
 

@@ -40,7 +40,8 @@ pub(crate) struct Attributes {
     pub(crate) raw: i32,
     /// The application's transaction id: Lutra's statistics site.
     pub(crate) id: u32,
-    /// A hint; Lutra's read-only attempts already write no shared metadata.
+    /// The read-only hint: the transaction's first attempt keeps no read set
+    /// ([`TxOptions::read_only`](lutra_stm::TxOptions)).
     pub(crate) read_only: bool,
     /// End the transaction on abort instead of restarting it.
     pub(crate) no_retry: bool,
@@ -53,8 +54,6 @@ pub(crate) struct AttrLayout {
     id: i32,
     read_only: i32,
     no_retry: i32,
-    /// Every bit but `read_only`'s (so that the fast path's test is one `test`).
-    not_hints: i32,
 }
 
 impl AttrLayout {
@@ -66,7 +65,6 @@ impl AttrLayout {
             id,
             read_only,
             no_retry,
-            not_hints: !read_only,
         }
     }
 
@@ -81,11 +79,18 @@ impl AttrLayout {
         }
     }
 
-    /// Whether `raw` holds no attribute but the read-only hint (the common cases:
-    /// `stm_tx_attr_t` zeroed, or with `read_only` set).
+    /// Whether `raw` holds no attribute at all (the common case: `stm_tx_attr_t`
+    /// zeroed). A read-only transaction takes the general begin, which honours the
+    /// hint.
     #[inline(always)]
-    pub(crate) fn only_hints(self, raw: i32) -> bool {
-        raw & self.not_hints == 0
+    pub(crate) fn no_attributes(self, raw: i32) -> bool {
+        raw == 0
+    }
+
+    /// The attributes with the read-only hint alone (id 0).
+    #[inline]
+    pub(crate) fn read_only_alone(self) -> i32 {
+        self.read_only
     }
 }
 

@@ -15,7 +15,8 @@
 //!   between two `TVar`s beside an audit that asserts the total inside its
 //!   transaction (opacity) and returns a serial state. Fails if the release fence
 //!   before write-back, the read protocol's acquire fence, or the release store that
-//!   unlocks a record is weakened.
+//!   unlocks a record is weakened. The same with the audit begun read-only
+//!   (`read_only.rs`: no read set, a newer version aborts it).
 //! - blocking `retry` (`waiting.rs`), both designs: a consumer that retries on an
 //!   empty cell is always woken by the producer's commit (loom reports a lost wake-up
 //!   as a deadlock). Fails if the waiter re-reads its records with a plain load
@@ -109,8 +110,9 @@ fn check_within(preemptions: usize, model: impl Fn() + Sync + Send + 'static) {
 }
 
 /// One transfer of 10 from `[0]` to `[1]` (on different records) in a spawned thread;
-/// the main thread audits both accounts in one transaction.
-fn transfer_and_audit(design: DesignKind) {
+/// the main thread audits both accounts in one transaction, begun read-only (no read
+/// set: `read_only.rs`) if `read_only`.
+fn transfer_and_audit(design: DesignKind, read_only: bool) {
     let stm = tiny(design);
     let accounts = Arc::new([TVar::new(100i64), TVar::new(100i64)]);
     let mover = {
@@ -122,7 +124,9 @@ fn transfer_and_audit(design: DesignKind) {
             })
         })
     };
-    let seen = stm.atomically(|tx| {
+    let audit = stm.transaction();
+    let audit = if read_only { audit.read_only() } else { audit };
+    let seen = audit.run(|tx| {
         let a = tx.read(&accounts[0])?;
         let b = tx.read(&accounts[1])?;
         assert_eq!(a + b, 200, "the audit saw an inconsistent snapshot");
@@ -139,12 +143,22 @@ fn transfer_and_audit(design: DesignKind) {
 
 #[test]
 fn audits_see_a_serial_state_write_back_ctl() {
-    check(|| transfer_and_audit(DesignKind::WriteBackCtl));
+    check(|| transfer_and_audit(DesignKind::WriteBackCtl, false));
 }
 
 #[test]
 fn audits_see_a_serial_state_write_back_etl() {
-    check(|| transfer_and_audit(DesignKind::WriteBackEtl));
+    check(|| transfer_and_audit(DesignKind::WriteBackEtl, false));
+}
+
+#[test]
+fn read_only_audits_see_a_serial_state_write_back_ctl() {
+    check(|| transfer_and_audit(DesignKind::WriteBackCtl, true));
+}
+
+#[test]
+fn read_only_audits_see_a_serial_state_write_back_etl() {
+    check(|| transfer_and_audit(DesignKind::WriteBackEtl, true));
 }
 
 /// A consumer that `retry`s while the cell is empty, and a producer that fills it.

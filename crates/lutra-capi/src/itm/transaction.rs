@@ -106,7 +106,8 @@ fn begin_on(state: &mut ThreadTx, properties: u32, checkpoint: &Checkpoint) -> R
         state.start_next_irrevocable();
     }
     // As `stm_start`: the straight begin when the last transaction left nothing
-    // behind (never after `start_next_irrevocable`), else the general one.
+    // behind (never after `start_next_irrevocable`), else the general one. GCC's
+    // `pr_readOnly` is not taken as the read-only hint (`gnu-tm.md`).
     if state.in_task || !state.try_begin_plain(0) {
         state.begin(Attributes::default());
     }

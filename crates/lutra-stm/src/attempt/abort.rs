@@ -37,11 +37,20 @@ pub enum AbortReason {
     /// The program misused the API in a way detected at run time (for example `retry`
     /// inside an irrevocable transaction).
     Misuse = 9,
+    /// An attempt run on the program's read-only hint, which keeps no read set, met a
+    /// location written by a commit after its snapshot: it cannot extend the snapshot
+    /// (nothing recorded to validate), so it aborts, as tinySTM's read-only
+    /// transactions do.
+    Snapshot = 10,
+    /// An attempt run on the program's read-only hint did what needs a read or write
+    /// set (a write, a free, a `retry`, becoming irrevocable): it runs again keeping
+    /// its sets.
+    NotReadOnly = 11,
 }
 
 impl AbortReason {
     /// Number of reasons; `reason as usize` indexes arrays of this length.
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 12;
 
     /// Every reason, in `repr` order.
     pub const ALL: [AbortReason; Self::COUNT] = [
@@ -55,6 +64,8 @@ impl AbortReason {
         Self::Retry,
         Self::Panic,
         Self::Misuse,
+        Self::Snapshot,
+        Self::NotReadOnly,
     ];
 
     /// A short lower-case name, used in statistics tables and by the C ABI.
@@ -70,6 +81,8 @@ impl AbortReason {
             Self::Retry => "retry",
             Self::Panic => "panic",
             Self::Misuse => "misuse",
+            Self::Snapshot => "snapshot",
+            Self::NotReadOnly => "not_read_only",
         }
     }
 
@@ -78,7 +91,11 @@ impl AbortReason {
     pub fn is_conflict(self) -> bool {
         matches!(
             self,
-            Self::Validation | Self::ReadConflict | Self::WriteConflict | Self::Killed
+            Self::Validation
+                | Self::ReadConflict
+                | Self::WriteConflict
+                | Self::Killed
+                | Self::Snapshot
         )
     }
 }

@@ -31,6 +31,7 @@
 
 use crate::attempt::abort::{Abort, AbortReason};
 use crate::attempt::descriptor::Core;
+use crate::attempt::mode::Mode;
 use crate::global::epoch::{COLLECT_THRESHOLD, Retired};
 use crate::global::orec::LockWord;
 use crate::global::registry::TxState;
@@ -145,6 +146,10 @@ impl Core {
             return Ok(());
         }
         if self.writes.is_empty() {
+            if self.mode() == Mode::ReadOnlyStraight {
+                self.commit_read_only_straight(stm);
+                return Ok(());
+            }
             if !self.allocations.is_empty() {
                 self.release_unpublished_values(&WordMap::default());
             }

@@ -31,6 +31,7 @@ use crate::global::registry::{SharedDescriptor, Status};
 use crate::global::stats::Counters;
 use crate::global::stm::{Stm, StmInner};
 use crate::global::ticks::Stamp;
+use crate::modes::read_only::READ_ONLY_ATTEMPTS;
 use crate::sets::read_set::ReadSet;
 use crate::sets::undo_log::{UndoLog, UndoWindow};
 use crate::sets::write_set::{Block, LockSet, WordMap, WriteSet};
@@ -51,6 +52,14 @@ pub struct TxOptions {
     pub priority: i64,
     /// Start irrevocable: the transaction will not abort (at most one at a time).
     pub irrevocable: bool,
+    /// A hint that the transaction only reads: its first attempt keeps no read set
+    /// (as tinySTM's `read_only` attribute), so a long reader writes no entry per
+    /// read. Such an attempt aborts when it meets a version newer than its
+    /// snapshot (it cannot extend it), and one that writes, frees, calls `retry` or
+    /// becomes irrevocable aborts before any effect; the transaction then runs
+    /// again keeping a read set. A wrong hint costs an attempt, never a wrong
+    /// result.
+    pub read_only: bool,
 }
 
 impl TxOptions {
@@ -107,6 +116,9 @@ pub(crate) struct Core {
     pub(crate) aborts_in_row: u32,
     /// What the transaction's next attempt must be (`mode.rs`).
     pub(crate) escalation: Escalation,
+    /// How many more attempts of the transaction may run read-only (`read_only.rs`);
+    /// meaningful only while `options.read_only` is set.
+    pub(crate) read_only_left: u8,
     pub(crate) last_abort: Option<AbortReason>,
     pub(crate) started_at: Option<Stamp>,
     /// How long the attempt that ended last ran (zero when statistics are off).
@@ -187,6 +199,7 @@ impl TxDescriptor {
             age: 0,
             aborts_in_row: 0,
             escalation: Escalation::None,
+            read_only_left: 0,
             last_abort: None,
             started_at: None,
             last_elapsed: Duration::ZERO,
@@ -248,7 +261,12 @@ impl TxDescriptor {
         self.core.set_mode(Mode::Idle);
         self.core.options = options;
         self.core.aborts_in_row = 0;
-        self.core.escalation = Escalation::None;
+        self.core.read_only_left = u8::from(options.read_only) * READ_ONLY_ATTEMPTS;
+        self.core.escalation = if options.read_only {
+            Escalation::ReadOnly
+        } else {
+            Escalation::None
+        };
         self.core.last_abort = None;
         self.core.last_elapsed = Duration::ZERO;
     }

@@ -122,7 +122,10 @@ impl Core {
             self.wait_after_abort(stm);
         }
         let irrevocable = self.options.irrevocable || self.escalation.is_irrevocable();
-        if self.solo_allowed && !irrevocable && stm.solo.try_enter(&stm.registry, self.slot) {
+        let solo =
+            self.solo_allowed && !irrevocable && stm.solo.try_enter(&stm.registry, self.slot);
+        let read_only = self.take_read_only(irrevocable, solo);
+        if solo {
             self.start_solo(stm);
             if stm.config.stats {
                 self.started_at = Some(Stamp::now());
@@ -147,6 +150,12 @@ impl Core {
         self.set_mode(Mode::Instrumented);
         if stm.config.stats {
             self.started_at = Some(Stamp::now());
+        }
+        if read_only {
+            // Straight as a solo attempt is, above.
+            let straight =
+                stm.straight_ends && self.last_abort.is_none() && self.aborts_in_row == 0;
+            self.start_read_only(straight);
         }
         if irrevocable {
             self.set_mode(Mode::GateHeld);
@@ -418,6 +427,7 @@ impl Core {
             Err(reason) => {
                 self.aborts_in_row = self.aborts_in_row.saturating_add(1);
                 self.last_abort = Some(reason);
+                self.choose_read_only(reason);
                 self.choose_fallback(stm, reason);
             }
         }

@@ -10,6 +10,8 @@
 //! | `Settled` | none: the last ended as a straight commit | nothing | — | — |
 //! | `Straight` | instrumented, straight | its sets | inlined, recorded | straight (`straight.rs`) |
 //! | `Instrumented` | instrumented | its sets, maybe locks | recorded | full (`Core::finish`) |
+//! | `ReadOnlyStraight` | instrumented, read-only (`read_only.rs`), straight but for its end | nothing: no read set, no writes | inlined, not recorded | short (`read_only.rs`) |
+//! | `ReadOnly` | instrumented, read-only | nothing | not recorded | full |
 //! | `GateHeld` | instrumented, becoming irrevocable | the commit gate | recorded | full |
 //! | `Irrevocable` | instrumented, irrevocable (`irrevocable.rs`) | the commit gate | recorded | full |
 //! | `Serial` | irrevocable and alone (`serial.rs`) | commit gate, serial gate | recorded | full |
@@ -42,7 +44,11 @@
 //! |---|---|---|
 //! | `Idle`, `Settled` | `Straight`, `Instrumented`, `SoloStraight`, `Solo` | `Core::start_attempt` |
 //! | `Settled` | `Straight`, `SoloStraight` | `TxDescriptor::try_begin` |
+//! | `Settled` | `ReadOnlyStraight`, `SoloStraight` | `TxDescriptor::try_begin_read_only` |
 //! | `Idle`, `Settled` | `GateHeld`, then `Irrevocable` | `Core::start_special` (an irrevocable start) |
+//! | `Idle`, `Settled` | `ReadOnlyStraight`, `ReadOnly` | `Core::start_special` (the read-only hint: `Escalation::ReadOnly`) |
+//! | `ReadOnlyStraight` | `ReadOnly` | `Core::mark_not_straight` |
+//! | `ReadOnlyStraight`, `ReadOnly` | `Instrumented` | `Core::doom` (every doom: a write, a newer version, a conflict) |
 //! | `Straight` | `Instrumented` | `Core::mark_not_straight` (a gate, a lent value, a lock, a doom, a growing set, a boxed value, a free) |
 //! | `SoloStraight`, `SoloBlocks` | `Solo` | `Core::mark_not_straight` |
 //! | `SoloStraight` | `SoloBlocks` | `Core::note_free` |
@@ -70,8 +76,9 @@
 //! through a front tests it without reaching the descriptor, and an all-zero front is
 //! `Idle`. Its bits make every test of a mode's kind one instruction: each of
 //! [`Mode::PLAIN`] (reads and writes go straight to memory), [`Mode::STRAIGHT`],
-//! [`Mode::SOLO`], [`Mode::GATE`] (holds the commit gate) and [`Mode::IRREVOCABLE`]
-//! is set in exactly the modes of the table that are so; `Idle` is zero and
+//! [`Mode::SOLO`], [`Mode::GATE`] (holds the commit gate), [`Mode::IRREVOCABLE`] and
+//! [`Mode::UNRECORDED`] (reads not recorded) is set in exactly the modes of the table
+//! that are so; `Idle` is zero and
 //! `Settled` has a bit of its own, so "an attempt runs" is a test too. A mode is
 //! its bits (a further bit tells `Solo` from `SoloBlocks`, `Instrumented` from
 //! `Idle`, `Serial` from `Irrevocable`); the compiler rejects two modes of one value.
@@ -105,6 +112,12 @@ pub(crate) enum Mode {
     Irrevocable = Mode::GATE | Mode::IRREVOCABLE,
     /// Irrevocable and alone: holds the commit gate and the serial gate.
     Serial = Mode::GATE | Mode::IRREVOCABLE | Mode::OTHER,
+    /// Instrumented, read-only (its reads are not recorded), nothing to report at its
+    /// end; not `STRAIGHT` (its read set is closed, which the straight end takes for a
+    /// solo attempt's): it ends through the call of `try_commit_after_inline`.
+    ReadOnlyStraight = Mode::UNRECORDED | Mode::OTHER,
+    /// Instrumented, read-only, not straight.
+    ReadOnly = Mode::UNRECORDED,
     /// No attempt runs; the last transaction left nothing to give way to, on an
     /// engine without hooks or statistics: `try_begin` may begin the next.
     Settled = Mode::SETTLED,
@@ -125,6 +138,9 @@ impl Mode {
     const OTHER: u8 = 1 << 5;
     /// `Settled`'s bit: the one mode without an attempt that is not zero.
     const SETTLED: u8 = 1 << 6;
+    /// The bit of the read-only modes: reads checked against the snapshot, not
+    /// recorded (`read_only.rs`).
+    pub(crate) const UNRECORDED: u8 = 1 << 7;
 
     /// Whether an attempt runs.
     #[inline(always)]
@@ -144,6 +160,20 @@ impl Mode {
     #[inline(always)]
     pub(crate) fn is_plain(self) -> bool {
         self as u8 & Self::PLAIN != 0
+    }
+
+    /// Whether the attempt runs on the read-only hint: its reads are not recorded.
+    /// One bit test.
+    #[inline(always)]
+    pub(crate) fn is_unrecorded(self) -> bool {
+        self as u8 & Self::UNRECORDED != 0
+    }
+
+    /// Whether the attempt is solo or read-only: whether a write must take
+    /// `store_slow`'s first branch. One bit test.
+    #[inline(always)]
+    pub(crate) fn is_solo_or_unrecorded(self) -> bool {
+        self as u8 & (Self::SOLO | Self::UNRECORDED) != 0
     }
 
     /// Whether the attempt is straight (see the module header). One bit test.
@@ -177,6 +207,7 @@ impl Mode {
             Self::Straight => Self::Instrumented,
             Self::SoloStraight | Self::SoloBlocks => Self::Solo,
             Self::SoloSerialStraight => Self::SoloIrrevocable,
+            Self::ReadOnlyStraight => Self::ReadOnly,
             other => other,
         }
     }
@@ -186,7 +217,7 @@ impl Mode {
     pub(crate) fn doomed(self) -> Self {
         match self {
             Self::Settled => Self::Idle,
-            Self::Straight => Self::Instrumented,
+            Self::Straight | Self::ReadOnlyStraight | Self::ReadOnly => Self::Instrumented,
             mode if mode.is_solo() => Self::SoloDoomed,
             other => other,
         }
@@ -201,18 +232,22 @@ impl Mode {
 /// | `None` | as the options say | `prepare`, a commit, a fallback's `retry` | — |
 /// | `Irrevocable` | irrevocable, at the program's request (or a failed attempt to become so) | `TxDescriptor::restart_irrevocable`, `Core::become_irrevocable`, a serializing scheduler | a commit, `prepare` |
 /// | `Fallback` | irrevocable, by the engine's fallback (`fallback.rs`); the program has not asked, so it may still `retry` | `Core::choose_fallback` | a request of the program (to `Irrevocable`), a `retry`, a commit, `prepare` |
+/// | `ReadOnly` | read-only, its reads not recorded (`read_only.rs`) | `prepare` with the read-only hint; an abort of a read-only attempt while the transaction has read-only attempts left | the start of that attempt, the fallback, `prepare` |
 ///
 /// While an irrevocable attempt runs, `Fallback` also tells that its irrevocability
 /// is the fallback's (`TxDescriptor::is_fallback_irrevocable`).
 /// `None` is zero, so that `escalation as u8` is non-zero exactly when the next
-/// attempt must be irrevocable.
+/// attempt must be irrevocable or read-only (either starts on the special path).
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Escalation {
     /// Nothing: the next attempt is as the transaction's options say.
     None = 0,
+    /// The next attempt is read-only: its reads are not recorded. One, so that
+    /// `prepare` sets it from the hint without a branch.
+    ReadOnly = 1,
     /// The next attempt is irrevocable at the program's request.
-    Irrevocable,
+    Irrevocable = 2,
     /// The next attempt is irrevocable by the engine's fallback.
     Fallback,
 }
@@ -221,7 +256,7 @@ impl Escalation {
     /// Whether the next attempt must be irrevocable.
     #[inline(always)]
     pub(crate) fn is_irrevocable(self) -> bool {
-        self != Self::None
+        matches!(self, Self::Irrevocable | Self::Fallback)
     }
 }
 
@@ -229,7 +264,7 @@ impl Escalation {
 mod tests {
     use super::Mode;
 
-    const ALL: [Mode; 13] = [
+    const ALL: [Mode; 15] = [
         Mode::Idle,
         Mode::Settled,
         Mode::Straight,
@@ -243,6 +278,8 @@ mod tests {
         Mode::SoloIrrevocable,
         Mode::SoloSerialStraight,
         Mode::SoloDoomed,
+        Mode::ReadOnlyStraight,
+        Mode::ReadOnly,
     ];
 
     /// The bits of the encoding say what the table says, and no two modes share a
@@ -277,6 +314,9 @@ mod tests {
                 Mode::Irrevocable | Mode::Serial | Mode::SoloIrrevocable | Mode::SoloSerialStraight
             );
             assert_eq!(mode.is_irrevocable(), irrevocable, "{mode:?}");
+            let unrecorded = matches!(mode, Mode::ReadOnlyStraight | Mode::ReadOnly);
+            assert_eq!(mode.is_unrecorded(), unrecorded, "{mode:?}");
+            assert_eq!(mode.is_solo_or_unrecorded(), solo || unrecorded, "{mode:?}");
             let active = !matches!(mode, Mode::Idle | Mode::Settled);
             assert_eq!(mode.is_active(), active, "{mode:?}");
         }
@@ -289,10 +329,12 @@ mod tests {
         for mode in ALL.into_iter().filter(|mode| mode.is_active()) {
             let after = mode.not_straight();
             assert!(!after.is_straight() && after.is_solo() == mode.is_solo());
+            assert_eq!(after.is_unrecorded(), mode.is_unrecorded());
+            assert_ne!(after, Mode::ReadOnlyStraight);
             assert_eq!(after.holds_gate(), mode.holds_gate());
             assert_eq!(after.is_irrevocable(), mode.is_irrevocable());
             let doomed = mode.doomed();
-            assert!(!doomed.is_straight() && !doomed.is_plain());
+            assert!(!doomed.is_straight() && !doomed.is_plain() && !doomed.is_unrecorded());
             assert!(doomed.is_active() && doomed.is_solo() == mode.is_solo());
             assert_eq!(doomed.holds_gate(), mode.holds_gate());
         }

@@ -440,8 +440,16 @@ impl TxDescriptor {
         )
     }
 
-    /// Dooms the running attempt with `reason` (an explicit abort, a retry).
+    /// Dooms the running attempt with `reason` (an explicit abort, a retry). A
+    /// `retry` of a read-only attempt, which has no read set to wait on, dooms it with
+    /// [`AbortReason::NotReadOnly`] instead: the transaction runs again recorded, and
+    /// retries then.
     pub fn doom(&mut self, reason: AbortReason) -> Abort {
+        if reason == AbortReason::Retry
+            && let Some(abort) = self.core.refuse_if_read_only()
+        {
+            return abort;
+        }
         self.core.doom(reason)
     }
 

@@ -79,10 +79,13 @@ pub(crate) unsafe fn word<'a>(addr: usize) -> &'a AtomicUsize {
 /// The read barrier's inlined dispatch, the one both entries take ([`Core::try_load`],
 /// and `TxDescriptor::try_load_through_front` for a caller that holds only a front):
 /// the word at `addr` (whose index is `index`) read through the front at `front`,
-/// recorded in its read set (an open front: [`Core::load_in_slot`]) or loaded plainly
-/// (a solo attempt's front), or `None` (nothing done) when the full read must run.
-/// `owner` is asked for the front's core only when the front is open. `M` maps the
-/// word to its record (`orec.rs`).
+/// recorded in its read set (an open front with room: [`Core::load_in_slot`]), loaded
+/// plainly (a solo attempt's front) or checked against the snapshot and not recorded
+/// (a read-only attempt's front: [`Core::load_unrecorded`]), or `None` (nothing done)
+/// when the full read must run. The read-only test comes last, where the other cases
+/// have already left: a recorded or solo read pays nothing for it.
+/// `owner` is asked for the front's core only when the front is open or read-only.
+/// `M` maps the word to its record (`orec.rs`).
 ///
 /// # Safety
 /// `front` must point to a valid front; `owner` must give the core whose front it is
@@ -104,6 +107,9 @@ pub(crate) unsafe fn load_through<'a, M: RecordMapping>(
         // SAFETY: the caller vouched for `addr`; a plain front is a running solo
         // attempt's.
         Some(unsafe { load_alone(addr) })
+    // SAFETY: as above.
+    } else if unsafe { ReadFront::is_unrecorded_at(front) } {
+        owner().load_unrecorded::<M>(addr, index)
     } else {
         None
     }
@@ -217,6 +223,21 @@ impl Core {
         index: usize,
         slot: FastSlot,
     ) -> Option<usize> {
+        let (value, orec, version) = self.load_at_snapshot::<M>(addr, index)?;
+        // SAFETY: the slot was taken from the read set, unchanged since.
+        unsafe { self.reads.fill(slot, ReadEntry { orec, version }) };
+        Some(value)
+    }
+
+    /// The seqlock read of the word at `addr` (whose index is `index`): its value,
+    /// record and version, if the record is unlocked at a version inside the snapshot
+    /// and stays so across the load (else `None`). Records nothing.
+    #[inline(always)]
+    pub(crate) fn load_at_snapshot<M: RecordMapping>(
+        &self,
+        addr: usize,
+        index: usize,
+    ) -> Option<(usize, usize, u64)> {
         let orec = self.orecs.index_of_word::<M>(index);
         // SAFETY: the descriptor holds the engine, so its table is alive.
         let record = unsafe { self.orecs.record(orec) };
@@ -228,10 +249,7 @@ impl Core {
             fence(Ordering::Acquire);
             if record.load(Ordering::Relaxed) == before {
                 // An unlocked word is its version.
-                let version = before as u64;
-                // SAFETY: the slot was taken from the read set, unchanged since.
-                unsafe { self.reads.fill(slot, ReadEntry { orec, version }) };
-                return Some(value);
+                return Some((value, orec, before as u64));
             }
         }
         None
@@ -248,6 +266,9 @@ impl Core {
     ) -> Result<usize, Abort> {
         if let Some(value) = self.load_past_filter::<M>(addr) {
             return Ok(value);
+        }
+        if self.mode().is_unrecorded() {
+            return self.load_unrecorded_slow::<M>(stm, addr);
         }
         self.check_usable(stm)?;
         let buffered = self.writes.get(addr).copied();
@@ -414,7 +435,7 @@ impl Core {
         mask: usize,
         retire_old: Option<Release>,
     ) -> Result<(), Abort> {
-        if self.mode().is_solo() {
+        if self.mode().is_solo_or_unrecorded() {
             return self.store_solo(addr, value, mask, retire_old);
         }
         if self.fast_access()
@@ -452,7 +473,8 @@ impl Core {
 
     /// A write of a solo attempt (`solo.rs`): straight to memory, the old word logged.
     /// Out of line, so that its growth path does not cost [`Core::store`]'s inlined
-    /// path a register save.
+    /// path a register save. A read-only attempt's write comes here too, and dooms it
+    /// (`read_only.rs`).
     #[inline(never)]
     fn store_solo(
         &mut self,
@@ -463,6 +485,9 @@ impl Core {
     ) -> Result<(), Abort> {
         if let Some(reason) = self.doomed {
             return Err(Abort::new(reason));
+        }
+        if let Some(abort) = self.refuse_if_read_only() {
+            return Err(abort);
         }
         if retire_old.is_some() {
             return Err(self.doom(AbortReason::Misuse));

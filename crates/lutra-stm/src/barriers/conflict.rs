@@ -201,6 +201,10 @@ impl Core {
 
     /// Moves the snapshot to the current clock if every read still holds.
     pub(crate) fn extend(&mut self, stm: &StmInner) -> Result<(), Abort> {
+        // A read-only attempt recorded nothing to validate (`read_only.rs`).
+        if self.mode().is_unrecorded() {
+            return Err(self.doom(AbortReason::Snapshot));
+        }
         let now = stm.clock.load(Ordering::SeqCst);
         if self.validate(stm) {
             self.rv = now;

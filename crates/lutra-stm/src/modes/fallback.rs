@@ -55,7 +55,7 @@ impl Core {
     pub(crate) fn escalate_for_scheduler(&mut self, first: bool) {
         if first {
             self.escalation = Escalation::None;
-        } else if self.escalation == Escalation::None {
+        } else if !self.escalation.is_irrevocable() {
             self.escalation = Escalation::Irrevocable;
         }
     }

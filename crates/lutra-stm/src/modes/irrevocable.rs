@@ -44,6 +44,10 @@ impl Core {
         if self.try_become_serial_straight() {
             return Ok(());
         }
+        // What it read cannot be validated: it runs again recorded (`read_only.rs`).
+        if let Some(abort) = self.refuse_if_read_only() {
+            return Err(abort);
+        }
         // The program asks: from now on the attempt may have done what cannot be
         // undone, even if the fallback had made it irrevocable already.
         if self.escalation == Escalation::Fallback {

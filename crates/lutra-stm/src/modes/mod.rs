@@ -7,12 +7,14 @@
 //!   hold.
 //! - `serial.rs`: irrevocable attempts that run alone.
 //! - `fallback.rs`: when the engine makes a transaction irrevocable.
+//! - `read_only.rs`: attempts on the program's read-only hint, which keep no read set.
 //! - `inplace.rs`: boxed values lent by reference and changed in place.
 
 pub(crate) mod fallback;
 pub(crate) mod gate;
 pub(crate) mod inplace;
 pub(crate) mod irrevocable;
+pub(crate) mod read_only;
 pub(crate) mod serial;
 pub(crate) mod solo;
 pub(crate) mod solo_blocks;

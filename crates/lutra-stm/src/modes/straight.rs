@@ -13,6 +13,10 @@
 //!   `Mode::SoloStraight`).
 //!   When it returns `false` the descriptor is as it was: between transactions, its
 //!   epoch not announced, its status word idle (a serial it took is simply skipped).
+//!   `try_begin_read_only` is the same function (monomorphised) for
+//!   `TxOptions { read_only: true, .. }`: its instrumented attempt is
+//!   `Mode::ReadOnlyStraight` (`read_only.rs`), which `try_commit_after_inline`
+//!   commits through one call.
 //! - `try_commit` does what `commit` does for a straight attempt with nothing to write
 //!   back (it read only, or it ran solo: its writes are already in memory); when it
 //!   returns `false` the attempt runs on untouched.
@@ -42,6 +46,7 @@ use crate::attempt::mode::Mode;
 use crate::global::orec::LockWord;
 use crate::global::stm::StmInner;
 use crate::global::sync::Ordering;
+use crate::modes::read_only::READ_ONLY_ATTEMPTS;
 
 impl TxDescriptor {
     /// Begins a transaction at `site` (priority 0, not irrevocable) if nothing but the
@@ -67,6 +72,22 @@ impl TxDescriptor {
     /// ```
     #[inline(always)]
     pub fn try_begin(&mut self, site: u32) -> bool {
+        self.try_begin_hinted::<false>(site)
+    }
+
+    /// [`TxDescriptor::try_begin`] for a transaction with the read-only hint
+    /// ([`TxOptions::read_only`]): what `begin` does with it, when the straight case
+    /// applies — a solo attempt (which keeps no read set anyway), else a straight
+    /// read-only attempt (`read_only.rs`).
+    #[inline(always)]
+    pub fn try_begin_read_only(&mut self, site: u32) -> bool {
+        self.try_begin_hinted::<true>(site)
+    }
+
+    /// [`TxDescriptor::try_begin`], with the read-only hint if `READ_ONLY`: one
+    /// function, monomorphised, so that the begin without the hint is as it was.
+    #[inline(always)]
+    fn try_begin_hinted<const READ_ONLY: bool>(&mut self, site: u32) -> bool {
         let (stm, core) = (&*self.stm, &mut self.core);
         if core.mode() != Mode::Settled {
             return false;
@@ -84,12 +105,25 @@ impl TxDescriptor {
             }
             core.start_solo_ready(stm);
             core.set_mode(Mode::SoloStraight);
+            if READ_ONLY {
+                // A solo attempt ends the read-only attempts (`read_only.rs`).
+                core.read_only_left = 0;
+            }
         } else if core.try_announce(stm) {
-            core.set_mode(Mode::Straight);
+            if READ_ONLY {
+                core.read_only_left = READ_ONLY_ATTEMPTS - 1;
+                core.start_read_only(true);
+            } else {
+                core.set_mode(Mode::Straight);
+            }
         } else {
             return false;
         }
-        core.options = TxOptions::site(site);
+        core.options = TxOptions {
+            site,
+            read_only: READ_ONLY,
+            ..TxOptions::default()
+        };
         core.age = core.rv;
         true
     }
@@ -119,7 +153,14 @@ impl TxDescriptor {
         if self.core.mode().is_straight() {
             return self.core.try_commit_update(&self.stm);
         }
-        self.core.mode() == Mode::SoloBlocks && self.core.commit_solo_blocks(&self.stm)
+        match self.core.mode() {
+            Mode::SoloBlocks => self.core.commit_solo_blocks(&self.stm),
+            Mode::ReadOnlyStraight => {
+                self.core.commit_read_only_straight(&self.stm);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The part of [`TxDescriptor::try_commit`] that needs no call: commits the

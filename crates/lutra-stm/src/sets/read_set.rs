@@ -72,6 +72,18 @@ impl ReadFront {
         !unsafe { (*front).room }.is_null()
     }
 
+    /// [`Mode::is_unrecorded`] of the front at `front`, read without a reference.
+    ///
+    /// # Safety
+    /// As [`ReadFront::fast_slot_at`].
+    #[inline(always)]
+    pub(crate) unsafe fn is_unrecorded_at(front: *const ReadFront) -> bool {
+        // A volatile read, so that the compiler does not load the mode once for this
+        // test and `is_plain_at`'s: the solo read's test stays one instruction on
+        // memory. SAFETY: as in `fast_slot_at`; the mode is a plain byte.
+        unsafe { std::ptr::read_volatile(&raw const (*front).mode) }.is_unrecorded()
+    }
+
     /// [`Mode::is_plain`] of the front at `front`, read without a reference.
     ///
     /// # Safety
