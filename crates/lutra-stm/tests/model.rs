@@ -101,10 +101,14 @@ fn accounts() -> Arc<[TVar<i64>; 5]> {
     }))
 }
 
-fn transfers_and_audit(design: DesignKind, manager: &'static str, second: usize) {
-    let stm = tiny(design, manager);
-    let accounts = accounts();
-    let movers: Vec<_> = [(0, second, 10), (second, 0, 3)]
+/// Two transfers between `[0]` and `[second]` (10 one way, 3 back), each on its own
+/// thread.
+fn transfers(
+    stm: &Stm,
+    accounts: &Arc<[TVar<i64>; 5]>,
+    second: usize,
+) -> Vec<thread::JoinHandle<()>> {
+    [(0, second, 10), (second, 0, 3)]
         .into_iter()
         .map(|(from, to, amount)| {
             let (stm, accounts) = (stm.clone(), accounts.clone());
@@ -115,7 +119,13 @@ fn transfers_and_audit(design: DesignKind, manager: &'static str, second: usize)
                 })
             })
         })
-        .collect();
+        .collect()
+}
+
+fn transfers_and_audit(design: DesignKind, manager: &'static str, second: usize) {
+    let stm = tiny(design, manager);
+    let accounts = accounts();
+    let movers = transfers(&stm, &accounts, second);
     let auditor = {
         let (stm, accounts) = (stm.clone(), accounts.clone());
         thread::spawn(move || {
@@ -160,18 +170,7 @@ fn commit_and_validation_keep_audits_consistent() {
 fn read_only_audits_beside_transfers(design: DesignKind, manager: &'static str, second: usize) {
     let stm = tiny(design, manager);
     let accounts = accounts();
-    let movers: Vec<_> = [(0, second, 10), (second, 0, 3)]
-        .into_iter()
-        .map(|(from, to, amount)| {
-            let (stm, accounts) = (stm.clone(), accounts.clone());
-            thread::spawn(move || {
-                stm.atomically(|tx| {
-                    tx.modify(&accounts[from], |b| b - amount)?;
-                    tx.modify(&accounts[to], |b| b + amount)
-                })
-            })
-        })
-        .collect();
+    let movers = transfers(&stm, &accounts, second);
     let auditors: Vec<_> = [false, true]
         .into_iter()
         .map(|writes| {
