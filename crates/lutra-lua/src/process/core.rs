@@ -98,7 +98,9 @@ pub(super) struct State {
     pub(super) monitors: Vec<Weak<ProcessCore>>,
     /// Processes linked with this one (`lutra.spawn_link`), by id.
     pub(super) links: HashMap<u64, Weak<ProcessCore>>,
-    joined: bool,
+    /// A join or a monitor has attended to its end (a failure then does not fail the
+    /// exit status).
+    pub(super) joined: bool,
     joiners: WaitList,
     /// What the process waits on, or waited on last (see `waiting`).
     waiting_on: Option<Arc<str>>,

@@ -68,7 +68,8 @@ impl ProcessCore {
         }
     }
 
-    /// Makes `monitor` told of this process's end: now if it has ended already.
+    /// Makes `monitor` told of this process's end: now if it has ended already (which
+    /// counts as joining it, as a monitor set before the end does).
     pub(crate) fn add_monitor(self: &Arc<Self>, monitor: &Arc<ProcessCore>) {
         let ended = {
             let mut state = self.lock();
@@ -81,6 +82,9 @@ impl ProcessCore {
                 state.monitors.push(Arc::downgrade(monitor));
                 return;
             }
+            // Told of the failure now, the monitor attends to it as a late join does:
+            // it no longer fails the program's exit status.
+            state.joined = true;
             (state.outcome.clone(), state.cancelled)
         };
         let message = self.down_message(&ended.0, ended.1);
