@@ -6,7 +6,7 @@
 use super::handles::context_of;
 use super::{FALLBACK, TAKE_PENDING, scalar};
 use crate::api::PARK;
-use crate::process::state::named_context;
+use crate::process::state::{PARKED_IN_PLACE, named_context};
 use crate::transfer::Message;
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
@@ -69,10 +69,11 @@ pub(super) unsafe fn perform(
             Action::Park { ctx } => {
                 // The slice's main coroutine yields straight to its task, which
                 // reads the mark instead of a yielded `PARK` (`resume.rs`); its
-                // frame stays as it is, its top noted: the continuation finds a value
-                // it was resumed with above it (`ProcessContext::park_top`).
+                // frame stays as it is, its top not read: the continuation finds the
+                // only value it can be resumed with on the stack's top
+                // (`ProcessContext::park_top`, `PARKED_IN_PLACE`).
                 if let Some(context) = named_context(state) {
-                    context.park_top.set(ffi::lua_gettop(state));
+                    context.park_top.set(PARKED_IN_PLACE);
                     context.native_park.set(true);
                     return ffi::lua_yieldk(state, 0, ctx, Some(k));
                 }
