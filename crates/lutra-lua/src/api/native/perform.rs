@@ -53,15 +53,18 @@ pub(super) unsafe fn perform(
     // SAFETY: stack operations on the running thread; every Rust value is moved out
     // (or dropped) before a call that may longjmp (module invariants).
     unsafe {
-        match action {
-            // The common answers in place, without a call moving the answer: none (a
-            // send), and one integer or short string (a receive), whose message
-            // owns nothing then and is forgotten.
-            Action::Return(Answer::Nothing) => 0,
-            Action::Return(Answer::Values(message)) if scalar::push_single(state, &message) => {
-                std::mem::forget(message);
-                1
+        // The common answers in place, read where the action lies, without a call or
+        // a move of the answer: none (a send), and one integer or short string (a
+        // receive), whose message owns nothing then and is forgotten with the action.
+        match &action {
+            Action::Return(Answer::Nothing) => return 0,
+            Action::Return(Answer::Values(message)) if scalar::push_single(state, message) => {
+                std::mem::forget(action);
+                return 1;
             }
+            _ => {}
+        }
+        match action {
             Action::Return(answer) => match answer_with(state, answer) {
                 Ok(count) => count,
                 Err(message) => raise(state, message),
