@@ -11,8 +11,9 @@
 //!   hook interrupted, as mlua does for it; the prelude's relay and `lutra.yield`
 //!   leave nothing more; a native call's park leaves its frame (its arguments, a
 //!   handle's user value), which its continuation finds again, with any value it is
-//!   resumed with above the top it noted (`ProcessContext::park_top`), except after
-//!   the first slice, whose resume through mlua empties that frame.
+//!   resumed with on its top (noted `PARKED_IN_PLACE`: the continuation looks for
+//!   one only while [`resume_cancelled`] resumes), except after the first slice,
+//!   whose resume through mlua empties that frame (`ProcessContext::park_top`).
 //! - A yield is a park when it yields `PARK` first (the prelude's relay, the Lua
 //!   loops), or when a native call marked the context's `native_park` before it
 //!   yielded no values (`api/native/perform.rs`); the mark is consumed at every
@@ -64,7 +65,17 @@ pub(crate) unsafe fn resume_cancelled(lua: &Lua, thread: &Thread) -> Resumed {
             return resume_with(lua, thread, 0);
         }
         ffi::lua_pushlightuserdata(state, crate::process::cancel::CANCEL);
-        resume_with(lua, thread, 1)
+        // A native call parked in place looks for the value only while this is set
+        // (`ProcessContext::resuming_with_cancel`).
+        let context = named_context(state);
+        if let Some(context) = context {
+            context.resuming_with_cancel.set(true);
+        }
+        let resumed = resume_with(lua, thread, 1);
+        if let Some(context) = context {
+            context.resuming_with_cancel.set(false);
+        }
+        resumed
     }
 }
 

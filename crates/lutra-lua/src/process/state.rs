@@ -30,6 +30,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Registry key of the original `debug.getupvalue` (user code may replace the global).
 pub(crate) const GETUPVALUE_KEY: &str = "lutra.getupvalue";
 
+/// `ProcessContext::park_top` of a native call parked on the slice's main coroutine
+/// with its frame left as it is: no top was read; a value it is resumed with can
+/// only be `CANCEL`, on the stack's top (`resume.rs`'s invariants).
+pub(crate) const PARKED_IN_PLACE: std::ffi::c_int = -1;
+
 /// What a Lua state knows about the process it belongs to (its app data).
 pub(crate) struct ProcessContext {
     pub(crate) runtime: Arc<RuntimeShared>,
@@ -46,11 +51,18 @@ pub(crate) struct ProcessContext {
     /// the resumer at every yield (`resume.rs`).
     pub(crate) native_park: Cell<bool>,
     /// The stack's top (in the parked call's frame) when a native call parked: a
-    /// value its continuation was resumed with (`CANNOT`, `CANCEL`) sits above it. A
-    /// park on the slice's main coroutine leaves its frame as it is (no call to
-    /// empty it), unless mlua's first resume empties it (the task then sets 0,
-    /// `task.rs`); a park elsewhere empties it and notes 0 (`api/native/perform.rs`).
+    /// value its continuation was resumed with (`CANNOT`, `CANCEL`) sits above it;
+    /// or [`PARKED_IN_PLACE`]. A park on the slice's main coroutine leaves its frame
+    /// as it is (no call to empty it, and its top is not read) and notes
+    /// `PARKED_IN_PLACE`, unless mlua's first resume empties it (the task then sets
+    /// 0, `task.rs`); a park elsewhere empties it and notes 0
+    /// (`api/native/perform.rs`).
     pub(crate) park_top: Cell<c_int>,
+    /// Set only while the task resumes the slice's main coroutine with `CANCEL`
+    /// (`resume.rs`, `resume_cancelled`): the one resume of that coroutine that
+    /// passes a value, on its top. A continuation parked in place
+    /// ([`PARKED_IN_PLACE`]) looks for a value only then.
+    pub(crate) resuming_with_cancel: Cell<bool>,
     /// The program's own hook that the preemption hook stands in for (`preempt.rs`).
     pub(crate) user_hook: Cell<super::user_hook::UserHook>,
     /// What the process last waited on, with its text (see `api::host::note_wait`).
@@ -110,6 +122,7 @@ impl ProcessContext {
             no_preempt: AtomicBool::new(false),
             native_park: Cell::new(false),
             park_top: Cell::new(0),
+            resuming_with_cancel: Cell::new(false),
             user_hook: Cell::new(super::user_hook::UserHook::NONE),
             last_wait: RefCell::new(None),
             native_wait: RefCell::new(None),

@@ -18,6 +18,7 @@ use super::perform::{Action, perform};
 use super::wait::cannot_wait;
 use crate::channel::Channel;
 use crate::process::ProcessContext;
+use crate::process::state::PARKED_IN_PLACE;
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
 use std::sync::Arc;
@@ -128,9 +129,15 @@ unsafe fn resumed<'a>(state: *mut lua_State) -> Option<(&'a ProcessContext, Arc<
     unsafe {
         let context = context_of(state)?;
         let channel = context.parked.take()?;
-        // A value resumed with sits above the frame as the park left it.
         let top = context.park_top.get();
-        let cannot = ffi::lua_gettop(state) > top && interrupted(state, top + 1);
+        let cannot = if top == PARKED_IN_PLACE {
+            // The main coroutine's frame as the park left it: resumed with no value
+            // but `CANCEL`, pushed on its top (`resume.rs`'s invariants).
+            context.resuming_with_cancel.get() && interrupted(state, ffi::lua_gettop(state))
+        } else {
+            // A value resumed with sits above the frame as the park left it.
+            ffi::lua_gettop(state) > top && interrupted(state, top + 1)
+        };
         Some((context, channel, cannot))
     }
 }

@@ -119,26 +119,30 @@ unsafe fn call_handle(
 ) -> Option<Handle> {
     // SAFETY: the caller's contract; a userdata's memory address is that of the
     // anchored userdata noted last only if it is that userdata (the anchor keeps it
-    // from being collected, so its memory is not another's: `note_last_handle`).
+    // from being collected, so its memory is not another's: `note_last_handle`). One
+    // API call reads the value: `lua_touserdata` answers null for a value that is no
+    // userdata, and a light userdata's own pointer, which equals the anchored block's
+    // address only if C code made it from that block (Lua code cannot: a handle's
+    // user value is its object's address, another allocation); such a value is then
+    // taken for the handle, whose object the context keeps alive (module invariants),
+    // so the call is sound either way. Any other value is checked in full.
     unsafe {
-        if ffi::lua_type(state, index) != ffi::LUA_TUSERDATA {
-            return None;
-        }
         let block = ffi::lua_touserdata(state, index) as usize;
         let (last, word) = context.last_handle.get();
-        if block == last {
+        if block == last && block != 0 {
             return Some(Handle::of(word));
         }
         call_handle_new(state, index, context, block)
     }
 }
 
-/// [`call_handle`] on a handle that is not the last one: read from its user value
-/// (left on the stack), then noted as the last one.
+/// [`call_handle`] on a value that is not the last handle: if it is a full userdata
+/// (its memory at `block`) with a handle's user value, that is read (left on the
+/// stack), and the handle is noted as the last one.
 ///
 /// # Safety
-/// As [`call_handle`]; the value at `index` is a full userdata whose memory is at
-/// `block`.
+/// As [`call_handle`]; `block` is what `lua_touserdata` answers for the value at
+/// `index`.
 #[inline(never)]
 unsafe fn call_handle_new(
     state: *mut lua_State,
@@ -148,6 +152,9 @@ unsafe fn call_handle_new(
 ) -> Option<Handle> {
     // SAFETY: the caller's contract.
     unsafe {
+        if ffi::lua_type(state, index) != ffi::LUA_TUSERDATA {
+            return None;
+        }
         let word = user_value_word(state, index)?;
         note_last_handle(state, index, context, block, word);
         Some(Handle::of(word))

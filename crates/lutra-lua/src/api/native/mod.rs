@@ -18,8 +18,8 @@
 //!    and the continuation polls again once the process is resumed. On the slice's
 //!    main coroutine, whose yield goes straight to the task, it marks the context's
 //!    `native_park` and yields no values instead (`process/resume.rs`), its frame
-//!    left as it is (the continuation finds a value it is resumed with above the
-//!    top noted in the context's `park_top`). Resumed with
+//!    left as it is (the continuation finds a value it is resumed with on the
+//!    stack's top, `PARKED_IN_PLACE` in the context's `park_top`). Resumed with
 //!    `CANNOT` (a coroutine resumed from a C function that cannot yield), the call
 //!    stops waiting and raises the Lua loop's error.
 //! 3. Errors are raised at the caller's position (`luaL_where(L, 1)`), with the Lua

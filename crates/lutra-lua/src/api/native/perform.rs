@@ -6,7 +6,7 @@
 use super::handles::context_of;
 use super::{FALLBACK, TAKE_PENDING, scalar};
 use crate::api::PARK;
-use crate::process::state::named_context;
+use crate::process::state::{PARKED_IN_PLACE, named_context};
 use crate::transfer::Message;
 use mlua::ffi::{self, lua_State};
 use std::ffi::c_int;
@@ -53,15 +53,18 @@ pub(super) unsafe fn perform(
     // SAFETY: stack operations on the running thread; every Rust value is moved out
     // (or dropped) before a call that may longjmp (module invariants).
     unsafe {
-        match action {
-            // The common answers in place, without a call moving the answer: none (a
-            // send), and one integer or short string (a receive), whose message
-            // owns nothing then and is forgotten.
-            Action::Return(Answer::Nothing) => 0,
-            Action::Return(Answer::Values(message)) if scalar::push_single(state, &message) => {
-                std::mem::forget(message);
-                1
+        // The common answers in place, read where the action lies, without a call or
+        // a move of the answer: none (a send), and one integer or short string (a
+        // receive), whose message owns nothing then and is forgotten with the action.
+        match &action {
+            Action::Return(Answer::Nothing) => return 0,
+            Action::Return(Answer::Values(message)) if scalar::push_single(state, message) => {
+                std::mem::forget(action);
+                return 1;
             }
+            _ => {}
+        }
+        match action {
             Action::Return(answer) => match answer_with(state, answer) {
                 Ok(count) => count,
                 Err(message) => raise(state, message),
@@ -69,10 +72,11 @@ pub(super) unsafe fn perform(
             Action::Park { ctx } => {
                 // The slice's main coroutine yields straight to its task, which
                 // reads the mark instead of a yielded `PARK` (`resume.rs`); its
-                // frame stays as it is, its top noted: the continuation finds a value
-                // it was resumed with above it (`ProcessContext::park_top`).
+                // frame stays as it is, its top not read: the continuation finds the
+                // only value it can be resumed with on the stack's top
+                // (`ProcessContext::park_top`, `PARKED_IN_PLACE`).
                 if let Some(context) = named_context(state) {
-                    context.park_top.set(ffi::lua_gettop(state));
+                    context.park_top.set(PARKED_IN_PLACE);
                     context.native_park.set(true);
                     return ffi::lua_yieldk(state, 0, ctx, Some(k));
                 }
