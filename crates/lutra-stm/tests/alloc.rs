@@ -338,3 +338,72 @@ fn committed_frees_wait_for_running_attempts() {
         );
     });
 }
+
+/// Gives nothing back: the test's page is unmapped by the test itself.
+///
+/// # Safety
+/// None needed: does nothing.
+unsafe fn keep_page(_addr: usize, _size: usize) {}
+
+/// Words written unchanged (a freed range: `write_unchanged`, `free_on_commit`) have
+/// their records locked and their versions moved, so that an attempt that read them
+/// fails its validation, but a commit stores nothing into them, on the straight
+/// commit and on the general one, under every design: the words lie in a read-only
+/// page, where a store would fault.
+#[test]
+fn a_commit_stores_nothing_into_words_written_unchanged() {
+    const PAGE: usize = 4096;
+    // SAFETY: a fresh anonymous private mapping, checked below.
+    let page = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            PAGE,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(page, libc::MAP_FAILED);
+    let words = page.cast::<usize>();
+    // SAFETY: the first two words of the writable page.
+    unsafe {
+        words.write(7);
+        words.add(1).write(8);
+    }
+    // SAFETY: the page mapped above.
+    assert_eq!(unsafe { libc::mprotect(page, PAGE, libc::PROT_READ) }, 0);
+    for design in DesignKind::ALL {
+        let stm = Stm::new(Config::default().with_design(design).with_stats(false));
+        let mut reader = TxDescriptor::new(&stm).unwrap();
+        let mut writer = TxDescriptor::new(&stm).unwrap();
+        let mut cell = Box::new(0usize);
+        let elsewhere: *mut usize = &mut *cell;
+        for freeing in [false, true] {
+            reader.begin(TxOptions::default());
+            // SAFETY: a word of the page, readable.
+            assert_eq!(unsafe { reader.load(words) }.unwrap(), 7);
+            writer.begin(TxOptions::default());
+            if freeing {
+                // SAFETY: the page's first two words; `keep_page` releases nothing.
+                unsafe { writer.free_on_commit(words as usize, 16, keep_page) }.unwrap();
+            } else {
+                // SAFETY: as above.
+                unsafe { writer.write_unchanged(words as usize, 16) }.unwrap();
+            }
+            writer.commit().unwrap();
+            // SAFETY: as above.
+            assert_eq!(unsafe { (words.read(), words.add(1).read()) }, (7, 8));
+            // The reader writes, so its commit validates what it read.
+            // SAFETY: the boxed word, live for the whole test.
+            let write = unsafe { reader.store(elsewhere, 1, usize::MAX) };
+            let outcome = write.and_then(|()| reader.commit());
+            assert!(
+                outcome.is_err(),
+                "{design:?}, freeing {freeing}: the unchanged write moved no version"
+            );
+        }
+    }
+    // SAFETY: the page mapped above, no longer used.
+    assert_eq!(unsafe { libc::munmap(page, PAGE) }, 0);
+}

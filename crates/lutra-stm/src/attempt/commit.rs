@@ -11,7 +11,9 @@
 //!    happened since the snapshot) or the attempt is irrevocable, validate the read
 //!    set.
 //! 5. Release fence, then write back every buffered word (merging masked writes with
-//!    memory) and retire the boxed values it replaces.
+//!    memory) and retire the boxed values it replaces. A word written with mask 0 (a
+//!    freed block's, written unchanged so that its record is locked and its version
+//!    moves) is not stored: its line is left to whoever reads it.
 //! 6. Release every record with version `wv`, go idle, wake the waiters of the written
 //!    records if step 4 saw any, retire freed blocks through the epochs.
 //!
@@ -284,7 +286,12 @@ impl Core {
             return;
         }
         // Straight: no write replaces a boxed value, nothing was allocated for one.
-        for entry in self.writes.entries() {
+        for entry in self
+            .writes
+            .entries()
+            .iter()
+            .filter(|entry| entry.writes_bytes())
+        {
             // SAFETY: the program vouched for every written address when it stored to
             // it, and this attempt holds the record guarding it.
             let word = unsafe { &*(entry.addr as *const AtomicUsize) };
@@ -307,7 +314,9 @@ impl Core {
             // it, and this attempt holds the record guarding it.
             let word = unsafe { &*(entry.addr as *const AtomicUsize) };
             let old = word.load(Ordering::Relaxed);
-            word.store(entry.merged_with(old), Ordering::Relaxed);
+            if entry.writes_bytes() {
+                word.store(entry.merged_with(old), Ordering::Relaxed);
+            }
             if let Some(release) = entry.retire_old {
                 published.insert(entry.value, ());
                 replaced.push((old, release));

@@ -92,6 +92,14 @@ impl WriteEntry {
         self.mask |= mask;
     }
 
+    /// Whether the write changes any byte: an entry of mask 0 (a freed block's word,
+    /// written unchanged so that its record is locked and its version moves) has
+    /// nothing to store, and its write-back leaves the word's line alone.
+    #[inline(always)]
+    pub(crate) fn writes_bytes(&self) -> bool {
+        self.mask != 0
+    }
+
     /// The word to store, given the word currently in memory.
     #[inline]
     pub(crate) fn merged_with(&self, memory: usize) -> usize {
