@@ -1,5 +1,5 @@
 -- supervisor.lua — a supervisor that restarts a worker when it fails, told by a
--- monitor (`lutra.monitor`) rather than by joining it.
+-- monitor (`lutra.spawn_monitor`) rather than by joining it.
 --
 --   producer --jobs--> worker --results--> (buffered)
 --                        ^  |
@@ -36,8 +36,9 @@ lutra.spawn(function(work, jobs)
   work:close()
 end, work, jobs)
 
+-- Monitored from before its first slice: a worker that fails at once is still told.
 local function start()
-  return lutra.monitor(lutra.spawn(worker, work, results, every))
+  return lutra.spawn_monitor(worker, work, results, every)
 end
 
 start()

@@ -4,6 +4,7 @@
 //! - `-- expect-exit: N` — the exit status to expect;
 //! - `-- expect-stderr: text` — text standard error must contain (repeatable);
 //! - `-- expect-stdout: text` — text standard output must contain (repeatable);
+//! - `-- expect-no-stderr: text` — text standard error must not contain (repeatable);
 //! - `-- lutra-args: ...` — options given to `lutra` before the script (e.g. `-w 1`);
 //! - `-- lutra-env: NAME=VALUE` — an environment variable set for `lutra` (repeatable).
 //!
@@ -29,6 +30,7 @@ struct Expectations {
     exit: i32,
     stderr: Vec<String>,
     stdout: Vec<String>,
+    not_stderr: Vec<String>,
     args: Vec<String>,
     env: Vec<(String, String)>,
 }
@@ -38,6 +40,7 @@ fn expectations(source: &str) -> Expectations {
         exit: 0,
         stderr: Vec::new(),
         stdout: Vec::new(),
+        not_stderr: Vec::new(),
         args: Vec::new(),
         env: Vec::new(),
     };
@@ -49,6 +52,8 @@ fn expectations(source: &str) -> Expectations {
             expected.stderr.push(text.trim().to_owned());
         } else if let Some(text) = line.strip_prefix("expect-stdout:") {
             expected.stdout.push(text.trim().to_owned());
+        } else if let Some(text) = line.strip_prefix("expect-no-stderr:") {
+            expected.not_stderr.push(text.trim().to_owned());
         } else if let Some(args) = line.strip_prefix("lutra-args:") {
             expected.args = args.split_whitespace().map(str::to_owned).collect();
         } else if let Some(var) = line.strip_prefix("lutra-env:") {
@@ -103,6 +108,11 @@ fn run(script: &Path) -> Result<(), String> {
     for text in &expected.stdout {
         if !stdout.contains(text.as_str()) {
             problems.push(format!("stdout lacks {text:?}"));
+        }
+    }
+    for text in &expected.not_stderr {
+        if stderr.contains(text.as_str()) {
+            problems.push(format!("stderr contains {text:?}"));
         }
     }
     if problems.is_empty() {

@@ -215,6 +215,13 @@ function lutra.spawn_link(code, ...)
   return checked(raw.spawn_linked(code, where(2), ...))
 end
 
+-- Spawns as lutra.spawn does, monitored by the caller from before its first slice
+-- (as lutra.monitor(lutra.spawn(...)), without the window in which it could end
+-- unwatched).
+function lutra.spawn_monitor(code, ...)
+  return checked(raw.spawn_monitored(code, where(2), ...))
+end
+
 function lutra.self()
   return raw.self()
 end

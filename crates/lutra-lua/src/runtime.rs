@@ -32,6 +32,16 @@ use std::time::Duration;
 /// How often the waiting side looks for a deadlock.
 const DEADLOCK_CHECK: Duration = Duration::from_millis(100);
 
+/// Who learns of a new process's end from before its first slice: nobody, the
+/// spawner as a linked process (`lutra.spawn_link`) or as a monitor
+/// (`lutra.spawn_monitor`), so that no end, however early, escapes it.
+#[derive(Clone, Copy)]
+pub(crate) enum Watched<'a> {
+    Not,
+    LinkedWith(&'a Arc<ProcessCore>),
+    MonitoredBy(&'a Arc<ProcessCore>),
+}
+
 pub(crate) struct RuntimeShared {
     /// Declared before `sched`: its ticker stops before the workers go away.
     pub(crate) preemptor: crate::process::preempt::Preemptor,
@@ -74,21 +84,21 @@ pub(crate) struct RuntimeShared {
 }
 
 impl RuntimeShared {
-    /// Spawns a process running `code` with the arguments in `args`, linked with
-    /// `link` (if any) before it starts.
-    pub(crate) fn spawn_linked(
+    /// Spawns a process running `code` with the arguments in `args`, linked with or
+    /// monitored by the spawner before it starts, as `watched` says.
+    pub(crate) fn spawn_watched(
         self: &Arc<Self>,
         code: Code,
         args: Message,
         origin: String,
-        link: Option<&Arc<ProcessCore>>,
+        watched: Watched<'_>,
     ) -> Arc<ProcessCore> {
-        let (core, task) = self.register(code, args, origin, link);
+        let (core, task) = self.register(code, args, origin, watched);
         self.start(core.id(), task);
         core
     }
 
-    /// Spawns the main script's process (unlinked, as [`Self::spawn_linked`]). It is
+    /// Spawns the main script's process (unwatched, as [`Self::spawn_watched`]). It is
     /// named the main process before it can run: a script that fails in its first
     /// slice is then reported as the main script (`lutra: <error>`), not as
     /// `process#N`.
@@ -98,7 +108,7 @@ impl RuntimeShared {
         args: Message,
         origin: String,
     ) -> Arc<ProcessCore> {
-        let (core, task) = self.register(code, args, origin, None);
+        let (core, task) = self.register(code, args, origin, Watched::Not);
         // ORDERING: stored before the task is handed to the scheduler, whose run
         // queue publishes it to the worker that runs it (and, on failure, reads
         // `main_pid` in `report_failure`).
@@ -107,19 +117,21 @@ impl RuntimeShared {
         core
     }
 
-    /// Counts a new process (linked with `link`, if any) and answers it with the task
+    /// Counts a new process (linked or monitored as `watched` says) and answers it with the task
     /// that will run it; nothing runs until [`Self::start`].
     fn register(
         self: &Arc<Self>,
         code: Code,
         args: Message,
         origin: String,
-        link: Option<&Arc<ProcessCore>>,
+        watched: Watched<'_>,
     ) -> (Arc<ProcessCore>, ProcessTask) {
         let id = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let core = Arc::new(ProcessCore::new(id, origin, self.options.mailbox_capacity));
-        if let Some(parent) = link {
-            core.link(parent);
+        match watched {
+            Watched::Not => {}
+            Watched::LinkedWith(spawner) => core.link(spawner),
+            Watched::MonitoredBy(spawner) => core.add_monitor(spawner),
         }
         self.lock_processes().insert(id, core.clone());
         // ORDERING: counted before the process can run (its task reaches the run queue

@@ -225,6 +225,7 @@ end
 Process.send = irrevocably(Process.send)
 lutra.spawn = irrevocably(lutra.spawn)
 lutra.spawn_link = irrevocably(lutra.spawn_link)
+lutra.spawn_monitor = irrevocably(lutra.spawn_monitor)
 lutra.monitor = irrevocably(lutra.monitor)
 Process.cancel = irrevocably(Process.cancel)
 lutra.receive = irrevocably(lutra.receive)

@@ -60,7 +60,7 @@ fn spawn(lua: &Lua, (origin, args): (String, MultiValue)) -> mlua::Result<MultiV
         name: BOOT,
         bytecode,
     };
-    super::process::start(lua, code, origin, args, false)
+    super::process::start(lua, code, origin, args, super::process::Spawn::Plain)
 }
 
 fn display(name: &LuaString) -> String {

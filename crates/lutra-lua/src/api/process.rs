@@ -3,6 +3,7 @@
 use crate::api::{RawEntry, bad_argument, current_waiter, failure, function, success, texts};
 use crate::channel::SendPoll;
 use crate::process::{Code, Outcome, ProcessContext, ProcessCore, ProcessHandle};
+use crate::runtime::Watched;
 use crate::transfer::{self, Value};
 use mlua::{AnyUserData, Lua, MultiValue};
 use std::sync::Arc;
@@ -11,12 +12,17 @@ use std::sync::Arc;
 pub(super) const RAW: &[RawEntry] = &[
     ("spawn", |lua| {
         function(lua, |lua, (code, origin, args)| {
-            spawn(lua, code, origin, args, false)
+            spawn(lua, code, origin, args, Spawn::Plain)
         })
     }),
     ("spawn_linked", |lua| {
         function(lua, |lua, (code, origin, args)| {
-            spawn(lua, code, origin, args, true)
+            spawn(lua, code, origin, args, Spawn::Linked)
+        })
+    }),
+    ("spawn_monitored", |lua| {
+        function(lua, |lua, (code, origin, args)| {
+            spawn(lua, code, origin, args, Spawn::Monitored)
         })
     }),
     ("cancel", |lua| function(lua, cancel)),
@@ -59,16 +65,38 @@ pub(super) const RAW: &[RawEntry] = &[
     }),
 ];
 
+/// How a spawn watches the new process, from before it starts.
+#[derive(Clone, Copy)]
+pub(super) enum Spawn {
+    /// `lutra.spawn`: not at all.
+    Plain,
+    /// `lutra.spawn_link`: linked with the caller.
+    Linked,
+    /// `lutra.spawn_monitor`: monitored by the caller.
+    Monitored,
+}
+
+impl Spawn {
+    /// The Lua function's name, for errors.
+    fn name(self) -> &'static str {
+        match self {
+            Spawn::Plain => "spawn",
+            Spawn::Linked => "spawn_link",
+            Spawn::Monitored => "spawn_monitor",
+        }
+    }
+}
+
 /// `spawn(fn_or_source, where, ...)`: exports the code and arguments, starts the
-/// process (`linked`: linked with the caller, before it starts).
+/// process (linked with or monitored by the caller before it starts, as `how` says).
 fn spawn(
     lua: &Lua,
     code: mlua::Value,
     origin: String,
     args: MultiValue,
-    linked: bool,
+    how: Spawn,
 ) -> mlua::Result<MultiValue> {
-    let name = if linked { "spawn_link" } else { "spawn" };
+    let name = how.name();
     let code = match &code {
         // Named by its text, as `load` names a string chunk: errors show
         // `[string "..."]:line:` (the spawn site is the process's origin).
@@ -98,17 +126,18 @@ fn spawn(
             );
         }
     };
-    start(lua, code, origin, args, linked)
+    start(lua, code, origin, args, how)
 }
 
-/// Exports the arguments and starts the process running `code` (`linked`: linked with
-/// the caller, before it starts); its handle, or `nil, message`.
+/// Exports the arguments and starts the process running `code` (linked with or
+/// monitored by the caller before it starts, as `how` says); its handle, or `nil,
+/// message`.
 pub(super) fn start(
     lua: &Lua,
     code: Code,
     origin: String,
     args: MultiValue,
-    linked: bool,
+    how: Spawn,
 ) -> mlua::Result<MultiValue> {
     let args: Vec<mlua::Value> = args.into_iter().collect();
     let message = match transfer::export(lua, &args, |i| format!("argument #{}", i + 1)) {
@@ -116,8 +145,14 @@ pub(super) fn start(
         Err(error) => return failure(lua, error),
     };
     let context = ProcessContext::of(lua)?;
-    let link = linked.then_some(&context.process);
-    let core = context.runtime.spawn_linked(code, message, origin, link);
+    let watched = match how {
+        Spawn::Plain => Watched::Not,
+        Spawn::Linked => Watched::LinkedWith(&context.process),
+        Spawn::Monitored => Watched::MonitoredBy(&context.process),
+    };
+    let core = context
+        .runtime
+        .spawn_watched(code, message, origin, watched);
     drop(context);
     success(lua, ProcessHandle(core).push(lua)?)
 }
