@@ -269,12 +269,13 @@ struct Turn {
 
 /// Resumes `task` for one slice on `worker`; returns how the slice ended.
 fn resume(worker: &Worker, task: &Arc<TaskCore>) -> Step {
-    // ORDERING: SeqCst, as every access of `state` (task.rs, park/unpark protocol). Only
-    // the `PARKED` store takes part in that protocol's store-then-load pair; this store
-    // publishes nothing (the task came, and goes, through the run queue, which orders its
-    // data), so it needs only the word's modification order, where an unparker's CAS from
-    // `PARKED` then fails. Stronger than needed, kept uniform.
-    task.state.store(RUNNING, Ordering::SeqCst);
+    // ORDERING: only the `PARKED` store takes part in the park/unpark protocol's
+    // store-then-load pair (task.rs); this store publishes nothing (the task came, and
+    // goes, through the run queue, which orders its data), so it needs only the word's
+    // modification order, where it follows the `RUNNABLE` that queued the task (the
+    // queue's hand-over orders that before it) and an unparker's CAS from `PARKED` then
+    // fails. Relaxed: a SeqCst store is a locked instruction on x86, one per slice.
+    task.state.store(RUNNING, Ordering::Relaxed);
     worker.set_task(Some(task));
     let step = {
         let mut body = task.body.lock();

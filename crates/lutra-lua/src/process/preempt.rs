@@ -576,8 +576,12 @@ impl Drop for Slice<'_> {
             // ORDERING: ends the slice before `running` is cleared (the compiler fence
             // below keeps that order for the handler on this thread). No pair needs SeqCst
             // at exit: the ticker only counts overruns from it, and a signal sent for the
-            // ended slice finds sequence and target differ.
-            slot.sequence.fetch_add(1, Ordering::SeqCst);
+            // ended slice finds sequence and target differ. Only this thread writes the
+            // slot's sequence (a slot belongs to one thread; the handler only reads it),
+            // so a load and a store bump it as `fetch_add` would, without the locked
+            // instruction that costs one per slice.
+            let ended = slot.sequence.load(Ordering::Relaxed) + 1;
+            slot.sequence.store(ended, Ordering::Release);
             // ORDERING: for the handler on this thread: `slot` and `running` are cleared
             // only after the sequence says the slice ended.
             compiler_fence(Ordering::SeqCst);
