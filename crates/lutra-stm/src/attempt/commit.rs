@@ -147,6 +147,9 @@ impl Core {
             self.finish_committed(stm);
             return Ok(());
         }
+        if self.mode() == Mode::Blocks && self.commit_blocks(stm) {
+            return Ok(());
+        }
         if self.writes.is_empty() {
             if self.mode() == Mode::ReadOnlyStraight {
                 self.commit_read_only_straight(stm);
@@ -155,7 +158,8 @@ impl Core {
             if !self.allocations.is_empty() {
                 self.release_unpublished_values(&WordMap::default());
             }
-            self.finish(stm, Ok(()));
+            // Blocks freed without a word written (a size of 0) are retired too.
+            self.finish_committed(stm);
             return Ok(());
         }
         self.commit_update_or_roll_back(stm)
@@ -236,14 +240,21 @@ impl Core {
         }
     }
 
-    /// Step 6's end for a committed attempt that wrote: blocks it freed go to the
-    /// limbo list ([`Core::retire_frees`]), then it ends.
+    /// Step 6's end for a committed attempt (one that wrote, a solo one, or one whose
+    /// frees wrote no word): blocks it freed go to the limbo list ([`Core::retire_frees`]), then it ends.
     #[inline]
     fn finish_committed(&mut self, stm: &StmInner) {
         if !self.frees.is_empty() {
             self.retire_frees(stm);
         }
         self.finish(stm, Ok(()));
+        self.collect_limbo_if_due(stm);
+    }
+
+    /// Releases what the limbo list may release if it is due: once it has grown
+    /// past [`COLLECT_THRESHOLD`] blocks.
+    #[inline(always)]
+    pub(crate) fn collect_limbo_if_due(&mut self, stm: &StmInner) {
         if self.limbo.len() >= COLLECT_THRESHOLD {
             self.collect_limbo(stm);
         }
@@ -254,8 +265,7 @@ impl Core {
     /// protocol, step 2: the fence of `current_for_retire` follows them); the list of
     /// frees is emptied in place, keeping its buffer for the next attempt unless it
     /// grew past what the sets keep.
-    #[cold]
-    fn retire_frees(&mut self, stm: &StmInner) {
+    pub(crate) fn retire_frees(&mut self, stm: &StmInner) {
         let epoch = stm.epochs.current_for_retire();
         self.limbo.extend(self.frees.drain(..).map(|block| Retired {
             epoch,
@@ -281,11 +291,12 @@ impl Core {
         // ORDERING: pairs with the acquire fence of the read protocol in `access.rs`:
         // a reader that loads a written value also sees this attempt's lock.
         fence(Ordering::Release);
-        if !self.mode().is_straight() {
+        if !self.mode().is_straight() && self.mode() != Mode::Blocks {
             self.write_back_replacing(stm);
             return;
         }
-        // Straight: no write replaces a boxed value, nothing was allocated for one.
+        // Straight (or `Blocks`): no write replaces a boxed value, nothing was
+        // allocated for one.
         for entry in self
             .writes
             .entries()
