@@ -72,6 +72,10 @@ pub(crate) trait CommitPath {
     /// Whether the attempt may be irrevocable (steps 3 and 4 then do not apply); a
     /// path whose attempts never are skips the test.
     const MAY_BE_IRREVOCABLE: bool;
+    /// Whether the path's attempts are always straight or `Blocks` (`mode.rs`): none
+    /// of their writes replaces a boxed value, so step 5 takes the plain write-back
+    /// without a test of the mode.
+    const STRAIGHT: bool;
     /// Step 1: locks every written record (or makes sure they are locked).
     fn lock_writes(core: &mut Core, stm: &StmInner) -> Result<(), Abort>;
     /// Something stood in the way of steps 1–4: the status word reads committing
@@ -88,6 +92,7 @@ pub(crate) struct GeneralCommit;
 impl CommitPath for GeneralCommit {
     type Output = Result<(), Abort>;
     const MAY_BE_IRREVOCABLE: bool = true;
+    const STRAIGHT: bool = false;
 
     #[inline(always)]
     fn lock_writes(core: &mut Core, stm: &StmInner) -> Result<(), Abort> {
@@ -214,21 +219,23 @@ impl Core {
         }
         self.status = committing;
         // Steps 5 and 6.
-        self.write_back_and_release(stm, write_version, waiters);
+        self.write_back_and_release(stm, write_version, waiters, P::STRAIGHT);
         P::committed(self, stm)
     }
 
     /// Steps 5 and 6 up to the end: writes every buffered word back, releases every
     /// held record with version `write_version`, and wakes the waiters of the written
-    /// records if step 4 saw any (`waiters`).
+    /// records if step 4 saw any (`waiters`). `straight`: the attempt is straight
+    /// or `Blocks`, known without a test of its mode.
     #[inline(always)]
     pub(crate) fn write_back_and_release(
         &mut self,
         stm: &StmInner,
         write_version: u64,
         waiters: bool,
+        straight: bool,
     ) {
-        self.write_back(stm);
+        self.write_back(stm, straight);
         for held in self.locks.held() {
             stm.orecs
                 .record(held.orec)
@@ -285,13 +292,14 @@ impl Core {
         stm.epochs.collect(&stm.registry, &mut self.limbo);
     }
 
-    /// Step 5: writes every buffered word to memory.
+    /// Step 5: writes every buffered word to memory. `straight`: the attempt is
+    /// straight or `Blocks`, known without a test of its mode.
     #[inline]
-    fn write_back(&mut self, stm: &StmInner) {
+    fn write_back(&mut self, stm: &StmInner, straight: bool) {
         // ORDERING: pairs with the acquire fence of the read protocol in `access.rs`:
         // a reader that loads a written value also sees this attempt's lock.
         fence(Ordering::Release);
-        if !self.mode().is_straight() && self.mode() != Mode::Blocks {
+        if !straight && !self.mode().is_straight() {
             self.write_back_replacing(stm);
             return;
         }

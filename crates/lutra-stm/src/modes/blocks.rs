@@ -84,6 +84,7 @@ pub(crate) struct BlocksCommit;
 impl CommitPath for BlocksCommit {
     type Output = bool;
     const MAY_BE_IRREVOCABLE: bool = false;
+    const STRAIGHT: bool = true;
 
     #[inline(always)]
     fn lock_writes(core: &mut Core, stm: &StmInner) -> Result<(), Abort> {

@@ -281,6 +281,7 @@ pub(crate) struct StraightCommit;
 impl CommitPath for StraightCommit {
     type Output = bool;
     const MAY_BE_IRREVOCABLE: bool = false;
+    const STRAIGHT: bool = true;
 
     #[inline(always)]
     fn lock_writes(core: &mut Core, stm: &StmInner) -> Result<(), Abort> {
