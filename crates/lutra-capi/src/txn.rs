@@ -162,8 +162,9 @@ pub unsafe extern "C" fn stm_commit() -> c_int {
 }
 
 /// [`stm_commit`] of a plain thread's outermost level that the inline commit
-/// declined: the straight commit of an attempt that wrote (or of a solo attempt that
-/// freed blocks), else the full commit, then the jump if it restarts.
+/// declined: the straight commit of an attempt that wrote (or of one, solo or
+/// instrumented, that freed blocks), else the full commit, then the jump if it
+/// restarts.
 ///
 /// # Safety
 /// As [`stm_commit`]; `state` is the caller's state from `fast::state`.

@@ -895,6 +895,76 @@ fn solo_frees_are_never_read_after_their_release() {
     explore_designs_and_paths(12, solo_replaces_node_beside_newcomer);
 }
 
+/// A shared word points to a node. A replacer (instrumented: a reader's descriptor
+/// exists from the start) replaces the node six times, allocating the new one and
+/// freeing the old one in the same attempt, and aborts
+/// the second time after doing so: off the straight paths its commits are general,
+/// on them they are the blocks commit of `blocks.rs`, whose frees the epochs release
+/// a few at a time. A reader follows the pointer three times: it never reads a
+/// released node, and every committed replacement is kept.
+fn instrumented_replaces_node_beside_reader(design: DesignKind, straight: bool) {
+    use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
+    let stm = tiny(design, "suicide");
+    let slot = Arc::new(AtomicUsize::new(new_node(0)));
+    let mut reader_tx = TxDescriptor::new(&stm).unwrap();
+    let replacer = {
+        let (stm, slot) = (stm.clone(), slot.clone());
+        thread::spawn(move || {
+            let mut tx = TxDescriptor::new(&stm).unwrap();
+            let slot = slot.as_ptr();
+            for round in 1..=6 {
+                // SAFETY: the slot lives in the `Arc`, the nodes are leaked, and both
+                // are only accessed through transactions of this engine.
+                until_done(&mut tx, TxOptions::default(), straight, |tx| unsafe {
+                    let old = tx.load(slot)?;
+                    let node = new_node(round);
+                    tx.record_allocation(node, 8, poison);
+                    tx.store(slot, node, usize::MAX)?;
+                    // Odd rounds write the freed word unchanged, so that a reader of
+                    // it conflicts; even rounds do not, and a reader of a node
+                    // released too early would read its poison and commit.
+                    tx.free_on_commit(old, (round % 2) * 8, poison)?;
+                    if round == 2 {
+                        return Err(tx.doom(AbortReason::Explicit));
+                    }
+                    Ok(())
+                });
+            }
+        })
+    };
+    let reader = {
+        let slot = slot.clone();
+        thread::spawn(move || {
+            let slot = slot.as_ptr();
+            for _ in 0..3 {
+                // SAFETY: as above.
+                let value = until_committed(
+                    &mut reader_tx,
+                    TxOptions::default(),
+                    straight,
+                    |tx| unsafe {
+                        let node = tx.load(slot)?;
+                        thread::yield_now();
+                        tx.load(node as *const usize)
+                    },
+                );
+                assert_ne!(value, POISON, "a released node was read");
+            }
+        })
+    };
+    replacer.join().unwrap();
+    reader.join().unwrap();
+    let node = slot.load(Ordering::SeqCst);
+    // SAFETY: the last node published, leaked.
+    let value = unsafe { &*(node as *const AtomicUsize) }.load(Ordering::SeqCst);
+    assert_eq!(value, 6, "a replacement was lost or an abort not undone");
+}
+
+#[test]
+fn instrumented_frees_are_never_read_after_their_release() {
+    explore_designs_and_paths(13, instrumented_replaces_node_beside_reader);
+}
+
 /// Two words summing to 200. A serial attempt moves 1 between them with plain
 /// writes (as GCC's uninstrumented code does), yielding between the two; an
 /// auditor and an updater of the same words run transactions meanwhile: no audit

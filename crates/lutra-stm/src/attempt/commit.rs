@@ -72,6 +72,10 @@ pub(crate) trait CommitPath {
     /// Whether the attempt may be irrevocable (steps 3 and 4 then do not apply); a
     /// path whose attempts never are skips the test.
     const MAY_BE_IRREVOCABLE: bool;
+    /// Whether the path's attempts are always straight or `Blocks` (`mode.rs`): none
+    /// of their writes replaces a boxed value, so step 5 takes the plain write-back
+    /// without a test of the mode.
+    const STRAIGHT: bool;
     /// Step 1: locks every written record (or makes sure they are locked).
     fn lock_writes(core: &mut Core, stm: &StmInner) -> Result<(), Abort>;
     /// Something stood in the way of steps 1–4: the status word reads committing
@@ -88,6 +92,7 @@ pub(crate) struct GeneralCommit;
 impl CommitPath for GeneralCommit {
     type Output = Result<(), Abort>;
     const MAY_BE_IRREVOCABLE: bool = true;
+    const STRAIGHT: bool = false;
 
     #[inline(always)]
     fn lock_writes(core: &mut Core, stm: &StmInner) -> Result<(), Abort> {
@@ -147,6 +152,9 @@ impl Core {
             self.finish_committed(stm);
             return Ok(());
         }
+        if self.mode() == Mode::Blocks && self.commit_blocks(stm) {
+            return Ok(());
+        }
         if self.writes.is_empty() {
             if self.mode() == Mode::ReadOnlyStraight {
                 self.commit_read_only_straight(stm);
@@ -155,7 +163,8 @@ impl Core {
             if !self.allocations.is_empty() {
                 self.release_unpublished_values(&WordMap::default());
             }
-            self.finish(stm, Ok(()));
+            // Blocks freed without a word written (a size of 0) are retired too.
+            self.finish_committed(stm);
             return Ok(());
         }
         self.commit_update_or_roll_back(stm)
@@ -210,21 +219,23 @@ impl Core {
         }
         self.status = committing;
         // Steps 5 and 6.
-        self.write_back_and_release(stm, write_version, waiters);
+        self.write_back_and_release(stm, write_version, waiters, P::STRAIGHT);
         P::committed(self, stm)
     }
 
     /// Steps 5 and 6 up to the end: writes every buffered word back, releases every
     /// held record with version `write_version`, and wakes the waiters of the written
-    /// records if step 4 saw any (`waiters`).
+    /// records if step 4 saw any (`waiters`). `straight`: the attempt is straight
+    /// or `Blocks`, known without a test of its mode.
     #[inline(always)]
     pub(crate) fn write_back_and_release(
         &mut self,
         stm: &StmInner,
         write_version: u64,
         waiters: bool,
+        straight: bool,
     ) {
-        self.write_back(stm);
+        self.write_back(stm, straight);
         for held in self.locks.held() {
             stm.orecs
                 .record(held.orec)
@@ -236,14 +247,21 @@ impl Core {
         }
     }
 
-    /// Step 6's end for a committed attempt that wrote: blocks it freed go to the
-    /// limbo list ([`Core::retire_frees`]), then it ends.
+    /// Step 6's end for a committed attempt (one that wrote, a solo one, or one whose
+    /// frees wrote no word): blocks it freed go to the limbo list ([`Core::retire_frees`]), then it ends.
     #[inline]
     fn finish_committed(&mut self, stm: &StmInner) {
         if !self.frees.is_empty() {
             self.retire_frees(stm);
         }
         self.finish(stm, Ok(()));
+        self.collect_limbo_if_due(stm);
+    }
+
+    /// Releases what the limbo list may release if it is due: once it has grown
+    /// past [`COLLECT_THRESHOLD`] blocks.
+    #[inline(always)]
+    pub(crate) fn collect_limbo_if_due(&mut self, stm: &StmInner) {
         if self.limbo.len() >= COLLECT_THRESHOLD {
             self.collect_limbo(stm);
         }
@@ -254,8 +272,7 @@ impl Core {
     /// protocol, step 2: the fence of `current_for_retire` follows them); the list of
     /// frees is emptied in place, keeping its buffer for the next attempt unless it
     /// grew past what the sets keep.
-    #[cold]
-    fn retire_frees(&mut self, stm: &StmInner) {
+    pub(crate) fn retire_frees(&mut self, stm: &StmInner) {
         let epoch = stm.epochs.current_for_retire();
         self.limbo.extend(self.frees.drain(..).map(|block| Retired {
             epoch,
@@ -275,17 +292,19 @@ impl Core {
         stm.epochs.collect(&stm.registry, &mut self.limbo);
     }
 
-    /// Step 5: writes every buffered word to memory.
+    /// Step 5: writes every buffered word to memory. `straight`: the attempt is
+    /// straight or `Blocks`, known without a test of its mode.
     #[inline]
-    fn write_back(&mut self, stm: &StmInner) {
+    fn write_back(&mut self, stm: &StmInner, straight: bool) {
         // ORDERING: pairs with the acquire fence of the read protocol in `access.rs`:
         // a reader that loads a written value also sees this attempt's lock.
         fence(Ordering::Release);
-        if !self.mode().is_straight() {
+        if !straight && !self.mode().is_straight() {
             self.write_back_replacing(stm);
             return;
         }
-        // Straight: no write replaces a boxed value, nothing was allocated for one.
+        // Straight (or `Blocks`): no write replaces a boxed value, nothing was
+        // allocated for one.
         for entry in self
             .writes
             .entries()

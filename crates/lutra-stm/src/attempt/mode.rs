@@ -9,6 +9,7 @@
 //! | `Idle` | none | nothing | — | — |
 //! | `Settled` | none: the last ended as a straight commit | nothing | — | — |
 //! | `Straight` | instrumented, straight | its sets | inlined, recorded | straight (`straight.rs`) |
+//! | `Blocks` | instrumented, straight but for blocks it freed (`blocks.rs`) | its sets, its frees | inlined, recorded | short (`blocks.rs`) |
 //! | `Instrumented` | instrumented | its sets, maybe locks | recorded | full (`Core::finish`) |
 //! | `ReadOnlyStraight` | instrumented, read-only (`read_only.rs`), straight but for its end | nothing: no read set, no writes | inlined, not recorded | short (`read_only.rs`) |
 //! | `ReadOnly` | instrumented, read-only | nothing | not recorded | full |
@@ -48,8 +49,9 @@
 //! | `Idle`, `Settled` | `GateHeld`, then `Irrevocable` | `Core::start_special` (an irrevocable start) |
 //! | `Idle`, `Settled` | `ReadOnlyStraight`, `ReadOnly` | `Core::start_special` (the read-only hint: `Escalation::ReadOnly`) |
 //! | `ReadOnlyStraight` | `ReadOnly` | `Core::mark_not_straight` |
-//! | `ReadOnlyStraight`, `ReadOnly` | `Instrumented` | `Core::doom` (every doom: a write, a newer version, a conflict) |
-//! | `Straight` | `Instrumented` | `Core::mark_not_straight` (a gate, a lent value, a lock, a doom, a growing set, a boxed value, a free) |
+//! | `ReadOnlyStraight`, `ReadOnly`, `Blocks` | `Instrumented` | `Core::doom` (every doom: a write, a newer version, a conflict) |
+//! | `Straight`, `Blocks` | `Instrumented` | `Core::mark_not_straight` (a gate, a lent value, a lock, a doom, a growing set, a boxed value), `Core::give_up_commit` |
+//! | `Straight` | `Blocks` | `Core::note_free` |
 //! | `SoloStraight`, `SoloBlocks` | `Solo` | `Core::mark_not_straight` |
 //! | `SoloStraight` | `SoloBlocks` | `Core::note_free` |
 //! | `Instrumented` | `GateHeld`, then `Irrevocable` | `Core::become_irrevocable` |
@@ -58,7 +60,7 @@
 //! | `SoloSerialStraight` | `SoloIrrevocable` | `Core::mark_not_straight` (a growing undo log, a free, a boxed value) |
 //! | `Irrevocable` | `Serial` | `Core::become_serial` |
 //! | any solo mode | `SoloDoomed` | `Core::doom` |
-//! | any attempt | `Settled` | a straight commit (`Core::finish_straight`), or any commit on an engine without hooks or statistics of a transaction without aborts (`Core::finish`) |
+//! | any attempt | `Settled` | a straight commit (`Core::finish_straight`, which the blocks commits end with), or any commit on an engine without hooks or statistics of a transaction without aborts (`Core::finish`) |
 //! | any attempt | `Idle` | every other end (`Core::finish`) |
 //! | `Settled` | `Idle` | `TxDescriptor::prepare`, `Core::doom` |
 //!
@@ -81,7 +83,9 @@
 //! that are so; `Idle` is zero and
 //! `Settled` has a bit of its own, so "an attempt runs" is a test too. A mode is
 //! its bits (a further bit tells `Solo` from `SoloBlocks`, `Instrumented` from
-//! `Idle`, `Serial` from `Irrevocable`); the compiler rejects two modes of one value.
+//! `Idle`, `Serial` from `Irrevocable`; `Blocks` is `Instrumented`'s bits with
+//! `Settled`'s, which [`Mode::active_bits`] leaves out, so it is active as
+//! `Instrumented` is); the compiler rejects two modes of one value.
 
 /// The mode of a descriptor's attempt (see the module's tables).
 #[repr(u8)]
@@ -106,6 +110,8 @@ pub(crate) enum Mode {
     SoloDoomed = Mode::SOLO,
     /// Instrumented, not straight.
     Instrumented = Mode::OTHER,
+    /// Instrumented, straight but for the blocks it freed (`blocks.rs`).
+    Blocks = Mode::OTHER | Mode::SETTLED,
     /// Instrumented, holds the commit gate, not yet irrevocable.
     GateHeld = Mode::GATE,
     /// Instrumented, irrevocable: holds the commit gate, its status word marked.
@@ -136,7 +142,8 @@ impl Mode {
     pub(crate) const IRREVOCABLE: u8 = 1 << 4;
     /// A bit that tells apart modes the others do not.
     const OTHER: u8 = 1 << 5;
-    /// `Settled`'s bit: the one mode without an attempt that is not zero.
+    /// `Settled`'s bit: the one mode without an attempt that is not zero (`Blocks`
+    /// borrows it: its other bit says that an attempt runs).
     const SETTLED: u8 = 1 << 6;
     /// The bit of the read-only modes: reads checked against the snapshot, not
     /// recorded (`read_only.rs`).
@@ -204,7 +211,7 @@ impl Mode {
     #[inline(always)]
     pub(crate) fn not_straight(self) -> Self {
         match self {
-            Self::Straight => Self::Instrumented,
+            Self::Straight | Self::Blocks => Self::Instrumented,
             Self::SoloStraight | Self::SoloBlocks => Self::Solo,
             Self::SoloSerialStraight => Self::SoloIrrevocable,
             Self::ReadOnlyStraight => Self::ReadOnly,
@@ -217,7 +224,9 @@ impl Mode {
     pub(crate) fn doomed(self) -> Self {
         match self {
             Self::Settled => Self::Idle,
-            Self::Straight | Self::ReadOnlyStraight | Self::ReadOnly => Self::Instrumented,
+            Self::Straight | Self::Blocks | Self::ReadOnlyStraight | Self::ReadOnly => {
+                Self::Instrumented
+            }
             mode if mode.is_solo() => Self::SoloDoomed,
             other => other,
         }
@@ -264,11 +273,12 @@ impl Escalation {
 mod tests {
     use super::Mode;
 
-    const ALL: [Mode; 15] = [
+    const ALL: [Mode; 16] = [
         Mode::Idle,
         Mode::Settled,
         Mode::Straight,
         Mode::Instrumented,
+        Mode::Blocks,
         Mode::GateHeld,
         Mode::Irrevocable,
         Mode::Serial,

@@ -24,7 +24,7 @@
 //!   announced an epoch `≤ r` and stays announced until its attempt ends.
 
 use crate::global::registry::Registry;
-use crate::global::sync::{AtomicU64, Mutex, Ordering, fence, lock};
+use crate::global::sync::{AtomicBool, AtomicU64, Mutex, Ordering, fence, lock};
 
 /// How to give a block back: called with the block's address and size.
 pub type Release = unsafe fn(usize, usize);
@@ -47,8 +47,13 @@ impl Retired {
     }
 }
 
-/// Blocks retired per descriptor before it tries to collect.
-pub(crate) const COLLECT_THRESHOLD: usize = 64;
+/// Blocks retired per descriptor before it tries to collect. Small, so that blocks
+/// go back to the C library a few at a time, soon after their free, while its
+/// per-thread cache has room for them and their lines are still warm: with 64, a
+/// batch of freed blocks overflowed glibc's thread cache (7 blocks of a size), and
+/// half the hash set's `malloc` calls took `_int_malloc` (`docs/performance.md`).
+/// A collection reads every registry slot, so it is not tried at every commit.
+pub(crate) const COLLECT_THRESHOLD: usize = 4;
 
 /// A descriptor's blocks waiting to be released, and a lower bound of their epochs.
 ///
@@ -156,6 +161,12 @@ pub(crate) struct Epochs {
     global: AtomicU64,
     /// Blocks left behind by dropped descriptors.
     orphans: Mutex<Vec<Retired>>,
+    /// Whether `orphans` may hold a block: set under its lock by `adopt`, cleared
+    /// under it by the collection that takes them, read without it, so that a
+    /// collection with no orphans to take writes no shared line for them (a
+    /// `try_lock` is a compare-and-swap on the lock's line, which every collecting
+    /// thread would take from the others).
+    orphaned: AtomicBool,
 }
 
 impl Epochs {
@@ -163,6 +174,7 @@ impl Epochs {
         Self {
             global: AtomicU64::new(1),
             orphans: Mutex::new(Vec::new()),
+            orphaned: AtomicBool::new(false),
         }
     }
 
@@ -197,8 +209,13 @@ impl Epochs {
         // The orphans are taken before the scan: a block that a dropped descriptor
         // retired after the scan may be read by a transaction that announced after
         // it, which the scan's `oldest` does not cover.
-        if let Ok(mut orphans) = self.orphans.try_lock() {
+        // A collection that does not see the flag set leaves the orphans to a later
+        // one, which is always safe.
+        if self.orphaned.load(Ordering::Acquire)
+            && let Ok(mut orphans) = self.orphans.try_lock()
+        {
             limbo.append(&mut orphans);
+            self.orphaned.store(false, Ordering::Relaxed);
         }
         let global = self.global.load(Ordering::SeqCst);
         let oldest = registry
@@ -219,7 +236,12 @@ impl Epochs {
 
     /// Hands the blocks of a dropped descriptor to whoever collects next.
     pub(crate) fn adopt(&self, limbo: &mut Limbo) {
-        lock(&self.orphans).append(&mut limbo.blocks);
+        let mut orphans = lock(&self.orphans);
+        orphans.append(&mut limbo.blocks);
+        // ORDERING: the unlock publishes the blocks to whoever sees the flag and
+        // takes the lock.
+        self.orphaned.store(true, Ordering::Relaxed);
+        drop(orphans);
         limbo.floor = u64::MAX;
     }
 

@@ -3,6 +3,7 @@
 //! - `straight.rs`: the straight begin and commit, the common case that needs no call.
 //! - `solo.rs`: solo attempts, uninstrumented while their descriptor is the engine's
 //!   only one; `solo_blocks.rs`: the blocks they free, released at their commit.
+//! - `blocks.rs`: the blocks an instrumented attempt frees, retired by a straight commit.
 //! - `irrevocable.rs`: attempts that will not abort; `gate.rs`: the commit gate they
 //!   hold.
 //! - `serial.rs`: irrevocable attempts that run alone.
@@ -10,6 +11,7 @@
 //! - `read_only.rs`: attempts on the program's read-only hint, which keep no read set.
 //! - `inplace.rs`: boxed values lent by reference and changed in place.
 
+pub(crate) mod blocks;
 pub(crate) mod fallback;
 pub(crate) mod gate;
 pub(crate) mod inplace;

@@ -37,12 +37,14 @@ use crate::attempt::mode::Mode;
 use crate::global::stm::StmInner;
 
 impl Core {
-    /// Notes that the running attempt freed a block: a solo attempt that was straight
-    /// (or straight but for blocks) stays so but for blocks; any other is no longer straight.
+    /// Notes that the running attempt freed a block: a straight attempt (or one
+    /// straight but for blocks) stays so but for blocks, solo (`SoloBlocks`) or
+    /// instrumented (`Blocks`, `blocks.rs`); any other is no longer straight.
     #[inline]
     pub(crate) fn note_free(&mut self) {
         let mode = match self.mode() {
             Mode::SoloStraight | Mode::SoloBlocks => Mode::SoloBlocks,
+            Mode::Straight | Mode::Blocks => Mode::Blocks,
             other => other.not_straight(),
         };
         self.set_mode(mode);

@@ -35,9 +35,10 @@
 //!   capacity kept (a store that grows the log makes the attempt not straight). The
 //!   blocks a straight attempt allocated for the program (`Core::allocations`, none a
 //!   boxed `TVar` value) are forgotten at its end: they are the program's.
-//! - `try_commit` also commits a solo attempt that is straight but for blocks it freed
-//!   (`Mode::SoloBlocks`), through one call: the blocks commit of
-//!   `solo_blocks.rs`, which calls the freed blocks' release functions.
+//! - `try_commit` also commits an attempt that is straight but for blocks it freed
+//!   (`Mode::SoloBlocks`, `Mode::Blocks`), through one call: the blocks commit of
+//!   `solo_blocks.rs`, which calls the freed blocks' release functions, or of
+//!   `blocks.rs`, which retires them through the epochs.
 
 use crate::attempt::abort::{Abort, AbortReason};
 use crate::attempt::commit::{CommitPath, Obstacle};
@@ -133,9 +134,9 @@ impl TxDescriptor {
     /// always commits here, inline: its reads were consistent at its snapshot, which
     /// is its serialization point. One that wrote commits here, through one call,
     /// unless a record it wrote is locked by another attempt, it was killed, an
-    /// irrevocable attempt holds the commit gate, or its reads no longer hold. A solo
-    /// attempt that would be straight but for blocks it freed commits here too, through
-    /// one call (`solo_blocks.rs`).
+    /// irrevocable attempt holds the commit gate, or its reads no longer hold. An attempt,
+    /// solo or instrumented, that would be straight but for blocks it freed commits
+    /// here too, through one call (`solo_blocks.rs`, `blocks.rs`).
     /// Returns `false`, having changed nothing the program can see, otherwise: call
     /// [`TxDescriptor::commit`] then, which meets the same obstacle and decides
     /// (waits, aborts).
@@ -155,6 +156,7 @@ impl TxDescriptor {
         }
         match self.core.mode() {
             Mode::SoloBlocks => self.core.commit_solo_blocks(&self.stm),
+            Mode::Blocks => self.core.commit_blocks(&self.stm),
             Mode::ReadOnlyStraight => {
                 self.core.commit_read_only_straight(&self.stm);
                 true
@@ -214,7 +216,8 @@ impl Core {
     /// — a doom, a lock, a growth — makes it not straight first), so either tells.
     #[inline(always)]
     pub(crate) fn finish_straight(&mut self, stm: &StmInner, solo: bool) {
-        debug_assert!(self.mode().is_straight() && self.writes.is_empty() && self.locks.is_empty());
+        debug_assert!(self.writes.is_empty() && self.locks.is_empty());
+        debug_assert!(self.mode().is_straight() || self.mode() == Mode::Blocks);
         debug_assert_eq!(solo, self.mode().is_solo());
         debug_assert_eq!(solo, !self.reads.is_open());
         debug_assert!(self.started_at.is_none());
@@ -278,6 +281,7 @@ pub(crate) struct StraightCommit;
 impl CommitPath for StraightCommit {
     type Output = bool;
     const MAY_BE_IRREVOCABLE: bool = false;
+    const STRAIGHT: bool = true;
 
     #[inline(always)]
     fn lock_writes(core: &mut Core, stm: &StmInner) -> Result<(), Abort> {
