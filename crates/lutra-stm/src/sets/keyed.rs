@@ -438,6 +438,22 @@ impl<T: Keyed> KeyedVec<T> {
         }
     }
 
+    /// Empties an indexed set and keeps it indexed, its table emptied by a new
+    /// generation ([`Index::clear`]); a vector or table grown past what the sets keep
+    /// is given back, and the set is unindexed then.
+    #[cold]
+    pub(crate) fn clear_staying_indexed(&mut self) {
+        debug_assert!(self.indexed);
+        if self.items.capacity() > KEPT_CAPACITY || self.index.slots.len() > KEPT_SLOTS {
+            self.items = Vec::new();
+            self.index = Index::default();
+            self.indexed = false;
+        } else {
+            self.items.clear();
+            self.index.clear();
+        }
+    }
+
     #[cold]
     pub(crate) fn clear_indexed(&mut self) {
         if self.items.capacity() > KEPT_CAPACITY || self.index.slots.len() > KEPT_SLOTS {
