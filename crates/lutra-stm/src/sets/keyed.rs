@@ -12,6 +12,8 @@
 
 use crate::global::epoch::Release;
 use crate::global::orec::RecordMapping;
+use crate::global::sync::Ordering;
+use crate::global::sync::data::AtomicUsize;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -104,6 +106,19 @@ impl WriteEntry {
     #[inline]
     pub(crate) fn merged_with(&self, memory: usize) -> usize {
         (memory & !self.mask) | (self.value & self.mask)
+    }
+
+    /// Stores the write into `word`, which this attempt holds: the buffered value
+    /// alone when it covers the whole word (the common case, with no load of the
+    /// word), else merged with the word in memory.
+    #[inline(always)]
+    pub(crate) fn store_into(&self, word: &AtomicUsize) {
+        let value = if self.mask == usize::MAX {
+            self.value
+        } else {
+            self.merged_with(word.load(Ordering::Relaxed))
+        };
+        word.store(value, Ordering::Relaxed);
     }
 }
 
