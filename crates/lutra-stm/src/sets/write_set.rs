@@ -70,8 +70,8 @@ pub(crate) struct WriteSet {
     entries: KeyedVec<WriteEntry>,
     filter: u64,
     room: usize,
-    /// The room the last attempt whose set was indexed had been granted (capped at
-    /// what the sets keep): [`WriteSet::room_hint`].
+    /// The room the last attempt whose set was indexed had been granted, if its
+    /// memory was kept (0 otherwise): [`WriteSet::room_hint`].
     room_before: usize,
     protected: usize,
     undo: Vec<Undo>,
@@ -343,8 +343,15 @@ impl WriteSet {
     #[inline]
     pub(crate) fn clear(&mut self) {
         if self.entries.indexed {
-            self.room_before = self.room.min(KEPT_CAPACITY);
+            let room = self.room;
             self.entries.clear_staying_indexed();
+            // A hint only while the memory is kept: after a huge attempt, the next
+            // one to outgrow `LINEAR_MAX` entries grows as from scratch.
+            self.room_before = if self.entries.indexed {
+                room.min(KEPT_CAPACITY)
+            } else {
+                0
+            };
             // The inlined path's room is back to its first step either way (see the
             // type's invariants when the set was given back and is unindexed again).
             self.room = self.room.min(LINEAR_MAX).min(self.entries.items.capacity());

@@ -137,7 +137,7 @@ fn a_huge_attempt_leaves_later_small_ones_as_cheap_as_before() {
     // and the inlined path's room is back to at most `LINEAR_MAX`.
     assert!(!set.retains_large_table() && !locks.retains_large_table());
     assert!(!set.entries.indexed && locks.indexed == 0);
-    assert!(set.room <= LINEAR_MAX);
+    assert!(set.room <= LINEAR_MAX && set.room_hint() == 0);
     set.check_invariants();
     locks.check_invariants();
     set.allow(LINEAR_MAX);
