@@ -70,8 +70,8 @@ pub(crate) struct WriteSet {
     entries: KeyedVec<WriteEntry>,
     filter: u64,
     room: usize,
-    /// The room the last attempt whose set was indexed had been granted, if its
-    /// memory was kept (0 otherwise): [`WriteSet::room_hint`].
+    /// The room the last attempt whose set was indexed had been granted, as far as
+    /// its memory was kept: [`WriteSet::room_hint`].
     room_before: usize,
     protected: usize,
     undo: Vec<Undo>,
@@ -336,24 +336,26 @@ impl WriteSet {
         self.entries.truncate(checkpoint.entries);
     }
 
-    /// Empties the set, in time proportional to its size. A set that was indexed
-    /// stays indexed (its table emptied by a new generation) unless its memory is
-    /// given back: a descriptor whose attempts outgrow `LINEAR_MAX` entries indexes
-    /// its table once, not at every attempt.
+    /// Empties the set, in time proportional to its size. A set indexed for an
+    /// attempt that outgrew `LINEAR_MAX` entries stays indexed (its table emptied by
+    /// a new generation) unless its memory is given back: a descriptor whose attempts
+    /// write alike indexes its table once, not at every attempt. Any other indexed
+    /// set is searched linearly again, so that a small attempt after a large one
+    /// pays for the large one at most once.
     #[inline]
     pub(crate) fn clear(&mut self) {
         if self.entries.indexed {
             let room = self.room;
-            self.entries.clear_staying_indexed();
+            if self.entries.items.len() > LINEAR_MAX {
+                self.entries.clear_staying_indexed();
+            } else {
+                self.entries.clear_indexed();
+            }
             // A hint only while the memory is kept: after a huge attempt, the next
             // one to outgrow `LINEAR_MAX` entries grows as from scratch.
-            self.room_before = if self.entries.indexed {
-                room.min(KEPT_CAPACITY)
-            } else {
-                0
-            };
-            // The inlined path's room is back to its first step either way (see the
-            // type's invariants when the set was given back and is unindexed again).
+            self.room_before = room.min(self.entries.items.capacity()).min(KEPT_CAPACITY);
+            // The inlined path's room is back to its first step (and within the
+            // unindexed bounds of the type's invariants if the set is unindexed).
             self.room = self.room.min(LINEAR_MAX).min(self.entries.items.capacity());
         } else {
             // `room` already meets the unindexed bounds (the type's invariants).
