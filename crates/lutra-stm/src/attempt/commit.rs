@@ -313,11 +313,7 @@ impl Core {
         {
             // SAFETY: the program vouched for every written address when it stored to
             // it, and this attempt holds the record guarding it.
-            let word = unsafe { &*(entry.addr as *const AtomicUsize) };
-            word.store(
-                entry.merged_with(word.load(Ordering::Relaxed)),
-                Ordering::Relaxed,
-            );
+            entry.store_into(unsafe { &*(entry.addr as *const AtomicUsize) });
         }
     }
 

@@ -358,9 +358,10 @@ impl Core {
     /// Tells contention managers how large this attempt is (read set plus write set):
     /// done when the read set grows, when a new buffered write takes the full path
     /// ([`Core::store_slow`]: under commit-time locking, each time the write set's
-    /// length passes a power of two), and before a conflict is settled, so a published
-    /// size lags the truth by at most a factor of two (the write set's share once it
-    /// is past its first `fast_write_room` entries). Fails when the sets outgrew the
+    /// length passes the room granted), and before a conflict is settled, so a
+    /// published size lags the truth by at most a factor of two (the write set's share
+    /// once it is past its first `fast_write_room` entries and the room the
+    /// descriptor's last large attempt was granted). Fails when the sets outgrew the
     /// engine's limit.
     pub(crate) fn publish_size(&mut self, stm: &StmInner) -> Result<(), Abort> {
         let size = self.reads.len() + self.writes.len();
@@ -421,10 +422,11 @@ impl Core {
 
     /// The write protocol in full. A first write buffered here, under commit-time
     /// locking, also grants the inlined path room up to the next power of two of the
-    /// write set's length (at least `fast_write_room`, at most the engine's set limit),
-    /// after shrinking the read set's room so that the two sets together stay within
-    /// that limit; so the inlined path comes here, and publishes the attempt's size,
-    /// each time the write set's length passes a power of two.
+    /// write set's length (at least `fast_write_room` and the room the descriptor's
+    /// last large attempt was granted, `WriteSet::room_hint`; at most the engine's
+    /// set limit), after shrinking the read set's room so that the two sets together
+    /// stay within that limit; so the inlined path comes here, and publishes the
+    /// attempt's size, each time the write set's length passes the room granted.
     #[cold]
     #[inline(never)]
     fn store_slow<M: RecordMapping>(
@@ -438,15 +440,14 @@ impl Core {
         if self.mode().is_solo_or_unrecorded() {
             return self.store_solo(addr, value, mask, retire_old);
         }
-        if self.fast_access()
-            && retire_old.is_none()
-            && self.writes.write_probing::<M>(addr, value, mask)
-        {
+        let probed = self.fast_access() && retire_old.is_none();
+        if probed && self.writes.write_probing::<M>(addr, value, mask) {
             // The inlined path's write, past a home slot that another address holds.
             return Ok(());
         }
         self.check_usable(stm)?;
-        if self.writes.update(addr, value, mask) {
+        // A write that probed found no entry for `addr` (it would have merged).
+        if !probed && self.writes.update(addr, value, mask) {
             return Ok(());
         }
         if retire_old.is_some() {
@@ -463,6 +464,7 @@ impl Core {
             room = (len + 1)
                 .next_power_of_two()
                 .max(stm.fast_write_room)
+                .max(self.writes.room_hint())
                 .min(limit)
                 .max(len);
             self.writes.allow(room);

@@ -186,13 +186,15 @@ impl Core {
     }
 
     /// Whether every recorded read still holds (records locked by this attempt are
-    /// checked against the version they had when locked).
-    pub(crate) fn validate(&self, stm: &StmInner) -> bool {
-        self.reads.as_slice().iter().all(|read| {
+    /// checked against the version they had when locked: the first such read
+    /// indexes the lock set, see `LockSet`).
+    pub(crate) fn validate(&mut self, stm: &StmInner) -> bool {
+        let (reads, locks, slot) = (&self.reads, &mut self.locks, self.slot);
+        reads.as_slice().iter().all(|read| {
             match LockWord::decode(stm.orecs.record(read.orec).load(Ordering::Acquire)) {
                 LockWord::Unlocked { version } => version == read.version,
-                LockWord::Locked { owner } if owner == self.slot => {
-                    self.locks.version_before(read.orec) == Some(read.version)
+                LockWord::Locked { owner } if owner == slot => {
+                    locks.version_before(read.orec) == Some(read.version)
                 }
                 LockWord::Locked { .. } => false,
             }

@@ -12,6 +12,8 @@
 
 use crate::global::epoch::Release;
 use crate::global::orec::RecordMapping;
+use crate::global::sync::Ordering;
+use crate::global::sync::data::AtomicUsize;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -104,6 +106,19 @@ impl WriteEntry {
     #[inline]
     pub(crate) fn merged_with(&self, memory: usize) -> usize {
         (memory & !self.mask) | (self.value & self.mask)
+    }
+
+    /// Stores the write into `word`, which this attempt holds: the buffered value
+    /// alone when it covers the whole word (the common case, with no load of the
+    /// word), else merged with the word in memory.
+    #[inline(always)]
+    pub(crate) fn store_into(&self, word: &AtomicUsize) {
+        let value = if self.mask == usize::MAX {
+            self.value
+        } else {
+            self.merged_with(word.load(Ordering::Relaxed))
+        };
+        word.store(value, Ordering::Relaxed);
     }
 }
 
@@ -435,6 +450,22 @@ impl<T: Keyed> KeyedVec<T> {
         } else {
             debug_assert!(self.items.capacity() <= KEPT_CAPACITY);
             self.items.clear();
+        }
+    }
+
+    /// Empties an indexed set and keeps it indexed, its table emptied by a new
+    /// generation ([`Index::clear`]); a vector or table grown past what the sets keep
+    /// is given back, and the set is unindexed then.
+    #[cold]
+    pub(crate) fn clear_staying_indexed(&mut self) {
+        debug_assert!(self.indexed);
+        if self.items.capacity() > KEPT_CAPACITY || self.index.slots.len() > KEPT_SLOTS {
+            self.items = Vec::new();
+            self.index = Index::default();
+            self.indexed = false;
+        } else {
+            self.items.clear();
+            self.index.clear();
         }
     }
 

@@ -64,11 +64,15 @@ fn filter_bit_of_word(word: usize) -> u64 {
 ///   most what their index may hold, and otherwise at most `LINEAR_MAX`. So
 ///   [`WriteSet::write`] appends below `room` with neither growth nor rehash.
 /// - `protected` is the `entries` of the newest open checkpoint, 0 when none is open.
+/// - `room_before <= KEPT_CAPACITY`.
 #[derive(Default)]
 pub(crate) struct WriteSet {
     entries: KeyedVec<WriteEntry>,
     filter: u64,
     room: usize,
+    /// The room the last attempt whose set was indexed had been granted, as far as
+    /// its memory was kept: [`WriteSet::room_hint`].
+    room_before: usize,
     protected: usize,
     undo: Vec<Undo>,
     checkpoints: Vec<Checkpoint>,
@@ -278,6 +282,15 @@ impl WriteSet {
         self.room = room;
     }
 
+    /// The room to grant at once when the inlined path first runs out of it: what the
+    /// last attempt that outgrew `LINEAR_MAX` entries was granted, so that a
+    /// descriptor whose attempts write alike grows its room (and indexes its set) once
+    /// per attempt rather than at every power of two.
+    #[inline]
+    pub(crate) fn room_hint(&self) -> usize {
+        self.room_before
+    }
+
     /// Opens a checkpoint; `allocations` is the number of blocks the attempt has
     /// allocated so far (see [`WriteSet::allocations_at_checkpoint`]).
     pub(crate) fn checkpoint(&mut self, allocations: usize) -> Checkpoint {
@@ -323,12 +336,26 @@ impl WriteSet {
         self.entries.truncate(checkpoint.entries);
     }
 
-    /// Empties the set, in time proportional to its size.
+    /// Empties the set, in time proportional to its size. A set indexed for an
+    /// attempt that outgrew `LINEAR_MAX` entries stays indexed (its table emptied by
+    /// a new generation) unless its memory is given back: a descriptor whose attempts
+    /// write alike indexes its table once, not at every attempt. Any other indexed
+    /// set is searched linearly again, so that a small attempt after a large one
+    /// pays for the large one at most once.
     #[inline]
     pub(crate) fn clear(&mut self) {
         if self.entries.indexed {
-            self.entries.clear_indexed();
-            // Unindexed again (and perhaps given back): see the type's invariants.
+            let room = self.room;
+            if self.entries.items.len() > LINEAR_MAX {
+                self.entries.clear_staying_indexed();
+            } else {
+                self.entries.clear_indexed();
+            }
+            // A hint only while the memory is kept: after a huge attempt, the next
+            // one to outgrow `LINEAR_MAX` entries grows as from scratch.
+            self.room_before = room.min(self.entries.items.capacity()).min(KEPT_CAPACITY);
+            // The inlined path's room is back to its first step (and within the
+            // unindexed bounds of the type's invariants if the set is unindexed).
             self.room = self.room.min(LINEAR_MAX).min(self.entries.items.capacity());
         } else {
             // `room` already meets the unindexed bounds (the type's invariants).
@@ -359,6 +386,7 @@ impl WriteSet {
         } else {
             assert!(self.room <= LINEAR_MAX);
         }
+        assert!(self.room_before <= KEPT_CAPACITY);
         let newest = self.checkpoints.last().map_or(0, |c| c.entries);
         assert_eq!(self.protected, newest);
         for entry in &entries.items {
@@ -367,10 +395,25 @@ impl WriteSet {
     }
 }
 
-/// Records locked by this attempt, with the version each held before.
+/// Records locked by this attempt, with the version each held before, in the order
+/// locked.
+///
+/// A commit locks every written record and never looks one up unless it meets a
+/// record it locked itself (two written words under one record, or a read of a
+/// written word checked by validation): so a lock is one append, and only a lookup
+/// ([`LockSet::version_before`]) indexes the set, catching up with the records locked
+/// since the last one.
+///
+/// # Invariants
+/// - At most one entry per record.
+/// - `indexed <= held.len()`; `index` maps the record of every entry of
+///   `held[..indexed]` to its position and holds nothing else (so it is empty when
+///   `indexed` is 0), and it was built by inserting them in position order (`Index`).
 #[derive(Default)]
 pub(crate) struct LockSet {
-    held: KeyedVec<ReadEntry>,
+    held: Vec<ReadEntry>,
+    index: Index,
+    indexed: usize,
 }
 
 impl LockSet {
@@ -379,27 +422,105 @@ impl LockSet {
         self.held.push(ReadEntry { orec, version });
     }
 
-    /// The version `orec` had when this attempt locked it.
-    pub(crate) fn version_before(&self, orec: usize) -> Option<u64> {
-        self.held
-            .position(orec)
-            .map(|at| self.held.items[at].version)
+    /// The version `orec` had when this attempt locked it: searched linearly in a
+    /// small set, through the index (brought up to date first) in a large one.
+    #[inline]
+    pub(crate) fn version_before(&mut self, orec: usize) -> Option<u64> {
+        let at = if self.held.len() <= LINEAR_MAX {
+            self.held.iter().rposition(|held| held.orec == orec)
+        } else {
+            if self.indexed < self.held.len() {
+                self.catch_up();
+            }
+            self.index.position(orec)
+        };
+        at.map(|at| self.held[at].version)
+    }
+
+    /// Indexes the entries locked since the last lookup, in a table grown (and
+    /// rebuilt) first if it cannot hold them all.
+    #[cold]
+    #[inline(never)]
+    fn catch_up(&mut self) {
+        let len = self.held.len();
+        if self.index.limit() < len {
+            self.index = Index::with_slots(slots_for(len));
+            self.indexed = 0;
+        }
+        // Position order: see `Index`'s invariants.
+        for (at, held) in self.held.iter().enumerate().skip(self.indexed) {
+            self.index.insert(held.orec, at);
+        }
+        self.indexed = len;
     }
 
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.held.items.is_empty()
+        self.held.is_empty()
     }
 
     #[inline]
     pub(crate) fn held(&self) -> &[ReadEntry] {
-        &self.held.items
+        &self.held
     }
 
-    /// Empties the set, in time proportional to its size.
+    /// Empties the set, in time proportional to its size; a vector or a table grown
+    /// past what the sets keep is given back.
     #[inline]
     pub(crate) fn clear(&mut self) {
-        self.held.clear();
+        if self.held.capacity() > KEPT_CAPACITY {
+            self.held = Vec::new();
+        } else {
+            self.held.clear();
+        }
+        if self.indexed > 0 {
+            self.clear_index();
+        }
+    }
+
+    /// The end of [`LockSet::clear`] once a lookup indexed the set.
+    #[cold]
+    fn clear_index(&mut self) {
+        self.indexed = 0;
+        if self.index.slots.len() > KEPT_SLOTS {
+            self.index = Index::default();
+        } else {
+            self.index.clear();
+        }
+    }
+
+    /// Whether clearing would have to give back a large vector or table (for tests).
+    #[cfg(test)]
+    fn retains_large_table(&self) -> bool {
+        self.held.capacity() > KEPT_CAPACITY || self.index.slots.len() > KEPT_SLOTS
+    }
+
+    /// Checks the type's invariants (for tests).
+    #[cfg(test)]
+    fn check_invariants(&self) {
+        let index = &self.index;
+        assert!(self.indexed <= self.held.len());
+        let occupied = index.slots.iter().filter(|s| index.holds(**s)).count();
+        assert_eq!(occupied, self.indexed);
+        let mut rebuilt = Index::with_slots(index.slots.len().max(MIN_SLOTS));
+        for (at, held) in self.held[..self.indexed].iter().enumerate() {
+            assert_eq!(index.find(held.orec), Ok(at));
+            rebuilt.insert(held.orec, at);
+        }
+        if !index.slots.is_empty() {
+            assert!(
+                rebuilt
+                    .slots
+                    .iter()
+                    .zip(index.slots.iter())
+                    .all(|(a, b)| rebuilt.holds(*a) == index.holds(*b)
+                        && (!index.holds(*b) || a.key == b.key))
+            );
+        }
+        let mut orecs: Vec<usize> = self.held.iter().map(|held| held.orec).collect();
+        orecs.sort_unstable();
+        orecs.dedup();
+        assert_eq!(orecs.len(), self.held.len());
     }
 }
 
