@@ -108,23 +108,9 @@ impl CommitPath for BlocksCommit {
 #[cfg(test)]
 mod tests {
     use crate::attempt::mode::Mode;
+    use crate::modes::solo_blocks::tests::{record, released};
     use crate::{AbortReason, Config, DesignKind, Stm, TxDescriptor, TxOptions};
-    use std::cell::RefCell;
     use std::sync::atomic::{AtomicUsize, Ordering};
-
-    thread_local! {
-        /// The blocks `record` was asked to release, on this test's thread.
-        static RELEASED: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
-    }
-
-    /// A release function that only records the address.
-    unsafe fn record(addr: usize, _size: usize) {
-        RELEASED.with(|released| released.borrow_mut().push(addr));
-    }
-
-    fn released() -> Vec<usize> {
-        RELEASED.with(|released| std::mem::take(&mut *released.borrow_mut()))
-    }
 
     /// An engine without statistics (its attempts are straight) and two descriptors
     /// of it (so neither runs solo), each with a first transaction committed.

@@ -83,11 +83,12 @@ pub(in crate::modes) mod tests {
     }
 
     /// A release function that only records the address.
-    unsafe fn record(addr: usize, _size: usize) {
+    pub(in crate::modes) unsafe fn record(addr: usize, _size: usize) {
         RELEASED.with(|released| released.borrow_mut().push(addr));
     }
 
-    fn released() -> Vec<usize> {
+    /// Takes the addresses `record` was given on this thread since the last call.
+    pub(in crate::modes) fn released() -> Vec<usize> {
         RELEASED.with(|released| std::mem::take(&mut *released.borrow_mut()))
     }
 
