@@ -131,6 +131,9 @@ function lutra.atomic(f, ...)
   local site = site_of(f)
   while true do
     local status, value = raw.atomic_run(site, attempt, f, ...)
+    -- The attempt has ended: also when a cancellation stopped `attempt` outside its
+    -- `pcall`, before it could say so itself.
+    inside, attempt_co = false, nil
     if status == "ok" then return unpack(value, 2, value.n) end
     if status == "error" then error(value, 0) end
     if status == "retry" then

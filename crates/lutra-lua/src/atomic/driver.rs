@@ -110,8 +110,9 @@ pub(crate) fn run(
         first = false;
         let (returned, back) = attempt_once(lua, desc, &attempt, &args)?;
         desc = back;
+        // Also when the attempt's body raised outside its own `pcall`: the preemption
+        // hook may stop it there (before or after `f`), with the cancellation's error.
         if !desc.is_irrevocable()
-            && returned.is_ok()
             && let Some(message) = cancelled(lua)?
         {
             desc.rollback(AbortReason::Explicit);
