@@ -6,7 +6,10 @@
 --
 -- Invariants:
 -- - `inside` is true exactly while this process runs the Lua code of an `atomic`
---   attempt (set and cleared by `attempt`, which always returns normally).
+--   attempt: set by `attempt`, cleared by it when its body returns and, however the
+--   attempt ended (an error or a cancellation raised in `attempt` outside its
+--   `pcall`), by `lutra.atomic` once `raw.atomic_run` returns, which it always does
+--   with a status.
 -- - An attempt that is doomed never runs user code past a protected call: every
 --   shared-table access raises again, and the wrapped pcall / xpcall /
 --   coroutine.resume raise ABORTED when the attempt is doomed, whatever they caught.

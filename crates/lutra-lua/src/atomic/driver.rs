@@ -27,7 +27,10 @@
 //! 8. `f` raised an error (not a doom): roll back (no write of the attempt is seen by
 //!    anyone) and answer `"error"` with the error value. Misuses (`retry` in an
 //!    irrevocable transaction or in one that read nothing) also answer `"error"`, with
-//!    a message.
+//!    a message. So does an error raised in `attempt` outside its `pcall` (a user's
+//!    debug hook firing just before or after `f`), with the error's message: the
+//!    call never fails, so `lutra.atomic` always leaves the attempt (`inside`)
+//!    before it raises.
 
 use crate::atomic::{Pending, TxContext};
 use crate::process::ProcessContext;
@@ -118,16 +121,9 @@ pub(crate) fn run(
             desc.rollback(AbortReason::Explicit);
             return finish(lua, desc, failure(lua, message)?);
         }
-        let packed = match returned {
-            Ok(packed) => packed,
-            Err(error) => {
-                release(lua, desc)?;
-                return Err(error);
-            }
-        };
-        let reason = match (desc.doomed(), packed.raw_get::<bool>(1)?) {
+        let reason = match (desc.doomed(), returned) {
             (Some(reason), _) => reason,
-            (None, true) => match desc.commit() {
+            (None, Ok(packed)) if packed.raw_get::<bool>(1)? => match desc.commit() {
                 Ok(()) => {
                     let moved = crate::transfer::moved::attempt_committed(lua);
                     let answer = finish(lua, desc, Answer::Ok(packed));
@@ -135,9 +131,16 @@ pub(crate) fn run(
                 }
                 Err(abort) => abort.reason(),
             },
-            (None, false) => {
+            (None, Ok(packed)) => {
                 desc.rollback(AbortReason::Explicit);
                 return finish(lua, desc, Answer::Error(packed.raw_get(2)?));
+            }
+            // Raised outside the body's `pcall` (a debug hook firing in `attempt`):
+            // an error of the transaction all the same, answered so that
+            // `lutra.atomic` leaves the attempt before raising it.
+            (None, Err(error)) => {
+                desc.rollback(AbortReason::Explicit);
+                return finish(lua, desc, failure(lua, escaped_message(&error))?);
             }
         };
         match reason {
@@ -263,6 +266,20 @@ fn finish(
     crate::transfer::moved::forget_attempt_moves(lua);
     release(lua, desc)?;
     answer_of(answer)
+}
+
+/// The message of an error that escaped `attempt`: what the error said, without the
+/// traceback that the call from Rust appended (`lutra.atomic` raises it again, and
+/// whoever reports it adds its own).
+fn escaped_message(error: &mlua::Error) -> String {
+    let message = match error {
+        mlua::Error::RuntimeError(message) => message.clone(),
+        other => other.to_string(),
+    };
+    match message.find("\nstack traceback:") {
+        Some(end) => message[..end].to_owned(),
+        None => message,
+    }
 }
 
 /// An error answer carrying `message` as a Lua string.

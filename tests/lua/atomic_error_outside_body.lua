@@ -1,0 +1,99 @@
+-- An error raised inside lutra.atomic but outside the transaction's function (a
+-- debug hook of the user's, firing in the runtime's Lua code just before or just
+-- after the function runs) ends the transaction as an error of the function would:
+-- the error comes out of lutra.atomic once, no write of the attempt is seen, and
+-- the process is outside any transaction afterwards (print, pcall and the next
+-- lutra.atomic work as usual), also when the attempt had become irrevocable.
+local s = lutra.shared { n = 0 }
+
+-- Arms a call hook that raises `message` once, when `fires(info)` says so; `info`
+-- describes the function being called.
+local function raise_once_at(fires, message)
+  debug.sethook(function()
+    local info = debug.getinfo(2, "fn")
+    if fires(info) then
+      debug.sethook()
+      error(message, 0)
+    end
+  end, "c")
+end
+
+local function outside_any_transaction(after)
+  assert(not lutra.in_atomic(), after .. ": still inside a transaction")
+  assert(pcall(print, "print works after " .. after))
+  assert(pcall(error, "x") == false, after .. ": pcall no longer catches")
+  assert(lutra.atomic(function() return s.n end) == 0, after .. ": a write was kept")
+end
+
+-- After the function returned: the packing of its results.
+raise_once_at(function(info) return info.func == table.pack end, "after the body")
+local ok, err = pcall(lutra.atomic, function() s.n = s.n + 1 end)
+debug.sethook()
+assert(not ok and err == "after the body", tostring(err))
+outside_any_transaction("an error after the body")
+
+-- Before the function runs: the protected call that will run it.
+local runs = 0
+raise_once_at(function(info)
+  return info.name == "base_pcall" and lutra.in_atomic()
+end, "before the body")
+ok, err = pcall(lutra.atomic, function() runs = runs + 1; s.n = s.n + 1 end)
+debug.sethook()
+assert(not ok and err == "before the body", tostring(err))
+assert(runs == 0, "the body ran although the error came first")
+outside_any_transaction("an error before the body")
+
+-- An irrevocable attempt (it printed): its writes are undone as well, and it is not
+-- run again (the output appears once).
+raise_once_at(function(info) return info.func == table.pack end, "after an irrevocable body")
+ok, err = pcall(lutra.atomic, function()
+  s.n = s.n + 1
+  print("irrevocable body ran")
+end)
+debug.sethook()
+assert(not ok and err == "after an irrevocable body", tostring(err))
+outside_any_transaction("an error after an irrevocable body")
+
+-- A spawned process meeting the same error fails with it, and its state, given back
+-- to the pool, leaves the next process outside any transaction.
+local p = lutra.spawn(function(s)
+  debug.sethook(function()
+    if debug.getinfo(2, "f").func == table.pack then
+      debug.sethook()
+      error("in a process", 0)
+    end
+  end, "c")
+  lutra.atomic(function() s.n = 7 end)
+end, s)
+ok, err = pcall(p.join, p)
+assert(not ok and tostring(err):find("in a process"), tostring(err))
+for _ = 1, 8 do
+  local q = lutra.spawn(function(s)
+    assert(not lutra.in_atomic(), "a pooled state is still inside a transaction")
+    print("fresh process")
+    return lutra.atomic(function() return s.n end)
+  end, s)
+  assert(q:join() == 0)
+end
+
+-- Inside a transaction, a nested lutra.atomic stopped before its function runs
+-- fails alone: the outer transaction goes on, and a later nested error undoes only
+-- its own writes.
+local t = lutra.shared {}
+lutra.atomic(function()
+  t.a = 1
+  debug.sethook(function()
+    local info = debug.getinfo(2, "n")
+    if info.name == "base_pcall" and debug.getinfo(3, "f").func == lutra.atomic then
+      debug.sethook()
+      error("before the nested body", 0)
+    end
+  end, "c")
+  local nested_ok, nested_err = pcall(lutra.atomic, function() t.x = 9 end)
+  debug.sethook()
+  assert(not nested_ok and nested_err == "before the nested body", tostring(nested_err))
+  t.b = 2
+  assert(not pcall(lutra.atomic, function() t.c = 3; error("nested") end))
+  t.d = 4
+end)
+assert(t.a == 1 and t.b == 2 and t.c == nil and t.d == 4 and t.x == nil)
