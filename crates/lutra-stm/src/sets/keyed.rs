@@ -236,6 +236,18 @@ impl Index {
         slot.generation == self.generation
     }
 
+    /// Whether this table is `built` slot for slot (the same slots occupied, by the
+    /// same keys): the tests' check that a table is the one that inserting its keys in
+    /// position order builds.
+    #[cfg(test)]
+    pub(crate) fn matches(&self, built: &Index) -> bool {
+        built
+            .slots
+            .iter()
+            .zip(self.slots.iter())
+            .all(|(a, b)| built.holds(*a) == self.holds(*b) && (!self.holds(*b) || a.key == b.key))
+    }
+
     /// Empties the table: every slot becomes vacant, by a new generation.
     #[inline]
     pub(crate) fn clear(&mut self) {
@@ -509,14 +521,7 @@ impl<T: Keyed> KeyedVec<T> {
             for (at, item) in self.items.iter().enumerate() {
                 rebuilt.insert(item.key(), at);
             }
-            assert!(
-                rebuilt
-                    .slots
-                    .iter()
-                    .zip(index.slots.iter())
-                    .all(|(a, b)| rebuilt.holds(*a) == index.holds(*b)
-                        && (!index.holds(*b) || a.key == b.key))
-            );
+            assert!(index.matches(&rebuilt));
         } else {
             assert_eq!(occupied, 0);
             assert!(self.items.len() <= LINEAR_MAX);

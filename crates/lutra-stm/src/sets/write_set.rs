@@ -508,14 +508,7 @@ impl LockSet {
             rebuilt.insert(held.orec, at);
         }
         if !index.slots.is_empty() {
-            assert!(
-                rebuilt
-                    .slots
-                    .iter()
-                    .zip(index.slots.iter())
-                    .all(|(a, b)| rebuilt.holds(*a) == index.holds(*b)
-                        && (!index.holds(*b) || a.key == b.key))
-            );
+            assert!(index.matches(&rebuilt));
         }
         let mut orecs: Vec<usize> = self.held.iter().map(|held| held.orec).collect();
         orecs.sort_unstable();
