@@ -109,3 +109,38 @@ fn neighbouring_tvars_do_not_conflict() {
     reader.transaction().write(&other, 1).unwrap();
     assert_eq!(reader.commit(), Ok(()));
 }
+
+/// The general commit (statistics on) of a transaction that writes every word of two
+/// granules locks each granule's record once, though four written words map to it:
+/// every word is written back, a read of the first word taken before the commit no
+/// longer validates, and no record stays locked (a later writer commits to the same
+/// words at once).
+#[test]
+fn per_granule_a_general_commit_locks_each_granule_once_and_releases_it() {
+    let stm = Stm::new(lutra_stm::Config::default().with_stats(true));
+    let words = granules();
+    let mut reader = TxDescriptor::new(&stm).unwrap();
+    reader.begin(TxOptions::default());
+    assert_eq!(load::<PerGranule>(&mut reader, &words.0[0]), Ok(0));
+    for round in 1..=2 {
+        // A new descriptor each round: a record left locked would stop it.
+        let mut writer = TxDescriptor::new(&stm).unwrap();
+        writer.begin(TxOptions::default());
+        for (at, word) in words.0.iter().enumerate() {
+            store::<PerGranule>(&mut writer, word, round * 10 + at).unwrap();
+        }
+        assert_eq!(writer.commit(), Ok(()), "round {round}");
+        for (at, word) in words.0.iter().enumerate() {
+            assert_eq!(
+                word.load(std::sync::atomic::Ordering::Relaxed),
+                round * 10 + at
+            );
+        }
+    }
+    let scratch = AtomicUsize::new(0);
+    store::<PerWord>(&mut reader, &scratch, 1).unwrap();
+    assert_eq!(
+        reader.commit().map_err(|abort| abort.reason()),
+        Err(AbortReason::Validation)
+    );
+}

@@ -71,11 +71,33 @@ impl Core {
     /// when this attempt locked it.
     #[inline]
     pub(crate) fn acquire(&mut self, stm: &StmInner, orec: usize) -> Result<u64, Abort> {
+        self.lock_record::<true>(stm, orec)
+    }
+
+    /// [`Core::acquire`] for a commit's locking of its write set, which needs no
+    /// version: a record this attempt holds already (a word of its granule was
+    /// written before) costs a load, not a look-up in the lock set.
+    #[inline]
+    pub(crate) fn acquire_for_commit(&mut self, stm: &StmInner, orec: usize) -> Result<(), Abort> {
+        self.lock_record::<false>(stm, orec).map(drop)
+    }
+
+    /// Locks `orec` as [`Core::acquire`] says; the version of a record held already is
+    /// looked up only if `VERSION_OF_HELD` (0 otherwise).
+    #[inline(always)]
+    fn lock_record<const VERSION_OF_HELD: bool>(
+        &mut self,
+        stm: &StmInner,
+        orec: usize,
+    ) -> Result<u64, Abort> {
         let record = stm.orecs.record(orec);
         loop {
             let current = record.load(Ordering::Acquire);
             match LockWord::decode(current) {
                 LockWord::Locked { owner } if owner == self.slot => {
+                    if !VERSION_OF_HELD {
+                        return Ok(0);
+                    }
                     return Ok(self.locks.version_before(orec).unwrap_or(0));
                 }
                 LockWord::Locked { owner } => {

@@ -25,7 +25,7 @@ impl Design for WriteBackCtl {
     fn lock_write_set(&self, stm: &StmInner, tx: &mut Core) -> Result<(), Abort> {
         for at in 0..tx.writes.len() {
             let orec = stm.orecs.index_of_record(tx.writes.entries()[at].record);
-            tx.acquire(stm, orec)?;
+            tx.acquire_for_commit(stm, orec)?;
         }
         Ok(())
     }
