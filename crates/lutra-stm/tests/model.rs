@@ -834,13 +834,59 @@ unsafe fn poison(addr: usize, _size: usize) {
     unsafe { &*(addr as *const AtomicUsize) }.store(POISON, Ordering::SeqCst);
 }
 
+/// Replaces the node `slot` points to by a new node holding `round`, freeing the old
+/// one (`freed_size` bytes of it written unchanged) in the same committed
+/// transaction of `tx`; the second round's first attempt aborts after doing so.
+fn replace_node(
+    tx: &mut lutra_stm::TxDescriptor,
+    slot: *mut usize,
+    round: usize,
+    freed_size: usize,
+    straight: bool,
+) {
+    use lutra_stm::AbortReason;
+    // SAFETY: the slot outlives the transaction and the nodes are leaked; both are
+    // only accessed through transactions of this engine.
+    until_done(tx, lutra_stm::TxOptions::default(), straight, |tx| unsafe {
+        let old = tx.load(slot)?;
+        let node = new_node(round);
+        tx.record_allocation(node, 8, poison);
+        tx.store(slot, node, usize::MAX)?;
+        tx.free_on_commit(old, freed_size, poison)?;
+        if round == 2 {
+            return Err(tx.doom(AbortReason::Explicit));
+        }
+        Ok(())
+    });
+}
+
+/// Follows the pointer in `slot` to its node in one committed transaction of `tx`,
+/// yielding between the two reads, and checks that the node read was not released.
+fn follow_pointer(tx: &mut lutra_stm::TxDescriptor, slot: *mut usize, straight: bool) {
+    // SAFETY: the slot outlives the transaction and the nodes are leaked; both are
+    // only accessed through transactions of this engine.
+    let value = until_committed(tx, lutra_stm::TxOptions::default(), straight, |tx| unsafe {
+        let node = tx.load(slot)?;
+        thread::yield_now();
+        tx.load(node as *const usize)
+    });
+    assert_ne!(value, POISON, "a released node was read");
+}
+
+/// The value of the node `slot` points to at the end of a test.
+fn last_node_value(slot: &AtomicUsize) -> usize {
+    let node = slot.load(Ordering::SeqCst);
+    // SAFETY: the last node published, leaked.
+    unsafe { &*(node as *const AtomicUsize) }.load(Ordering::SeqCst)
+}
+
 /// A shared word points to a node. The soloist (alone in the engine until the
 /// newcomer registers) replaces the node four times, allocating the new one and
 /// freeing the old one in the same attempt, and aborts the second time after doing
 /// so; a newcomer creates its descriptor mid-run and follows the pointer twice: it
 /// never reads a released node, and every committed replacement is kept.
 fn solo_replaces_node_beside_newcomer(design: DesignKind, straight: bool) {
-    use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
+    use lutra_stm::TxDescriptor;
     let stm = tiny(design, "suicide");
     let slot = Arc::new(AtomicUsize::new(new_node(0)));
     let soloist = {
@@ -850,19 +896,7 @@ fn solo_replaces_node_beside_newcomer(design: DesignKind, straight: bool) {
             tx.allow_solo(true);
             let slot = slot.as_ptr();
             for round in 1..=4 {
-                // SAFETY: the slot lives in the `Arc`, the nodes are leaked, and both
-                // are only accessed through transactions of this engine.
-                until_done(&mut tx, TxOptions::default(), straight, |tx| unsafe {
-                    let old = tx.load(slot)?;
-                    let node = new_node(round);
-                    tx.record_allocation(node, 8, poison);
-                    tx.store(slot, node, usize::MAX)?;
-                    tx.free_on_commit(old, 0, poison)?;
-                    if round == 2 {
-                        return Err(tx.doom(AbortReason::Explicit));
-                    }
-                    Ok(())
-                });
+                replace_node(&mut tx, slot, round, 0, straight);
             }
         })
     };
@@ -872,22 +906,17 @@ fn solo_replaces_node_beside_newcomer(design: DesignKind, straight: bool) {
             let mut tx = TxDescriptor::new(&stm).unwrap();
             let slot = slot.as_ptr();
             for _ in 0..2 {
-                // SAFETY: as above.
-                let value = until_committed(&mut tx, TxOptions::default(), straight, |tx| unsafe {
-                    let node = tx.load(slot)?;
-                    thread::yield_now();
-                    tx.load(node as *const usize)
-                });
-                assert_ne!(value, POISON, "a released node was read");
+                follow_pointer(&mut tx, slot, straight);
             }
         })
     };
     soloist.join().unwrap();
     newcomer.join().unwrap();
-    let node = slot.load(Ordering::SeqCst);
-    // SAFETY: the last node published, leaked.
-    let value = unsafe { &*(node as *const AtomicUsize) }.load(Ordering::SeqCst);
-    assert_eq!(value, 4, "a replacement was lost or an abort not undone");
+    assert_eq!(
+        last_node_value(&slot),
+        4,
+        "a replacement was lost or an abort not undone"
+    );
 }
 
 #[test]
@@ -903,7 +932,7 @@ fn solo_frees_are_never_read_after_their_release() {
 /// a few at a time. A reader follows the pointer three times: it never reads a
 /// released node, and every committed replacement is kept.
 fn instrumented_replaces_node_beside_reader(design: DesignKind, straight: bool) {
-    use lutra_stm::{AbortReason, TxDescriptor, TxOptions};
+    use lutra_stm::TxDescriptor;
     let stm = tiny(design, "suicide");
     let slot = Arc::new(AtomicUsize::new(new_node(0)));
     let mut reader_tx = TxDescriptor::new(&stm).unwrap();
@@ -913,22 +942,10 @@ fn instrumented_replaces_node_beside_reader(design: DesignKind, straight: bool) 
             let mut tx = TxDescriptor::new(&stm).unwrap();
             let slot = slot.as_ptr();
             for round in 1..=6 {
-                // SAFETY: the slot lives in the `Arc`, the nodes are leaked, and both
-                // are only accessed through transactions of this engine.
-                until_done(&mut tx, TxOptions::default(), straight, |tx| unsafe {
-                    let old = tx.load(slot)?;
-                    let node = new_node(round);
-                    tx.record_allocation(node, 8, poison);
-                    tx.store(slot, node, usize::MAX)?;
-                    // Odd rounds write the freed word unchanged, so that a reader of
-                    // it conflicts; even rounds do not, and a reader of a node
-                    // released too early would read its poison and commit.
-                    tx.free_on_commit(old, (round % 2) * 8, poison)?;
-                    if round == 2 {
-                        return Err(tx.doom(AbortReason::Explicit));
-                    }
-                    Ok(())
-                });
+                // Odd rounds write the freed word unchanged, so that a reader of
+                // it conflicts; even rounds do not, and a reader of a node
+                // released too early would read its poison and commit.
+                replace_node(&mut tx, slot, round, (round % 2) * 8, straight);
             }
         })
     };
@@ -937,27 +954,17 @@ fn instrumented_replaces_node_beside_reader(design: DesignKind, straight: bool) 
         thread::spawn(move || {
             let slot = slot.as_ptr();
             for _ in 0..3 {
-                // SAFETY: as above.
-                let value = until_committed(
-                    &mut reader_tx,
-                    TxOptions::default(),
-                    straight,
-                    |tx| unsafe {
-                        let node = tx.load(slot)?;
-                        thread::yield_now();
-                        tx.load(node as *const usize)
-                    },
-                );
-                assert_ne!(value, POISON, "a released node was read");
+                follow_pointer(&mut reader_tx, slot, straight);
             }
         })
     };
     replacer.join().unwrap();
     reader.join().unwrap();
-    let node = slot.load(Ordering::SeqCst);
-    // SAFETY: the last node published, leaked.
-    let value = unsafe { &*(node as *const AtomicUsize) }.load(Ordering::SeqCst);
-    assert_eq!(value, 6, "a replacement was lost or an abort not undone");
+    assert_eq!(
+        last_node_value(&slot),
+        6,
+        "a replacement was lost or an abort not undone"
+    );
 }
 
 #[test]
