@@ -28,6 +28,7 @@ local base_pcall, base_xpcall, co_resume = pcall, xpcall, coroutine.resume
 local getinfo, getmetatable = debug.getinfo, getmetatable
 local doomed, irrevocable, checkpoint, close = raw.atomic_doomed, raw.atomic_irrevocable,
   raw.atomic_checkpoint, raw.atomic_close
+local depth_now = raw.atomic_depth
 
 -- Raised to end a doomed attempt; `lutra.atomic` never lets it out.
 local ABORTED = setmetatable({}, {
@@ -114,12 +115,12 @@ local function callable(f)
 end
 
 -- A nested `atomic` joins the running attempt; an error inside it undoes its writes
--- (the attempt goes on only if the error is caught).
+-- (the attempt goes on only if the error is caught). Its checkpoint is kept by the
+-- tail call that returns its results, the last thing the call does: an error raised
+-- before it (by a debug hook, or for memory) leaves the checkpoint open, and the
+-- protected call that catches the error undoes it (`protected`, below).
 local function nested_end(depth, ok, ...)
-  if ok then
-    close(depth, false)
-    return ...
-  end
+  if ok then return close(depth, false, ...) end
   if not doomed() then close(depth, true) end
   error((...), 0)
 end
@@ -155,10 +156,7 @@ function lutra.retry()
 end
 
 local function or_else_end(depth, g, args, ok, ...)
-  if ok then
-    close(depth, false)
-    return ...
-  end
+  if ok then return close(depth, false, ...) end
   local reason = doomed()
   if reason == "retry" then
     close(depth, true)
@@ -186,24 +184,32 @@ if HOST then return { newindex = newindex } end
 
 -- A doomed attempt cannot be kept running ----------------------------------------------
 
-local function protected(...)
-  if inside and doomed() then error(ABORTED, 0) end
-  return ...
+-- What a protected call inside an attempt returns: the call's results, unless the
+-- attempt is doomed. A caught error ended every nested `atomic` (or `or_else`
+-- function) it came out of, including one whose function had returned when the error
+-- was raised, before its checkpoint was kept: the checkpoints opened since the call
+-- began (`depth` were open then) and still open are undone.
+local function protected(depth, ok, ...)
+  if inside then
+    if doomed() then error(ABORTED, 0) end
+    if not ok then close(depth + 1, true) end
+  end
+  return ok, ...
 end
 
 function pcall(f, ...)
   if not inside then return base_pcall(f, ...) end
-  return protected(base_pcall(f, ...))
+  return protected(depth_now(), base_pcall(f, ...))
 end
 
 function xpcall(f, handler, ...)
   if not inside then return base_xpcall(f, handler, ...) end
-  return protected(base_xpcall(f, handler, ...))
+  return protected(depth_now(), base_xpcall(f, handler, ...))
 end
 
 function coroutine.resume(co, ...)
   if not inside then return co_resume(co, ...) end
-  return protected(co_resume(co, ...))
+  return protected(depth_now(), co_resume(co, ...))
 end
 
 local co_yield = coroutine.yield

@@ -34,6 +34,7 @@ pub(super) const RAW: &[RawEntry] = &[
         function(lua, atomic_irrevocable)
     }),
     ("atomic_checkpoint", |lua| function(lua, atomic_checkpoint)),
+    ("atomic_depth", |lua| function(lua, atomic_depth)),
     ("atomic_close", |lua| function(lua, atomic_close)),
 ];
 
@@ -108,21 +109,33 @@ fn atomic_checkpoint(lua: &Lua, (): ()) -> mlua::Result<usize> {
     Ok(checkpoints.len())
 }
 
-/// `atomic_close(depth, undo)`: closes the checkpoints down to `depth` (newest first),
-/// undoing what was done since the one at `depth` when `undo` is true.
-fn atomic_close(lua: &Lua, (depth, undo): (usize, bool)) -> mlua::Result<()> {
+/// `atomic_depth()`: how many checkpoints are open in the running attempt (0 outside
+/// `lutra.atomic`).
+fn atomic_depth(lua: &Lua, (): ()) -> mlua::Result<usize> {
+    Ok(TxContext::of(lua)?.checkpoints.borrow().len())
+}
+
+/// `atomic_close(depth, undo, ...)`: closes the checkpoints down to `depth` (newest
+/// first), undoing what was done since the one at `depth` when `undo` is true, and
+/// returns its further arguments. A nested call ends by tail-calling it with its
+/// results, so that once its checkpoint is kept no Lua code of the call is left to
+/// run (and to raise: see `shared.lua`).
+fn atomic_close(
+    lua: &Lua,
+    (depth, undo, results): (usize, bool, MultiValue),
+) -> mlua::Result<MultiValue> {
     crate::transfer::moved::checkpoints_closed(lua, depth.max(1), undo);
     let context = TxContext::of(lua)?;
     loop {
         let checkpoint = {
             let mut checkpoints = context.checkpoints.borrow_mut();
             if checkpoints.len() < depth.max(1) {
-                return Ok(());
+                return Ok(results);
             }
             checkpoints.pop()
         };
         let Some(checkpoint) = checkpoint else {
-            return Ok(());
+            return Ok(results);
         };
         context.with_attempt(|desc| {
             if undo {
