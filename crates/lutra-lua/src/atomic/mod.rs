@@ -72,6 +72,18 @@ impl TxContext {
             .ok_or_else(|| mlua::Error::runtime("this Lua state has no transaction context"))
     }
 
+    /// Forgets what a process left between its attempts when it ended: a transaction
+    /// kept pending by a yield (its descriptor goes back to the engine's pool) and the
+    /// registration of a `retry` it was parked in (its waker with it). A process
+    /// cancelled while it yielded or waited inside `lutra.atomic` leaves them; the next
+    /// process on the same state must not take them up (`process/pool.rs`).
+    pub(crate) fn forget_left_over(&self) {
+        if let Some(pending) = self.pending.borrow_mut().take() {
+            self.engine.release(pending.desc);
+        }
+        self.watch.borrow_mut().take();
+    }
+
     /// Runs `body` with the running attempt's descriptor.
     ///
     /// # Errors

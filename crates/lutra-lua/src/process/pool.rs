@@ -12,11 +12,12 @@
 //!    snapshot would have paid: the states with one are busy, say long-lived
 //!    processes), every new state takes one again, as if there were no bound.
 //! 2. A process that finished (returned or raised) hands its state to
-//!    [`StatePool::recycle`]: the process's context is removed, the memory limit
-//!    lifted, the baseline restored, the garbage collected once, in full (dropping the
-//!    handles the old process held and running its finalizers, with no process
-//!    context, before the process's joiners are woken); then the state is pooled,
-//!    unless the pool is full.
+//!    [`StatePool::recycle`]: the process's context is removed, the transaction it
+//!    left pending or parked in `retry` (if it was cancelled there) is forgotten, the
+//!    memory limit lifted, the baseline restored, the garbage collected once, in full
+//!    (dropping the handles the old process held and running its finalizers, with no
+//!    process context, before the process's joiners are woken); then the state is
+//!    pooled, unless the pool is full.
 //! 3. [`StatePool::take`] restores the baseline of a pooled state again (undoing what
 //!    those finalizers stored: done only for a state that is reused, not for one that
 //!    stays pooled until the end) and gives it to a new process, which binds its own
@@ -32,7 +33,8 @@
 //! - A pooled state holds no process context and no Lua value of an earlier process
 //!   reachable from its globals, its registry or its loaded modules (see `baseline.rs`
 //!   for exactly what is restored), but what its recycle's finalizers stored there;
-//!   a taken state, not even that.
+//!   a taken state, not even that. Its transaction context holds no descriptor and no
+//!   `retry` registration.
 //! - A state is recycled as the last handle to it: its process's task dropped every
 //!   other (values, tables, functions, its coroutine) first (`task.rs`,
 //!   `ProcessTask::finish_as`). Once pooled, the state may be taken by a new process
@@ -138,6 +140,9 @@ impl StatePool {
 /// (step 2).
 fn reset(lua: &Lua) -> mlua::Result<()> {
     lua.remove_app_data::<crate::process::ProcessContext>();
+    if let Some(transactions) = lua.app_data_ref::<crate::atomic::TxContext>() {
+        transactions.forget_left_over();
+    }
     // SAFETY: a protected call on the state's stack, left as it was: the handle the
     // process's native calls anchored last is let go.
     unsafe { lua.exec_raw::<()>((), |state| crate::api::native::prepare_last_handle(state))? };
@@ -246,6 +251,51 @@ mod tests {
         assert_eq!(pool.close_for_exit(), 1);
         assert_eq!(witnessed(&path), "closed", "the pooled state was closed");
         assert!(pool.take().is_none(), "the pool is empty");
+    }
+
+    #[test]
+    fn a_recycled_state_forgets_the_transaction_its_process_left() {
+        use crate::atomic::{Engine, Pending, TxContext};
+        use lutra_stm::{TVar, TxOptions};
+        use std::sync::Arc;
+        use std::task::{Wake, Waker};
+        struct Unused;
+        impl Wake for Unused {
+            fn wake(self: Arc<Self>) {}
+        }
+        let engine = Arc::new(Engine::new(&crate::options::Options::default(), 1));
+        let pool = StatePool::default();
+        let lua = state();
+        pool.prepare(&lua, 1).unwrap();
+        lua.set_app_data(TxContext::new(engine.clone()));
+        // What a process cancelled in `lutra.retry()` leaves: its registration, whose
+        // waker would wake the ended process.
+        let ready = TVar::new(false);
+        let mut parked = engine.lease().unwrap();
+        parked.begin(TxOptions::default());
+        assert!(!parked.transaction().read(&ready).unwrap());
+        let _ = parked.transaction().retry::<()>();
+        let waker_owner = Arc::new(Unused);
+        let watch = parked
+            .watch_for_change(Waker::from(waker_owner.clone()))
+            .unwrap();
+        engine.release(parked);
+        // What a process cancelled while it yielded inside `lutra.atomic` leaves.
+        let pending = engine.lease().unwrap();
+        {
+            let context = TxContext::of(&lua).unwrap();
+            *context.watch.borrow_mut() = Some(watch);
+            *context.pending.borrow_mut() = Some(Pending {
+                desc: pending,
+                first: false,
+            });
+        }
+        pool.recycle(lua, 1);
+        let again = pool.take().expect("pooled");
+        let context = TxContext::of(&again).unwrap();
+        assert!(context.pending.borrow().is_none(), "a pending transaction");
+        assert!(context.watch.borrow().is_none(), "a retry registration");
+        assert_eq!(Arc::strong_count(&waker_owner), 1, "the waker is kept");
     }
 
     #[test]
