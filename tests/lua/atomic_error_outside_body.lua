@@ -97,3 +97,44 @@ lutra.atomic(function()
   t.d = 4
 end)
 assert(t.a == 1 and t.b == 2 and t.c == nil and t.d == 4 and t.x == nil)
+
+-- Raised at every instruction of the runtime's Lua code from the function's end on,
+-- until lutra.atomic returns first: the transaction either failed whole (none of its
+-- writes stays) or had committed before the error came (all of them stay, once), and
+-- the process is outside any transaction either way.
+local RUNTIME = debug.getinfo(lutra.atomic, "S").source
+local u = lutra.shared {}
+local failed, committed_then_raised = 0, 0
+for n = 1, 1000 do
+  u.x, u.y = nil, nil
+  local done, seen = false, 0
+  debug.sethook(function()
+    if done and debug.getinfo(2, "S").source == RUNTIME then
+      seen = seen + 1
+      if seen == n then
+        debug.sethook()
+        error("hook " .. n, 0)
+      end
+    end
+  end, "", 1)
+  ok, err = pcall(lutra.atomic, function()
+    u.x = n
+    u.y = n
+    done = true
+  end)
+  debug.sethook()
+  assert(not lutra.in_atomic(), n .. ": still inside a transaction")
+  if ok then
+    assert(u.x == n and u.y == n)
+    break
+  end
+  assert(err == "hook " .. n, tostring(err))
+  if u.x == nil then
+    assert(u.y == nil, n .. ": half of the transaction stayed")
+    failed = failed + 1
+  else
+    assert(u.x == n and u.y == n, n .. ": half of the transaction stayed")
+    committed_then_raised = committed_then_raised + 1
+  end
+end
+assert(failed > 0 and committed_then_raised > 0, "the sweep missed a side of the commit")
