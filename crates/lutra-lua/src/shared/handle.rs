@@ -75,6 +75,10 @@ pub(crate) fn set(
         Ok(key) => key,
         Err(problem) => return Ok(Err(problem)),
     };
+    if let Some(stored) = value::plain(value) {
+        with_tx(lua, |tx| table.set(tx, key.clone(), stored.clone()))?;
+        return Ok(Ok(()));
+    }
     let mut converter = Converter::new(lua);
     let stored = match converter.value(value, &describe_key(&key)) {
         Ok(stored) => stored,

@@ -320,12 +320,10 @@ impl<'l> Converter<'l> {
         at: usize,
         key: Option<&mlua::Value>,
     ) -> Result<Stored, String> {
+        if let Some(stored) = plain(value) {
+            return Ok(stored);
+        }
         Ok(match value {
-            mlua::Value::Nil => Stored::Nil,
-            mlua::Value::Boolean(b) => Stored::Boolean(*b),
-            mlua::Value::Integer(i) => Stored::Integer(*i),
-            mlua::Value::Number(n) => Stored::Number(*n),
-            mlua::Value::String(s) => Stored::String(Arc::from(&*s.as_bytes())),
             mlua::Value::Table(t) => Stored::Table(self.table(t, at, key)?),
             mlua::Value::UserData(ud) if ud.is::<MoveMarker>() => {
                 Stored::Table(self.moved(ud, at, key)?)
@@ -429,6 +427,20 @@ fn object_of(lua: &Lua, ud: &AnyUserData) -> Result<Stored, transfer::TransferEr
         .into_iter()
         .next()
         .map_or(Stored::Nil, Stored::Object))
+}
+
+/// `value` as it is stored, if it is stored as it is: nil, a boolean, a number or a
+/// string (no table to copy, nothing that can be refused). `None` for the rest, which
+/// a [`Converter`] converts.
+pub(crate) fn plain(value: &mlua::Value) -> Option<Stored> {
+    Some(match value {
+        mlua::Value::Nil => Stored::Nil,
+        mlua::Value::Boolean(b) => Stored::Boolean(*b),
+        mlua::Value::Integer(i) => Stored::Integer(*i),
+        mlua::Value::Number(n) => Stored::Number(*n),
+        mlua::Value::String(s) => Stored::String(Arc::from(&*s.as_bytes())),
+        _ => return None,
+    })
 }
 
 fn refused(path: &str, kind: &str, reason: &str) -> String {
