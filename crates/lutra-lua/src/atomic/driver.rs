@@ -187,7 +187,7 @@ fn attempt_once(
     let process = ProcessContext::of(lua)?;
     process.no_preempt.store(true, Ordering::Relaxed);
     drop(process);
-    let returned = attempt.call::<Table>(args.clone());
+    let returned = attempt.call::<Table>(args);
     ProcessContext::of(lua)?
         .no_preempt
         .store(false, Ordering::Relaxed);
