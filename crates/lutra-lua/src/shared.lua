@@ -15,6 +15,9 @@
 --   coroutine.resume raise ABORTED when the attempt is doomed, whatever they caught.
 -- - Wrappers tail-call what they wrap, so errors raised "at the caller" (level 2)
 --   still name the user's line.
+-- - A nested call's checkpoint is kept only by the native call that returns the
+--   nested call's results; one an error left open is undone by the wrapped pcall /
+--   xpcall / coroutine.resume that catches the error, or with the whole attempt.
 
 -- HOST: installed into a host's state (a stock `lua` that loaded the module), whose
 -- globals are left alone: there, pcall inside `atomic` is not watched and output does
