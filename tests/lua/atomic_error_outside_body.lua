@@ -18,6 +18,19 @@ local function raise_once_at(fires, message)
   end, "c")
 end
 
+-- Arms a count hook that raises `message` once, at the first instruction of the
+-- runtime's Lua code after `body_done()` turned true (the function's last statement
+-- sets it): the first thing the runtime does once the function returned.
+local RUNTIME = debug.getinfo(lutra.atomic, "S").source
+local function raise_once_after(body_done, message)
+  debug.sethook(function()
+    if body_done() and debug.getinfo(2, "S").source == RUNTIME then
+      debug.sethook()
+      error(message, 0)
+    end
+  end, "", 1)
+end
+
 local function outside_any_transaction(after)
   assert(not lutra.in_atomic(), after .. ": still inside a transaction")
   assert(pcall(print, "print works after " .. after))
@@ -25,9 +38,10 @@ local function outside_any_transaction(after)
   assert(lutra.atomic(function() return s.n end) == 0, after .. ": a write was kept")
 end
 
--- After the function returned: the packing of its results.
-raise_once_at(function(info) return info.func == table.pack end, "after the body")
-local ok, err = pcall(lutra.atomic, function() s.n = s.n + 1 end)
+-- After the function returned: the end of the attempt, before its commit.
+local done = false
+raise_once_after(function() return done end, "after the body")
+local ok, err = pcall(lutra.atomic, function() s.n = s.n + 1; done = true end)
 debug.sethook()
 assert(not ok and err == "after the body", tostring(err))
 outside_any_transaction("an error after the body")
@@ -45,10 +59,12 @@ outside_any_transaction("an error before the body")
 
 -- An irrevocable attempt (it printed): its writes are undone as well, and it is not
 -- run again (the output appears once).
-raise_once_at(function(info) return info.func == table.pack end, "after an irrevocable body")
+done = false
+raise_once_after(function() return done end, "after an irrevocable body")
 ok, err = pcall(lutra.atomic, function()
   s.n = s.n + 1
   print("irrevocable body ran")
+  done = true
 end)
 debug.sethook()
 assert(not ok and err == "after an irrevocable body", tostring(err))
@@ -57,13 +73,14 @@ outside_any_transaction("an error after an irrevocable body")
 -- A spawned process meeting the same error fails with it, and its state, given back
 -- to the pool, leaves the next process outside any transaction.
 local p = lutra.spawn(function(s)
+  local runtime, done = debug.getinfo(lutra.atomic, "S").source, false
   debug.sethook(function()
-    if debug.getinfo(2, "f").func == table.pack then
+    if done and debug.getinfo(2, "S").source == runtime then
       debug.sethook()
       error("in a process", 0)
     end
-  end, "c")
-  lutra.atomic(function() s.n = 7 end)
+  end, "", 1)
+  lutra.atomic(function() s.n = 7; done = true end)
 end, s)
 ok, err = pcall(p.join, p)
 assert(not ok and tostring(err):find("in a process"), tostring(err))
@@ -102,7 +119,6 @@ assert(t.a == 1 and t.b == 2 and t.c == nil and t.d == 4 and t.x == nil)
 -- until lutra.atomic returns first: the transaction either failed whole (none of its
 -- writes stays) or had committed before the error came (all of them stay, once), and
 -- the process is outside any transaction either way.
-local RUNTIME = debug.getinfo(lutra.atomic, "S").source
 local u = lutra.shared {}
 local failed, committed_then_raised = 0, 0
 for n = 1, 1000 do

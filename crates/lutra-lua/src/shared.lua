@@ -31,7 +31,7 @@ local base_pcall, base_xpcall, co_resume = pcall, xpcall, coroutine.resume
 local getinfo, getmetatable = debug.getinfo, getmetatable
 local doomed, irrevocable, checkpoint, close = raw.atomic_doomed, raw.atomic_irrevocable,
   raw.atomic_checkpoint, raw.atomic_close
-local depth_now = raw.atomic_depth
+local depth_now, results = raw.atomic_depth, raw.atomic_results
 
 -- Raised to end a doomed attempt; `lutra.atomic` never lets it out.
 local ABORTED = setmetatable({}, {
@@ -54,15 +54,20 @@ local YIELD_ERRORS = {
   ["attempt to yield from outside a coroutine"] = true,
 }
 
--- The body of every attempt, called by `raw.atomic_run` (from Rust). A yield of the
--- attempt's own coroutine (the stock `coroutine.yield` of a host, which is not
--- wrapped) is reported as what it is.
+-- The end of every attempt: what `base_pcall` returned. A yield of the attempt's own
+-- coroutine (the stock `coroutine.yield` of a host, which is not wrapped) is reported
+-- as what it is.
+local function attempt_end(ok, ...)
+  inside, attempt_co = false, nil
+  if not ok and YIELD_ERRORS[(...)] then return false, YIELD_REFUSED end
+  return ok, ...
+end
+
+-- The body of every attempt, called by `raw.atomic_run` (from Rust): `true` and
+-- `f`'s results, or `false` and its error.
 local function attempt(f, ...)
   inside, attempt_co = true, co_running()
-  local results = pack(base_pcall(f, ...))
-  inside, attempt_co = false, nil
-  if not results[1] and YIELD_ERRORS[results[2]] then results[2] = YIELD_REFUSED end
-  return results
+  return attempt_end(base_pcall(f, ...))
 end
 
 -- Shared tables ------------------------------------------------------------------------
@@ -136,12 +141,20 @@ function lutra.atomic(f, ...)
     raise("bad argument #1 to 'atomic' (function expected, got " .. type(f) .. ")", 1)
   end
   local site = site_of(f)
+  -- `value`: the error (status "error"), or the key of the results ("ok").
+  local status, value = raw.atomic_run(site, attempt, f, ...)
+  if status == "nested" then
+    -- Called while an attempt runs but `inside` is false already (a debug hook or a
+    -- finalizer running as the attempt ends): the call joins the attempt.
+    return nested_end(checkpoint(), base_pcall(f, ...))
+  end
   while true do
-    local status, value = raw.atomic_run(site, attempt, f, ...)
     -- The attempt has ended: also when a cancellation stopped `attempt` outside its
     -- `pcall`, before it could say so itself.
     inside, attempt_co = false, nil
-    if status == "ok" then return unpack(value, 2, value.n) end
+    -- A tail call to the native function that hands the results over: no table
+    -- holds them.
+    if status == "ok" then return results(value) end
     if status == "error" then error(value, 0) end
     if status == "retry" then
       local problem = wait("lutra.retry (a change to the shared tables it read)")
@@ -149,6 +162,7 @@ function lutra.atomic(f, ...)
     else
       lutra.yield()
     end
+    status, value = raw.atomic_again(site, attempt, f, ...)
   end
 end
 

@@ -23,6 +23,8 @@ pub(super) const RAW: &[RawEntry] = &[
         function(lua, |_, v: mlua::Value| Ok(is_shared(&v)))
     }),
     ("atomic_run", |lua| function(lua, driver::run)),
+    ("atomic_again", |lua| function(lua, driver::again)),
+    ("atomic_results", |lua| function(lua, driver::results)),
     ("atomic_site", |lua| {
         function(lua, |lua, name: String| {
             Ok(TxContext::of(lua)?.engine.site(&name))

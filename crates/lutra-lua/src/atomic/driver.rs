@@ -2,14 +2,20 @@
 //! low-level descriptor, so that nothing ever blocks the worker thread.
 //!
 //! # Protocol (`raw.atomic_run(site, attempt, f, ...)` answers `status, value`)
-//! 1. Forget the `retry` registration of the previous call, if any: the process runs
-//!    again (woken, or spuriously: the transaction simply runs again).
-//! 2. Take the transaction left pending by a yield, or lease a descriptor.
+//! 1. A new call (`raw.atomic_run`) forgets what an abandoned one left between its
+//!    attempts (`TxContext::forget_waiting`: a call stopped by a cancellation while
+//!    it waited or yielded).
+//!    The same call going on after its `"retry"` or `"yield"` answer
+//!    (`raw.atomic_again(site, attempt, f, ...)`) forgets its `retry` registration:
+//!    the process runs again (woken, or spuriously: the transaction simply runs
+//!    again).
+//! 2. `raw.atomic_again` takes the transaction left pending by its yield; otherwise a
+//!    descriptor is leased.
 //! 3. Ask the policy's start hook. `Wait` / `SwitchAway`: keep the transaction
 //!    pending and answer `"yield"` (the Lua loop yields the process, then calls again).
 //!    `Serialize`: the attempt runs irrevocable.
 //! 4. Begin (or restart) the attempt, mark it running, forbid preemption, and call
-//!    `attempt(f, ...)`, the Lua function that returns `table.pack(pcall(f, ...))`.
+//!    `attempt(f, ...)`, the Lua function that returns what `pcall(f, ...)` returns.
 //! 5. The attempt is doomed by `retry`: roll back, register the process's waker for
 //!    what the attempt read (`TxDescriptor::watch_for_change`), answer `"retry"` (the
 //!    Lua loop parks the process). Doomed otherwise: roll back, back off, ask the
@@ -17,8 +23,9 @@
 //!    pending and answer `"yield"`, except after an `Irrevocable` abort (the
 //!    descriptor may hold the commit gate for its irrevocable restart: it restarts at
 //!    once); otherwise go to 3.
-//! 6. `f` returned: commit. Committed: answer `"ok"` and the packed results. The
-//!    commit failed: as a doomed attempt in 5.
+//! 6. `f` returned: commit. Committed: answer `"ok"` and a key, the results kept
+//!    under it for `raw.atomic_results(key)`, which `lutra.atomic` tail-calls to
+//!    return them. The commit failed: as a doomed attempt in 5.
 //! 7. Cancelled (`process/cancel.rs`): a cancellation asked for and not raised yet,
 //!    before the first attempt or seen after a revocable attempt (which the
 //!    preemption hook may have doomed for it), rolls back and answers `"error"` with
@@ -35,7 +42,7 @@
 use crate::atomic::{Pending, TxContext};
 use crate::process::ProcessContext;
 use lutra_stm::{AbortReason, Decision, TxDescriptor, TxOptions};
-use mlua::{Function, Lua, MultiValue, Table};
+use mlua::{Function, Lua, MultiValue};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -47,7 +54,8 @@ const SPIN_LIMIT: Duration = Duration::from_micros(50);
 
 /// What one call of the driver ends with.
 enum Answer {
-    Ok(Table),
+    /// `true` and the function's results, as `attempt` returned them.
+    Ok(MultiValue),
     Error(mlua::Value),
     Retry,
     Yield,
@@ -59,41 +67,86 @@ enum AfterAbort {
     Yield,
 }
 
-/// `raw.atomic_run(site, attempt, f, ...)`.
+/// `raw.atomic_run(site, attempt, f, ...)`: a new `lutra.atomic` call (steps 1 and 2),
+/// or `"nested"` when an attempt is running (the call joins it).
 pub(crate) fn run(
     lua: &Lua,
     (site, attempt, args): (u32, Function, MultiValue),
 ) -> mlua::Result<(&'static str, mlua::Value)> {
     let context = TxContext::of(lua)?;
     if context.running.get() {
+        // Called as the running attempt ends, after `attempt` left it (a debug hook or
+        // a finalizer running Lua code there): `lutra.atomic` joins the attempt.
+        return Ok(("nested", mlua::Value::Nil));
+    }
+    context.forget_waiting();
+    let lease = context.engine.lease();
+    drop(context);
+    let mut desc = match lease {
+        Ok(desc) => desc,
+        Err(full) => return answer_of(lua, failure(lua, full)?),
+    };
+    desc.prepare(TxOptions::site(site));
+    drive(lua, site, &attempt, desc, true, args)
+}
+
+/// `raw.atomic_again(site, attempt, f, ...)`: the call that answered `"retry"` or
+/// `"yield"` goes on (steps 1 and 2).
+pub(crate) fn again(
+    lua: &Lua,
+    (site, attempt, args): (u32, Function, MultiValue),
+) -> mlua::Result<(&'static str, mlua::Value)> {
+    let context = TxContext::of(lua)?;
+    if context.running.get() {
         return Err(mlua::Error::runtime(
-            "raw.atomic_run inside a running attempt",
+            "raw.atomic_again inside a running attempt",
         ));
     }
     context.watch.borrow_mut().take();
     let pending = context.pending.borrow_mut().take();
-    let Pending {
-        mut desc,
-        mut first,
-    } = match pending {
-        Some(pending) => pending,
-        None => {
-            let mut desc = match context.engine.lease() {
-                Ok(desc) => desc,
-                Err(full) => return answer_of(failure(lua, full)?),
-            };
+    let lease = match pending {
+        Some(pending) => Ok(pending),
+        None => context.engine.lease().map(|mut desc| {
             desc.prepare(TxOptions::site(site));
             Pending { desc, first: true }
-        }
+        }),
     };
     drop(context);
+    match lease {
+        Ok(Pending { desc, first }) => drive(lua, site, &attempt, desc, first, args),
+        Err(full) => answer_of(lua, failure(lua, full)?),
+    }
+}
+
+/// `raw.atomic_results(key)`: the results of the call whose `"ok"` answer gave `key`
+/// (step 6), taken once.
+pub(crate) fn results(lua: &Lua, key: u64) -> mlua::Result<MultiValue> {
+    let context = TxContext::of(lua)?;
+    let mut kept = context.results.borrow_mut();
+    match kept.iter().rposition(|(at, _)| *at == key) {
+        Some(index) => Ok(kept.swap_remove(index).1),
+        None => Err(mlua::Error::runtime(
+            "raw.atomic_results: no results kept under this key",
+        )),
+    }
+}
+
+/// Steps 3 to 8 for the call's descriptor `desc` (`first`: no attempt has begun).
+fn drive(
+    lua: &Lua,
+    site: u32,
+    attempt: &Function,
+    mut desc: Box<TxDescriptor>,
+    mut first: bool,
+    args: MultiValue,
+) -> mlua::Result<(&'static str, mlua::Value)> {
     lutra_sched::set_tx_id(u64::from(site));
     loop {
         if first && let Some(message) = cancelled(lua)? {
             return finish(lua, desc, failure(lua, message)?);
         }
         let options = match desc.start_decision() {
-            Decision::Wait | Decision::SwitchAway => return park(lua, desc, first, Answer::Yield),
+            Decision::Wait | Decision::SwitchAway => return park(lua, desc, first),
             Decision::Serialize => TxOptions {
                 irrevocable: true,
                 ..desc.options()
@@ -111,7 +164,7 @@ pub(crate) fn run(
             }
         }
         first = false;
-        let (returned, back) = attempt_once(lua, desc, &attempt, &args)?;
+        let (returned, back) = attempt_once(lua, desc, attempt, &args)?;
         desc = back;
         // Also when the attempt's body raised outside its own `pcall`: the preemption
         // hook may stop it there (before or after `f`), with the cancellation's error.
@@ -123,17 +176,20 @@ pub(crate) fn run(
         }
         let reason = match (desc.doomed(), returned) {
             (Some(reason), _) => reason,
-            (None, Ok(packed)) if packed.raw_get::<bool>(1)? => match desc.commit() {
-                Ok(()) => {
-                    let moved = crate::transfer::moved::attempt_committed(lua);
-                    let answer = finish(lua, desc, Answer::Ok(packed));
-                    return moved.and(answer);
+            (None, Ok(values)) if matches!(values.front(), Some(mlua::Value::Boolean(true))) => {
+                match desc.commit() {
+                    Ok(()) => {
+                        let moved = crate::transfer::moved::attempt_committed(lua);
+                        let answer = finish(lua, desc, Answer::Ok(values));
+                        return moved.and(answer);
+                    }
+                    Err(abort) => abort.reason(),
                 }
-                Err(abort) => abort.reason(),
-            },
-            (None, Ok(packed)) => {
+            }
+            (None, Ok(mut values)) => {
                 desc.rollback(AbortReason::Explicit);
-                return finish(lua, desc, Answer::Error(packed.raw_get(2)?));
+                let error = values.drain(..).nth(1).unwrap_or(mlua::Value::Nil);
+                return finish(lua, desc, Answer::Error(error));
             }
             // Raised outside the body's `pcall` (a debug hook firing in `attempt`):
             // an error of the transaction all the same, answered so that
@@ -154,7 +210,7 @@ pub(crate) fn run(
             _ => {
                 desc.rollback(reason);
                 if let AfterAbort::Yield = back_off(&desc, reason) {
-                    return park(lua, desc, false, Answer::Yield);
+                    return park(lua, desc, false);
                 }
             }
         }
@@ -177,7 +233,7 @@ fn attempt_once(
     desc: Box<TxDescriptor>,
     attempt: &Function,
     args: &MultiValue,
-) -> mlua::Result<(mlua::Result<Table>, Box<TxDescriptor>)> {
+) -> mlua::Result<(mlua::Result<MultiValue>, Box<TxDescriptor>)> {
     {
         let context = TxContext::of(lua)?;
         *context.desc.borrow_mut() = Some(desc);
@@ -187,7 +243,7 @@ fn attempt_once(
     let process = ProcessContext::of(lua)?;
     process.no_preempt.store(true, Ordering::Relaxed);
     drop(process);
-    let returned = attempt.call::<Table>(args);
+    let returned = attempt.call::<MultiValue>(args);
     ProcessContext::of(lua)?
         .no_preempt
         .store(false, Ordering::Relaxed);
@@ -247,10 +303,9 @@ fn park(
     lua: &Lua,
     desc: Box<TxDescriptor>,
     first: bool,
-    answer: Answer,
 ) -> mlua::Result<(&'static str, mlua::Value)> {
     *TxContext::of(lua)?.pending.borrow_mut() = Some(Pending { desc, first });
-    answer_of(answer)
+    answer_of(lua, Answer::Yield)
 }
 
 fn release(lua: &Lua, desc: Box<TxDescriptor>) -> mlua::Result<()> {
@@ -265,7 +320,7 @@ fn finish(
 ) -> mlua::Result<(&'static str, mlua::Value)> {
     crate::transfer::moved::forget_attempt_moves(lua);
     release(lua, desc)?;
-    answer_of(answer)
+    answer_of(lua, answer)
 }
 
 /// The message of an error that escaped `attempt`: what the error said, without the
@@ -289,9 +344,19 @@ fn failure(lua: &Lua, message: impl std::fmt::Display) -> mlua::Result<Answer> {
     )))
 }
 
-fn answer_of(answer: Answer) -> mlua::Result<(&'static str, mlua::Value)> {
+/// What `raw.atomic_run` and `raw.atomic_again` return: the status, and for
+/// `"error"` the error value; for `"ok"` the key under which the results wait for
+/// `raw.atomic_results`.
+fn answer_of(lua: &Lua, answer: Answer) -> mlua::Result<(&'static str, mlua::Value)> {
     Ok(match answer {
-        Answer::Ok(packed) => ("ok", mlua::Value::Table(packed)),
+        Answer::Ok(mut values) => {
+            values.pop_front();
+            let context = TxContext::of(lua)?;
+            let key = context.next_results.get();
+            context.next_results.set(key.wrapping_add(1));
+            context.results.borrow_mut().push((key, values));
+            ("ok", mlua::Value::Integer(key as i64))
+        }
         Answer::Error(error) => ("error", error),
         Answer::Retry => ("retry", mlua::Value::Nil),
         Answer::Yield => ("yield", mlua::Value::Nil),

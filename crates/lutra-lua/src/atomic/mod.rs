@@ -17,9 +17,13 @@
 //! - `running` is true exactly while that call is inside Lua; the descriptor is then in
 //!   `desc`, borrowed only for the length of one shared-table operation (no Lua code
 //!   runs while it is borrowed).
-//! - Between attempts `desc` may hold a transaction waiting to restart (after a yield
-//!   the policy asked for); `watch` holds the registration of a transaction parked in
-//!   `retry` until the process runs again.
+//! - Between attempts `pending` may hold a transaction waiting to restart (after a
+//!   yield the policy asked for); `watch` holds the registration of a transaction
+//!   parked in `retry` until the process runs again. They belong to that call only:
+//!   a new call (`raw.atomic_run`, not `raw.atomic_again`) forgets them.
+//! - `results` holds the results of a call that committed until `lutra.atomic`
+//!   takes them (`raw.atomic_results(key)`, its last step), under the key its `"ok"`
+//!   answer gave.
 
 pub(crate) mod driver;
 pub(crate) mod engine;
@@ -47,6 +51,12 @@ pub(crate) struct TxContext {
     pub(crate) running: Cell<bool>,
     pub(crate) pending: RefCell<Option<Pending>>,
     pub(crate) watch: RefCell<Option<ChangeWatch>>,
+    /// The results of the `lutra.atomic` calls that answered `"ok"`, each under the
+    /// key the answer gave, until `raw.atomic_results(key)` takes them. Keyed, not a
+    /// single slot: a finalizer may run a call of its own in between.
+    pub(crate) results: RefCell<Vec<(u64, mlua::MultiValue)>>,
+    /// The key of the next results kept.
+    pub(crate) next_results: Cell<u64>,
     /// Checkpoints open in the running attempt (`or_else`, nested `atomic`).
     pub(crate) checkpoints: RefCell<Vec<Checkpoint>>,
 }
@@ -59,6 +69,8 @@ impl TxContext {
             running: Cell::new(false),
             pending: RefCell::new(None),
             watch: RefCell::new(None),
+            results: RefCell::new(Vec::new()),
+            next_results: Cell::new(0),
             checkpoints: RefCell::new(Vec::new()),
         }
     }
@@ -72,16 +84,24 @@ impl TxContext {
             .ok_or_else(|| mlua::Error::runtime("this Lua state has no transaction context"))
     }
 
-    /// Forgets what a process left between its attempts when it ended: a transaction
-    /// kept pending by a yield (its descriptor goes back to the engine's pool) and the
-    /// registration of a `retry` it was parked in (its waker with it). A process
-    /// cancelled while it yielded or waited inside `lutra.atomic` leaves them; the next
-    /// process on the same state must not take them up (`process/pool.rs`).
-    pub(crate) fn forget_left_over(&self) {
+    /// Forgets what a `lutra.atomic` call left between its attempts when it was
+    /// abandoned: a transaction kept pending by a yield (its descriptor goes back to
+    /// the engine's pool) and the registration of a `retry` it was parked in (its
+    /// waker with it). A call stopped by an error while it yielded or waited (a
+    /// cancellation) leaves them; the process's next call must not take them up.
+    pub(crate) fn forget_waiting(&self) {
         if let Some(pending) = self.pending.borrow_mut().take() {
             self.engine.release(pending.desc);
         }
         self.watch.borrow_mut().take();
+    }
+
+    /// Forgets everything the process's calls left ([`TxContext::forget_waiting`],
+    /// and results an error kept `lutra.atomic` from taking): the process ended, and
+    /// the next process on the same state (`process/pool.rs`) must find none of it.
+    pub(crate) fn forget_left_over(&self) {
+        self.forget_waiting();
+        self.results.borrow_mut().clear();
     }
 
     /// Runs `body` with the running attempt's descriptor.
