@@ -18,15 +18,19 @@ local function raise_once_at(fires, message)
   end, "c")
 end
 
--- Arms a count hook that raises `message` once, at the first instruction of the
+-- Arms a count hook that raises `message` once, at the `n`th instruction of the
 -- runtime's Lua code after `body_done()` turned true (the function's last statement
--- sets it): the first thing the runtime does once the function returned.
+-- sets it); the 1st is the first thing the runtime does once the function returned.
 local RUNTIME = debug.getinfo(lutra.atomic, "S").source
-local function raise_once_after(body_done, message)
+local function raise_at_nth_after(n, body_done, message)
+  local seen = 0
   debug.sethook(function()
     if body_done() and debug.getinfo(2, "S").source == RUNTIME then
-      debug.sethook()
-      error(message, 0)
+      seen = seen + 1
+      if seen == n then
+        debug.sethook()
+        error(message, 0)
+      end
     end
   end, "", 1)
 end
@@ -40,7 +44,7 @@ end
 
 -- After the function returned: the end of the attempt, before its commit.
 local done = false
-raise_once_after(function() return done end, "after the body")
+raise_at_nth_after(1, function() return done end, "after the body")
 local ok, err = pcall(lutra.atomic, function() s.n = s.n + 1; done = true end)
 debug.sethook()
 assert(not ok and err == "after the body", tostring(err))
@@ -60,7 +64,7 @@ outside_any_transaction("an error before the body")
 -- An irrevocable attempt (it printed): its writes are undone as well, and it is not
 -- run again (the output appears once).
 done = false
-raise_once_after(function() return done end, "after an irrevocable body")
+raise_at_nth_after(1, function() return done end, "after an irrevocable body")
 ok, err = pcall(lutra.atomic, function()
   s.n = s.n + 1
   print("irrevocable body ran")
@@ -123,16 +127,8 @@ local u = lutra.shared {}
 local failed, committed_then_raised = 0, 0
 for n = 1, 1000 do
   u.x, u.y = nil, nil
-  local done, seen = false, 0
-  debug.sethook(function()
-    if done and debug.getinfo(2, "S").source == RUNTIME then
-      seen = seen + 1
-      if seen == n then
-        debug.sethook()
-        error("hook " .. n, 0)
-      end
-    end
-  end, "", 1)
+  local done = false
+  raise_at_nth_after(n, function() return done end, "hook " .. n)
   ok, err = pcall(lutra.atomic, function()
     u.x = n
     u.y = n

@@ -80,14 +80,12 @@ pub(crate) fn run(
         return Ok(("nested", mlua::Value::Nil));
     }
     context.forget_waiting();
-    let lease = context.engine.lease();
+    let lease = lease(&context, site);
     drop(context);
-    let mut desc = match lease {
-        Ok(desc) => desc,
-        Err(full) => return answer_of(lua, failure(lua, full)?),
-    };
-    desc.prepare(TxOptions::site(site));
-    drive(lua, site, &attempt, desc, true, args)
+    match lease {
+        Ok(Pending { desc, first }) => drive(lua, site, &attempt, desc, first, args),
+        Err(full) => answer_of(lua, failure(lua, full)?),
+    }
 }
 
 /// `raw.atomic_again(site, attempt, f, ...)`: the call that answered `"retry"` or
@@ -104,13 +102,7 @@ pub(crate) fn again(
     }
     context.watch.borrow_mut().take();
     let pending = context.pending.borrow_mut().take();
-    let lease = match pending {
-        Some(pending) => Ok(pending),
-        None => context.engine.lease().map(|mut desc| {
-            desc.prepare(TxOptions::site(site));
-            Pending { desc, first: true }
-        }),
-    };
+    let lease = pending.map_or_else(|| lease(&context, site), Ok);
     drop(context);
     match lease {
         Ok(Pending { desc, first }) => drive(lua, site, &attempt, desc, first, args),
@@ -121,14 +113,16 @@ pub(crate) fn again(
 /// `raw.atomic_results(key)`: the results of the call whose `"ok"` answer gave `key`
 /// (step 6), taken once.
 pub(crate) fn results(lua: &Lua, key: u64) -> mlua::Result<MultiValue> {
-    let context = TxContext::of(lua)?;
-    let mut kept = context.results.borrow_mut();
-    match kept.iter().rposition(|(at, _)| *at == key) {
-        Some(index) => Ok(kept.swap_remove(index).1),
-        None => Err(mlua::Error::runtime(
-            "raw.atomic_results: no results kept under this key",
-        )),
-    }
+    TxContext::of(lua)?
+        .take_results(key)
+        .ok_or_else(|| mlua::Error::runtime("raw.atomic_results: no results kept under this key"))
+}
+
+/// A descriptor from the engine's pool for a new transaction at `site` (step 2).
+fn lease(context: &TxContext, site: u32) -> Result<Pending, lutra_stm::RegistryFull> {
+    let mut desc = context.engine.lease()?;
+    desc.prepare(TxOptions::site(site));
+    Ok(Pending { desc, first: true })
 }
 
 /// Steps 3 to 8 for the call's descriptor `desc` (`first`: no attempt has begun).
@@ -351,10 +345,7 @@ fn answer_of(lua: &Lua, answer: Answer) -> mlua::Result<(&'static str, mlua::Val
     Ok(match answer {
         Answer::Ok(mut values) => {
             values.pop_front();
-            let context = TxContext::of(lua)?;
-            let key = context.next_results.get();
-            context.next_results.set(key.wrapping_add(1));
-            context.results.borrow_mut().push((key, values));
+            let key = TxContext::of(lua)?.keep_results(values);
             ("ok", mlua::Value::Integer(key as i64))
         }
         Answer::Error(error) => ("error", error),

@@ -54,9 +54,9 @@ pub(crate) struct TxContext {
     /// The results of the `lutra.atomic` calls that answered `"ok"`, each under the
     /// key the answer gave, until `raw.atomic_results(key)` takes them. Keyed, not a
     /// single slot: a finalizer may run a call of its own in between.
-    pub(crate) results: RefCell<Vec<(u64, mlua::MultiValue)>>,
+    results: RefCell<Vec<(u64, mlua::MultiValue)>>,
     /// The key of the next results kept.
-    pub(crate) next_results: Cell<u64>,
+    next_results: Cell<u64>,
     /// Checkpoints open in the running attempt (`or_else`, nested `atomic`).
     pub(crate) checkpoints: RefCell<Vec<Checkpoint>>,
 }
@@ -94,6 +94,22 @@ impl TxContext {
             self.engine.release(pending.desc);
         }
         self.watch.borrow_mut().take();
+    }
+
+    /// Keeps `values`, the results of a call that committed, until
+    /// [`TxContext::take_results`]; answers their key.
+    pub(crate) fn keep_results(&self, values: mlua::MultiValue) -> u64 {
+        let key = self.next_results.get();
+        self.next_results.set(key.wrapping_add(1));
+        self.results.borrow_mut().push((key, values));
+        key
+    }
+
+    /// The results kept under `key`, taken (once).
+    pub(crate) fn take_results(&self, key: u64) -> Option<mlua::MultiValue> {
+        let mut kept = self.results.borrow_mut();
+        let index = kept.iter().rposition(|(at, _)| *at == key)?;
+        Some(kept.swap_remove(index).1)
     }
 
     /// Forgets everything the process's calls left ([`TxContext::forget_waiting`],
